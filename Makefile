@@ -1,0 +1,27 @@
+# The two commands of the README: `make run` and `make test`. Both create the virtualenv first.
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: run test stop bench messages
+
+$(VENV)/.installed: requirements.txt
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -r requirements.txt
+	touch $@
+
+run: $(VENV)/.installed
+	$(PY) -m uedu_dr.launcher
+
+test: $(VENV)/.installed
+	$(PY) manage.py compilemessages -v 0 --ignore $(VENV)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+stop: $(VENV)/.installed
+	$(PY) -m uedu_dr.devstack stop
+
+messages: $(VENV)/.installed
+	$(PY) manage.py makemessages -l zh_Hant -l en --ignore $(VENV) --ignore tests --ignore bench
+	$(PY) manage.py makemessages -d djangojs -l zh_Hant -l en --ignore $(VENV) --ignore tests --ignore bench --ignore staticfiles

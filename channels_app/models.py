@@ -1,0 +1,126 @@
+"""Uedu course channels (頻道): who is in them, what the teacher switched on, and the chat log."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class Channel(models.Model):
+    slug = models.SlugField(_("slug"), max_length=80, unique=True)
+    name = models.CharField(_("course name"), max_length=200)
+    course_code = models.CharField(_("course code"), max_length=40, blank=True)
+    description = models.TextField(_("description"), blank=True)
+    syllabus = models.TextField(_("syllabus"), blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="owned_channels",
+        verbose_name=_("owner (teacher)"),
+    )
+
+    # Channel settings, section 6 "Deep Research". Off until the teacher switches it on.
+    deep_research_enabled = models.BooleanField(_("Deep Research enabled"), default=False)
+    web_tools_enabled = models.BooleanField(_("web tools enabled"), default=False)
+    auto_suggest_threshold = models.FloatField(
+        _("auto-suggest threshold"),
+        default=0.7,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text=_("Suggest Deep Research when the judge's confidence is at least this value (0–1)."),
+    )
+    system_prompt = models.TextField(
+        _("system prompt"),
+        blank=True,
+        help_text=_("Instructions for the channel's assistant, including any usage rules for students."),
+    )
+
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("channel")
+        verbose_name_plural = _("channels")
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.slug})"
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        TEACHER = "teacher", _("Teacher")
+        TA = "ta", _("Teaching assistant")
+        SUPER_TA = "super_ta", _("Super TA")
+        STUDENT = "student", _("Student")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(_("role"), max_length=16, choices=Role.choices, default=Role.STUDENT)
+    joined_at = models.DateTimeField(_("joined"), auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "channel"], name="one_membership_per_channel")]
+        indexes = [models.Index(fields=["channel", "role"])]
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.channel.slug} ({self.role})"
+
+
+class ChatLog(models.Model):
+    """One row per message (source table `classroomgpt_my_log`).
+
+    A Deep Research run writes a request row when it starts and a response row
+    (type 'deep_research', linked to the task) when it ends, so the conversation
+    reloads exactly as it was seen live."""
+
+    class Kind(models.TextChoices):
+        REQUEST = "request", _("Request")
+        RESPONSE = "response", _("Response")
+
+    class Type(models.TextChoices):
+        CHAT = "chat", _("ClassroomGPT chat")
+        DEEP_RESEARCH = "deep_research", _("Deep Research")
+
+    class Bloom(models.TextChoices):
+        REMEMBER = "remember", _("Remember")
+        UNDERSTAND = "understand", _("Understand")
+        APPLY = "apply", _("Apply")
+        ANALYZE = "analyze", _("Analyze")
+        EVALUATE = "evaluate", _("Evaluate")
+        CREATE = "create", _("Create")
+
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="chat_logs")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_logs")
+    kind = models.CharField(_("kind"), max_length=16, choices=Kind.choices)
+    type = models.CharField(_("type"), max_length=16, choices=Type.choices, default=Type.CHAT)
+    content = models.TextField(_("content"))
+    in_reply_to = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies", verbose_name=_("in reply to")
+    )
+    deep_research_task = models.ForeignKey(
+        "research.ResearchTask",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="chat_logs",
+        db_column="deep_research_task_id",
+    )
+    bloom_level = models.CharField(_("Bloom level"), max_length=16, choices=Bloom.choices, blank=True)
+    bloom_confidence = models.FloatField(_("Bloom confidence"), null=True, blank=True)
+    bloom_rationale = models.TextField(_("Bloom rationale"), blank=True)
+    bloom_attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True, db_index=True)
+
+    class Meta:
+        db_table = "classroomgpt_my_log"
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["channel", "user", "created_at"])]
+        verbose_name = _("chat log row")
+        verbose_name_plural = _("chat log")
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.type} #{self.pk} by {self.user_id}"

@@ -1,0 +1,38 @@
+"""Which quota role a user has, with the source document's priority:
+platform admin → teacher of any channel → TA (or Super TA) of any channel → student."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from channels_app.models import Channel, Membership
+
+ADMIN, TEACHER, TA, STUDENT = "admin", "teacher", "ta", "student"
+
+
+@dataclass(frozen=True)
+class QuotaRole:
+    role: str
+    daily_limit: int | None  # None means unlimited
+
+    @property
+    def unlimited(self) -> bool:
+        return self.daily_limit is None
+
+
+def resolve_role(user) -> QuotaRole:
+    limits = settings.UEDU_DEEP_RESEARCH_QUOTA
+    if user.is_superuser:
+        role = ADMIN
+    elif (
+        Channel.objects.filter(owner=user).exists()
+        or Membership.objects.filter(user=user, role=Membership.Role.TEACHER).exists()
+    ):
+        role = TEACHER
+    elif Membership.objects.filter(user=user, role__in=[Membership.Role.TA, Membership.Role.SUPER_TA]).exists():
+        role = TA
+    else:
+        role = STUDENT
+    return QuotaRole(role=role, daily_limit=limits[role])

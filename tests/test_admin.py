@@ -1,0 +1,37 @@
+"""Every model is in the admin, and its pages load for a platform admin."""
+
+import pytest
+from django.contrib import admin
+from django.urls import reverse
+
+from tests.support.factories import make_user
+
+PROJECT_APPS = {"channels_app", "quotas", "research"}
+
+
+@pytest.fixture
+def admin_client(client, db):
+    client.force_login(make_user("boss", superuser=True))
+    return client
+
+
+def test_every_project_model_is_registered():
+    from django.apps import apps
+
+    for app in PROJECT_APPS:
+        for model in apps.get_app_config(app).get_models():
+            assert admin.site.is_registered(model), model
+
+
+def test_changelists_and_add_pages_load_for_a_superuser(admin_client, personas):
+    for model, model_admin in admin.site._registry.items():
+        info = (model._meta.app_label, model._meta.model_name)
+        changelist = admin_client.get(reverse("admin:%s_%s_changelist" % info))
+        assert changelist.status_code == 200, info
+        if model_admin.has_add_permission(changelist.wsgi_request):
+            assert admin_client.get(reverse("admin:%s_%s_add" % info)).status_code == 200, info
+
+
+def test_admin_login_page_is_served(client, db):
+    response = client.get("/admin/login/")
+    assert response.status_code == 200

@@ -1,0 +1,62 @@
+"""GET /healthz: is every part the product needs reachable? 200 when all are, 503 otherwise."""
+
+from __future__ import annotations
+
+import redis
+from django.conf import settings
+from django.db import connection
+from django.http import JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+from kombu import Connection
+
+
+def _check_database() -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return {"ok": True}
+
+
+def _check_pgvector() -> dict:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        row = cursor.fetchone()
+    if row is None:
+        return {"ok": False, "error": "the vector extension is not installed (run migrate)"}
+    return {"ok": True, "version": row[0]}
+
+
+def _check_redis() -> dict:
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
+    try:
+        client.ping()
+    finally:
+        client.close()
+    return {"ok": True}
+
+
+def _check_broker() -> dict:
+    with Connection(settings.CELERY_BROKER_URL, connect_timeout=1) as conn:
+        conn.ensure_connection(max_retries=1, timeout=1)
+    return {"ok": True}
+
+
+CHECKS = {
+    "database": _check_database,
+    "pgvector": _check_pgvector,
+    "redis": _check_redis,
+    "celery_broker": _check_broker,
+}
+
+
+@never_cache
+@require_GET
+def healthz(request):
+    report = {}
+    for name, check in CHECKS.items():
+        try:
+            report[name] = check()
+        except Exception as exc:  # a health check reports failures, it never raises them
+            report[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+    healthy = all(part["ok"] for part in report.values())
+    return JsonResponse({"status": "ok" if healthy else "unavailable", "checks": report}, status=200 if healthy else 503)

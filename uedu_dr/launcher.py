@@ -1,0 +1,129 @@
+"""`make run`: prepare the database and run daphne, a Celery worker and Celery beat in the foreground.
+
+Ctrl-C stops the three processes and, when this launcher started them, the embedded
+PostgreSQL and Valkey as well."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+def _embedded_running() -> tuple[bool, bool]:
+    from uedu_dr import devstack
+
+    pg = (devstack.PGDATA / "postmaster.pid").exists()
+    state = devstack._valkey_state()
+    return pg, bool(state and devstack._ping(state["port"]))
+
+
+def _stack_env() -> tuple[dict, list[str]]:
+    """The environment for every child, with both URLs resolved once, here."""
+    from uedu_dr import devstack
+
+    env = dict(os.environ)
+    env.setdefault("DJANGO_SETTINGS_MODULE", "uedu_dr.settings.dev")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    started = []
+    pg_was_up, valkey_was_up = _embedded_running()
+    if not env.get("DATABASE_URL"):
+        env["DATABASE_URL"] = devstack.postgres_url(devstack.ensure_postgres())
+        if not pg_was_up:
+            started.append("postgres")
+    if not env.get("REDIS_URL"):
+        env["REDIS_URL"] = devstack.ensure_valkey()
+        if not valkey_was_up:
+            started.append("valkey")
+    return env, started
+
+
+def _manage(env: dict, *args: str) -> None:
+    subprocess.run([PYTHON, "manage.py", *args], cwd=BASE_DIR, env=env, check=True)
+
+
+def main() -> int:
+    env, started = _stack_env()
+    children: dict[str, subprocess.Popen] = {}
+    try:
+        port = env.get("PORT", "8000")
+        host = env.get("HOST", "127.0.0.1")
+        print("· migrating", flush=True)
+        _manage(env, "migrate", "--noinput", "-v", "0")
+        print("· compiling translations", flush=True)
+        _manage(env, "compilemessages", "-v", "0", "--ignore", ".venv")
+        print("· loading demo data", flush=True)
+        _manage(env, "load_demo_data")
+
+        bin_dir = Path(PYTHON).parent
+        concurrency = env.get("UEDU_WORKER_CONCURRENCY", "64")
+        commands = {
+            "daphne": [str(bin_dir / "daphne"), "-b", host, "-p", port, "uedu_dr.asgi:application"],
+            "worker": [str(bin_dir / "celery"), "-A", "uedu_dr", "worker", "--pool", "threads",
+                       "--concurrency", concurrency, "-l", "info", "-n", "worker@%h"],
+            "beat": [str(bin_dir / "celery"), "-A", "uedu_dr", "beat", "-l", "info"],
+        }
+        for name, cmd in commands.items():
+            children[name] = subprocess.Popen(cmd, cwd=BASE_DIR, env=env)
+        return _supervise(children, host, port)
+    finally:
+        _terminate(children)
+        from uedu_dr import devstack
+
+        if "valkey" in started:
+            devstack.stop_valkey()
+        if "postgres" in started:
+            devstack.stop_postgres()
+        print(f"stopped ({', '.join([*children, *started])})", flush=True)
+
+
+def _supervise(children: dict[str, subprocess.Popen], host: str, port: str) -> int:
+    from channels_app.demo_accounts import DEMO_USERS, demo_password
+
+    print(
+        f"\n  Uedu Deep Research is running at http://{host}:{port}/\n"
+        f"  Admin console:  http://{host}:{port}/admin/\n"
+        f"  Demo log-ins:   {', '.join(DEMO_USERS)}  —  password: {demo_password()}\n"
+        f"  Press Ctrl-C to stop.\n",
+        flush=True,
+    )
+    stopping = False
+
+    def _stop(signum, frame):
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    while not stopping:
+        for name, child in children.items():
+            if child.poll() is not None:
+                print(f"! {name} exited with code {child.returncode}; stopping everything", flush=True)
+                return 1
+        time.sleep(0.5)
+    return 0
+
+
+def _terminate(children: dict[str, subprocess.Popen]) -> None:
+    for child in children.values():
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    # A worker in warm shutdown would wait for running researches (minutes); the reaper
+    # fails those later, so after a grace period everything is killed.
+    deadline = time.monotonic() + 10
+    for child in children.values():
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+if __name__ == "__main__":
+    os.chdir(BASE_DIR)
+    sys.path.insert(0, str(BASE_DIR))
+    sys.exit(main())

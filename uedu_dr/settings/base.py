@@ -1,0 +1,257 @@
+"""Settings shared by every environment. Every value comes from the environment (django-environ)
+and bad values fail loudly at start-up rather than at the first request."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+env = environ.Env()
+if (BASE_DIR / ".env").exists():  # optional; the real environment wins
+    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEBUG = env.bool("DEBUG", default=False)
+SECRET_KEY = env.str("SECRET_KEY", default="")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "channels",
+    "django_celery_beat",
+    "channels_app",
+    "quotas",
+    "research",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "uedu_dr.urls"
+WSGI_APPLICATION = "uedu_dr.wsgi.application"
+ASGI_APPLICATION = "uedu_dr.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --------------------------------------------------------------------------- data stores
+# Unset URLs mean: start (or reuse) the embedded PostgreSQL+pgvector / Valkey under var/.
+DATABASE_URL = env.str("DATABASE_URL", default="")
+if DATABASE_URL:
+    DATABASES = {"default": env.db_url_config(DATABASE_URL)}
+else:
+    from uedu_dr import devstack
+
+    DATABASES = {"default": devstack.ensure_postgres()}
+# Persistent connections are unsafe under ASGI; Celery threads close theirs after each task.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env.str("REDIS_URL", default="")
+if not REDIS_URL:
+    from uedu_dr import devstack
+
+    REDIS_URL = devstack.ensure_valkey()
+# The cache (rate limits) lives in its own database so that clearing it never drops
+# broker queues; override with CACHE_URL for servers without numbered databases.
+CACHE_URL = env.str("CACHE_URL", default="") or REDIS_URL.rsplit("/", 1)[0] + "/1"
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": CACHE_URL,
+        "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="uedu"),
+        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+    }
+}
+
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {
+            "hosts": [REDIS_URL],
+            "prefix": env.str("CHANNEL_LAYER_PREFIX", default="uedu:asgi"),
+            "capacity": 1000,
+            "expiry": 60,
+        },
+    }
+}
+
+# --------------------------------------------------------------------------- Celery
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None  # results live in PostgreSQL rows, not in Redis
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = False  # a dead worker's research is failed by the reaper, not replayed
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TIMEZONE = "UTC"
+CELERY_TASK_ALWAYS_EAGER = False
+
+# --------------------------------------------------------------------------- auth, i18n, static
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "zh-hant"
+LANGUAGES = [("zh-hant", _("Traditional Chinese")), ("en", _("English"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = env.str("TIME_ZONE", default="Asia/Taipei")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# Served by WhiteNoise straight from the app folders when DEBUG is on (no collectstatic needed).
+WHITENOISE_USE_FINDERS = DEBUG
+MEDIA_URL = "media/"
+MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "var" / "media")))
+
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="uedu-dr@localhost")
+ADMINS = [tuple(pair.split(":", 1)) for pair in env.list("ADMINS", default=[]) if ":" in pair]
+
+# --------------------------------------------------------------------------- security headers
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+
+# --------------------------------------------------------------------------- REST framework
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Uedu Deep Research API",
+    "DESCRIPTION": "Start, follow, cancel and read Deep Research tasks.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --------------------------------------------------------------------------- Deep Research
+def _positive_int(name: str, default: int) -> int:
+    value = env.int(name, default=default)
+    if value <= 0:
+        raise ImproperlyConfigured(f"{name} must be a positive integer, got {value}")
+    return value
+
+
+def _optional_limit(name: str, default: int | None) -> int | None:
+    """A daily quota: a positive integer, or 'unlimited'."""
+    raw = env.str(name, default="unlimited" if default is None else str(default))
+    if raw.strip().lower() in ("unlimited", "none", ""):
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer or 'unlimited', got {raw!r}") from None
+    if value < 0:
+        raise ImproperlyConfigured(f"{name} must not be negative, got {value}")
+    return value
+
+
+# Daily Deep Research quota per role, in a rolling 24-hour window (None = unlimited).
+UEDU_DEEP_RESEARCH_QUOTA = {
+    "admin": _optional_limit("UEDU_DR_QUOTA_ADMIN", None),
+    "teacher": _optional_limit("UEDU_DR_QUOTA_TEACHER", None),
+    "ta": _optional_limit("UEDU_DR_QUOTA_TA", 40),
+    "student": _optional_limit("UEDU_DR_QUOTA_STUDENT", 20),
+}
+UEDU_DEEP_RESEARCH_ALERT_USD = Decimal(env.str("UEDU_DEEP_RESEARCH_ALERT_USD", default="20"))
+UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal(env.str("UEDU_DEEP_RESEARCH_DAILY_CAP_USD", default="100"))
+
+UEDU_DR_MAX_STEPS = _positive_int("UEDU_DR_MAX_STEPS", 30)
+UEDU_DR_MAX_TOKENS = _positive_int("UEDU_DR_MAX_TOKENS", 200_000)
+UEDU_DR_MAX_SECONDS = _positive_int("UEDU_DR_MAX_SECONDS", 600)
+UEDU_DR_HEARTBEAT_SECONDS = _positive_int("UEDU_DR_HEARTBEAT_SECONDS", 15)
+UEDU_DR_REAPER_INTERVAL_SECONDS = _positive_int("UEDU_DR_REAPER_INTERVAL_SECONDS", 30)
+# A running task whose heartbeat is older than this is considered dead (its worker is gone).
+UEDU_DR_STALE_AFTER_SECONDS = _positive_int("UEDU_DR_STALE_AFTER_SECONDS", 90)
+# A queued task nobody picked up after this long is failed (no worker running).
+UEDU_DR_QUEUED_TIMEOUT_SECONDS = _positive_int("UEDU_DR_QUEUED_TIMEOUT_SECONDS", 900)
+UEDU_DR_MAX_QUESTION_CHARS = _positive_int("UEDU_DR_MAX_QUESTION_CHARS", 2000)
+
+if UEDU_DR_STALE_AFTER_SECONDS <= 2 * UEDU_DR_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured("UEDU_DR_STALE_AFTER_SECONDS must exceed twice UEDU_DR_HEARTBEAT_SECONDS")
+
+# --------------------------------------------------------------------------- LLM (any OpenAI-compatible server)
+OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")  # empty = api.openai.com
+OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+UEDU_LLM_DEFAULT_MODEL = env.str("UEDU_LLM_MODEL", default="gpt-5.4-mini")
+UEDU_LLM_MODELS = {
+    role: env.str(f"UEDU_LLM_MODEL_{role.upper()}", default=UEDU_LLM_DEFAULT_MODEL)
+    for role in ("planner", "action", "reflection", "synthesizer", "verifier", "judge", "chat", "bloom")
+}
+UEDU_LLM_TIMEOUT_SECONDS = env.float("UEDU_LLM_TIMEOUT_SECONDS", default=120.0)
+UEDU_LLM_MAX_RETRIES = env.int("UEDU_LLM_MAX_RETRIES", default=2)
+# USD per million tokens: {"model": [input, output]}. Unknown models cost the "default" entry.
+UEDU_LLM_PRICES = env.json(
+    "UEDU_LLM_PRICES",
+    default={"default": [0.75, 4.5], "gpt-5.4-mini": [0.75, 4.5], "gpt-5.4": [2.5, 15.0]},
+)
+for _model, _price in UEDU_LLM_PRICES.items():
+    if not (isinstance(_price, list) and len(_price) == 2 and all(isinstance(p, (int, float)) for p in _price)):
+        raise ImproperlyConfigured(f"UEDU_LLM_PRICES[{_model!r}] must be [input_usd_per_mtok, output_usd_per_mtok]")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "openai": {"level": "WARNING"},
+    },
+}

@@ -1,0 +1,25 @@
+"""Tests: the dev settings on the same real PostgreSQL + pgvector, made faster where speed costs no
+realism (password hashing).
+
+Each test run gets its own Valkey (so concurrent runs never consume each other's Celery
+messages or rate-limit counters) and its own test database name. Worker processes that the
+tests start inherit REDIS_URL and receive DATABASE_URL explicitly, so they join this run."""
+
+import atexit
+import os
+import tempfile
+from pathlib import Path
+
+if not os.environ.get("REDIS_URL"):
+    from uedu_dr import devstack
+
+    _valkey = devstack.start_valkey(Path(tempfile.mkdtemp(prefix="uedu-test-valkey-")))
+    os.environ["REDIS_URL"] = f"redis://127.0.0.1:{_valkey.port}/0"
+    atexit.register(_valkey.kill)
+
+from .dev import *  # noqa: E402,F401,F403
+from .dev import DATABASES  # noqa: E402
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+DATABASES["default"]["TEST"] = {"NAME": f"test_uedu_dr_{os.getpid()}"}

@@ -1,0 +1,18 @@
+from django.conf import settings
+from django.conf.urls.static import static
+from django.contrib import admin
+from django.urls import include, path
+from django.views.i18n import set_language
+
+from uedu_dr import health
+
+urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("i18n/setlang/", set_language, name="set_language"),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("channels_app.urls")),
+]
+
+if settings.DEBUG:
+    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
