@@ -5,3 +5,8 @@ from django.utils.translation import gettext_lazy as _
 class ResearchConfig(AppConfig):
     name = "research"
     verbose_name = _("Deep Research")
+
+    def ready(self) -> None:
+        from research import tools
+
+        tools.load()  # a tool with a broken definition fails here, at start-up

@@ -1,0 +1,348 @@
+"""The one module that talks to an LLM, through the `openai` package's Chat Completions.
+
+Works against OpenAI and any OpenAI-compatible server (vLLM, llama.cpp server, Ollama) set by
+base URL. What a server does not support (strict json_schema output, reasoning_effort,
+temperature, seed, max_completion_tokens) is learned from its 400 answer once, remembered for
+that server and model, and not sent again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import jsonschema
+import openai
+
+ROLES = ("planner", "action", "reflection", "synthesizer", "verifier", "judge", "chat", "bloom")
+
+
+class LLMError(Exception):
+    """A call that produced nothing usable. `kind` says why, for events and the task's error."""
+
+    kind = "error"
+
+
+class LLMUnavailable(LLMError):
+    kind = "unavailable"  # network, timeout, 429/5xx after the client's own retries
+
+
+class LLMTruncated(LLMError):
+    kind = "truncated"  # finish_reason == "length": never parse half an answer
+
+
+class LLMEmpty(LLMError):
+    kind = "empty"
+
+
+class LLMMalformed(LLMError):
+    kind = "malformed"  # not JSON, or JSON that breaks the schema
+
+
+class LLMNotConfigured(LLMError):
+    kind = "not_configured"
+
+
+@dataclass
+class LLMConfig:
+    models: dict[str, str]
+    base_url: str = ""
+    api_key: str = ""
+    timeout: float = 120.0
+    max_retries: int = 2
+    prices: dict[str, list[float]] = field(default_factory=dict)  # model -> [usd/M in, usd/M out]
+    default_max_tokens: int = 4000
+    synthesizer_max_tokens: int = 12_000
+    reasoning_prefixes: tuple[str, ...] = ("gpt-5", "o1", "o3", "o4")
+    seed: int | None = 7
+
+    def model_for(self, role: str) -> str:
+        return self.models.get(role) or self.models.get("default") or "gpt-5.4-mini"
+
+    def price(self, model: str) -> tuple[float, float]:
+        pair = self.prices.get(model) or self.prices.get("default") or [0.0, 0.0]
+        return float(pair[0]), float(pair[1])
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class UsageMeter:
+    """Sums usage over every call of one research (calls may come from several threads)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.total = Usage()
+        self.by_role: dict[str, Usage] = {}
+
+    def add(self, role: str, prompt: int, completion: int, reasoning: int, cost: float) -> None:
+        with self._lock:
+            for usage in (self.total, self.by_role.setdefault(role, Usage())):
+                usage.prompt_tokens += prompt
+                usage.completion_tokens += completion
+                usage.reasoning_tokens += reasoning
+                usage.cost_usd += cost
+                usage.calls += 1
+
+    @property
+    def total_tokens(self) -> int:
+        return self.total.total_tokens
+
+
+@dataclass
+class ToolCallRequest:
+    id: str
+    name: str
+    raw_arguments: str
+    arguments: dict | None  # None when the arguments were not a JSON object
+    parse_error: str = ""
+
+
+@dataclass
+class AssistantTurn:
+    content: str
+    tool_calls: list[ToolCallRequest]
+    message: dict  # the assistant message to append to the conversation
+
+
+# (base_url, model) -> parameters that server rejected. Shared by every client in the process.
+_UNSUPPORTED: dict[tuple[str, str], set[str]] = {}
+_UNSUPPORTED_LOCK = threading.Lock()
+
+# Words in a 400 answer that name the parameter the server refused.
+_PARAM_HINTS = {
+    "json_schema": re.compile(r"json_schema|response_format", re.I),
+    "reasoning_effort": re.compile(r"reasoning_effort|reasoning effort", re.I),
+    "temperature": re.compile(r"temperature", re.I),
+    "seed": re.compile(r"\bseed\b", re.I),
+    "max_completion_tokens": re.compile(r"max_completion_tokens", re.I),
+}
+
+Recorder = Callable[[dict], None]
+
+
+class LLMClient:
+    def __init__(self, config: LLMConfig, meter: UsageMeter | None = None, recorder: Recorder | None = None):
+        if not config.base_url and not config.api_key:
+            raise LLMNotConfigured(
+                "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a non-OpenAI server)."
+            )
+        self.config = config
+        self.meter = meter or UsageMeter()
+        self.recorder = recorder
+        self._client = openai.OpenAI(
+            base_url=config.base_url or None,
+            api_key=config.api_key or "not-needed",
+            timeout=config.timeout,
+            max_retries=config.max_retries,
+        )
+
+    # ------------------------------------------------------------------ public calls
+
+    def structured(
+        self, role: str, messages: list[dict], schema: dict, name: str, *, max_tokens: int | None = None
+    ) -> dict:
+        """A reply that is one JSON object valid against `schema` (strict json_schema when the
+        server supports it, json_object plus the schema in the prompt otherwise)."""
+        model = self.config.model_for(role)
+        unsupported = self._unsupported(model)
+        params: dict[str, Any] = {}
+        if "json_schema" in unsupported:
+            messages = [*messages, {"role": "system", "content": _schema_instruction(schema)}]
+            params["response_format"] = {"type": "json_object"}
+        else:
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": True},
+            }
+        response = self._complete(role, model, messages, params, max_tokens)
+        choice = response.choices[0]
+        content = (choice.message.content or "").strip()
+        if not content:
+            raise LLMEmpty(f"{role}: the model returned an empty answer")
+        try:
+            data = json.loads(_strip_fences(content))
+        except ValueError as exc:
+            raise LLMMalformed(f"{role}: the answer is not JSON ({exc.msg})") from None
+        try:
+            jsonschema.validate(data, schema)
+        except jsonschema.ValidationError as exc:
+            raise LLMMalformed(f"{role}: the answer breaks the schema ({exc.message[:200]})") from None
+        return data
+
+    def with_tools(
+        self, role: str, messages: list[dict], tools: list[dict], *, max_tokens: int | None = None
+    ) -> AssistantTurn:
+        model = self.config.model_for(role)
+        params: dict[str, Any] = {"tools": tools, "tool_choice": "auto"} if tools else {}
+        response = self._complete(role, model, messages, params, max_tokens)
+        message = response.choices[0].message
+        calls = []
+        for call in message.tool_calls or []:
+            function = getattr(call, "function", None)
+            if function is None:
+                continue
+            raw = function.arguments or "{}"
+            try:
+                parsed = json.loads(raw)
+                error = "" if isinstance(parsed, dict) else "arguments are not a JSON object"
+            except ValueError as exc:
+                parsed, error = None, f"arguments are not valid JSON ({exc.msg})"
+            calls.append(
+                ToolCallRequest(
+                    id=call.id or f"call_{len(calls)}",
+                    name=function.name or "",
+                    raw_arguments=raw[:4000],
+                    arguments=parsed if isinstance(parsed, dict) else None,
+                    parse_error=error,
+                )
+            )
+        content = (message.content or "").strip()
+        if not calls and not content:
+            raise LLMEmpty(f"{role}: the model returned neither text nor tool calls")
+        assistant = {"role": "assistant", "content": content or None}
+        if calls:
+            assistant["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments}}
+                for c in calls
+            ]
+        return AssistantTurn(content=content, tool_calls=calls, message=assistant)
+
+    def text(self, role: str, messages: list[dict], *, max_tokens: int | None = None) -> str:
+        """A plain text reply (ordinary chat)."""
+        model = self.config.model_for(role)
+        response = self._complete(role, model, messages, {}, max_tokens)
+        content = (response.choices[0].message.content or "").strip()
+        if not content:
+            raise LLMEmpty(f"{role}: the model returned an empty answer")
+        return content
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _unsupported(self, model: str) -> set[str]:
+        with _UNSUPPORTED_LOCK:
+            return set(_UNSUPPORTED.get((self.config.base_url, model), set()))
+
+    def _remember_unsupported(self, model: str, param: str) -> None:
+        with _UNSUPPORTED_LOCK:
+            _UNSUPPORTED.setdefault((self.config.base_url, model), set()).add(param)
+
+    def _request_params(self, role: str, model: str, extra: dict, max_tokens: int | None) -> dict:
+        unsupported = self._unsupported(model)
+        budget = max_tokens or (
+            self.config.synthesizer_max_tokens if role == "synthesizer" else self.config.default_max_tokens
+        )
+        params = dict(extra)
+        params["max_tokens" if "max_completion_tokens" in unsupported else "max_completion_tokens"] = budget
+        reasoning = model.startswith(self.config.reasoning_prefixes)
+        if reasoning and "reasoning_effort" not in unsupported:
+            # 'medium' spends most of the budget thinking and leaves an empty answer (source doc).
+            params["reasoning_effort"] = "low"
+        if not reasoning:
+            # Reasoning models only accept their default temperature; others run deterministic.
+            if "temperature" not in unsupported:
+                params["temperature"] = 0
+            if self.config.seed is not None and "seed" not in unsupported:
+                params["seed"] = self.config.seed
+        if "json_schema" in unsupported and params.get("response_format", {}).get("type") == "json_schema":
+            params["response_format"] = {"type": "json_object"}
+        return params
+
+    def _complete(self, role: str, model: str, messages: list[dict], extra: dict, max_tokens: int | None):
+        for _ in range(len(_PARAM_HINTS) + 1):
+            params = self._request_params(role, model, extra, max_tokens)
+            started = time.monotonic()
+            try:
+                response = self._client.chat.completions.create(model=model, messages=messages, **params)
+            except openai.BadRequestError as exc:
+                refused = self._refused_param(str(exc), params)
+                if refused is None:
+                    raise LLMUnavailable(f"{role}: the LLM server refused the request ({_short(exc)})") from None
+                self._remember_unsupported(model, refused)
+                if refused == "json_schema":
+                    # The schema moves into the prompt; the reply is still validated against it.
+                    schema = extra["response_format"]["json_schema"]["schema"]
+                    messages = [*messages, {"role": "system", "content": _schema_instruction(schema)}]
+                continue
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                raise LLMUnavailable(f"{role}: the LLM server did not answer ({type(exc).__name__})") from None
+            except openai.APIStatusError as exc:
+                raise LLMUnavailable(f"{role}: the LLM server answered HTTP {exc.status_code}") from None
+            except openai.OpenAIError as exc:  # anything else the SDK raises is still an LLM failure
+                raise LLMUnavailable(f"{role}: {type(exc).__name__}: {_short(exc)}") from None
+            self._account(role, model, response)
+            self._record(role, model, messages, params, response, time.monotonic() - started)
+            if not getattr(response, "choices", None):
+                raise LLMEmpty(f"{role}: the server answered without choices")
+            if response.choices[0].finish_reason == "length":
+                raise LLMTruncated(f"{role}: the answer was cut off at the token limit")
+            return response
+        raise LLMUnavailable(f"{role}: the LLM server refused every variant of the request")
+
+    @staticmethod
+    def _refused_param(message: str, params: dict) -> str | None:
+        for param, pattern in _PARAM_HINTS.items():
+            sent = param in params or (
+                param == "json_schema" and params.get("response_format", {}).get("type") == "json_schema"
+            )
+            if sent and pattern.search(message):
+                return param
+        return None
+
+    def _account(self, role: str, model: str, response) -> None:
+        usage = getattr(response, "usage", None)
+        if usage is None:
+            return
+        prompt = usage.prompt_tokens or 0
+        completion = usage.completion_tokens or 0
+        details = getattr(usage, "completion_tokens_details", None)
+        reasoning = (getattr(details, "reasoning_tokens", 0) or 0) if details else 0
+        price_in, price_out = self.config.price(model)
+        cost = (prompt * price_in + completion * price_out) / 1_000_000
+        self.meter.add(role, prompt, completion, reasoning, cost)
+
+    def _record(self, role, model, messages, params, response, seconds) -> None:
+        if self.recorder is None:
+            return
+        self.recorder(
+            {
+                "kind": "llm",
+                "role": role,
+                "model": model,
+                "request": {"messages": messages, **{k: v for k, v in params.items() if k != "tools"}},
+                "tools": [t["function"]["name"] for t in params.get("tools", [])],
+                "response": response.model_dump(mode="json", exclude_none=True),
+                "seconds": round(seconds, 3),
+            }
+        )
+
+
+def _schema_instruction(schema: dict) -> str:
+    return (
+        "Answer with one JSON object only, no prose and no code fences, valid against this JSON Schema:\n"
+        + json.dumps(schema, ensure_ascii=False)
+    )
+
+
+def _strip_fences(text: str) -> str:
+    """Servers in json_object fallback sometimes wrap JSON in ``` fences anyway."""
+    match = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)
+    return match.group(1) if match else text
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).replace("\n", " ")[:200]

@@ -1,0 +1,83 @@
+"""JSON Schemas of every structured LLM reply (sent as strict json_schema, validated on return)."""
+
+from __future__ import annotations
+
+
+def _object(properties: dict, required: list[str] | None = None) -> dict:
+    # Strict mode wants every property required and nothing else allowed.
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required if required is not None else list(properties),
+        "additionalProperties": False,
+    }
+
+
+_STR = {"type": "string"}
+_IDS = {"type": "array", "items": {"type": "integer"}}
+
+PLAN = _object(
+    {
+        "complexity": {"type": "string", "enum": ["simple", "moderate", "complex"]},
+        "sub_questions": {
+            "type": "array",
+            "minItems": 2,
+            "maxItems": 6,
+            "items": _object({"question": _STR, "suggested_tools": {"type": "array", "items": _STR}}),
+        },
+        "hypotheses": {"type": "array", "maxItems": 5, "items": _STR},
+        "rationale": _STR,
+    }
+)
+
+REFLECTION = _object(
+    {
+        "sufficient": {"type": "boolean"},
+        "missing": {"type": "array", "items": _STR},
+        "covered_sub_questions": {"type": "array", "items": {"type": "integer"}},
+        "reasoning": _STR,
+    }
+)
+
+SYNTHESIS = _object(
+    {
+        "answer": _STR,
+        "citations": {"type": "array", "items": _object({"id": {"type": "integer"}})},
+        "conflicts": {
+            "type": "array",
+            "items": _object(
+                {
+                    "topic": _STR,
+                    "positions": {
+                        "type": "array",
+                        "minItems": 2,
+                        "items": _object({"summary": _STR, "source_ids": _IDS}),
+                    },
+                }
+            ),
+        },
+    }
+)
+
+VERIFICATION = _object(
+    {
+        "verdicts": {
+            "type": "array",
+            "items": _object(
+                {
+                    "claim_id": {"type": "integer"},
+                    "verdict": {"type": "string", "enum": ["supported", "partial", "unsupported"]},
+                    "reason": _STR,
+                }
+            ),
+        }
+    }
+)
+
+JUDGE = _object(
+    {
+        "worth_it": {"type": "boolean"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "reasons": {"type": "array", "items": _STR},
+    }
+)

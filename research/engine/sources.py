@@ -1,0 +1,76 @@
+"""The source registry: every citable thing a tool returned gets an id here, and a citation can
+only ever point at one of these ids. Also renders sources for the LLM as delimited, untrusted data."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from .types import Source
+
+_TAG = re.compile(r"<\s*/?\s*(source|observations)\b", re.I)
+
+
+def neutralise(text: str) -> str:
+    """Stop tool text from closing or opening our delimiters (a classic injection trick)."""
+    return _TAG.sub(lambda m: m.group(0).replace("<", "‹"), text)
+
+
+class SourceRegistry:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_id: dict[int, Source] = {}
+        self._by_key: dict[str, int] = {}
+
+    def add(self, source: Source) -> tuple[int, bool]:
+        """Register a source; returns (id, is_new). The same source twice keeps its first id."""
+        with self._lock:
+            key = source.key()
+            if key in self._by_key:
+                return self._by_key[key], False
+            source_id = len(self._by_id) + 1
+            self._by_id[source_id] = source
+            self._by_key[key] = source_id
+            return source_id, True
+
+    def get(self, source_id: int) -> Source | None:
+        return self._by_id.get(source_id)
+
+    def __contains__(self, source_id: int) -> bool:
+        return source_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def items(self) -> list[tuple[int, Source]]:
+        return sorted(self._by_id.items())
+
+
+def render_source(source_id: int, source: Source, *, full: bool, max_chars: int = 4000) -> str:
+    body = source.text if (full and source.text) else source.snippet
+    body = neutralise(body[:max_chars] if full else body[:400])
+    attrs = (
+        f'id="{source_id}" tool="{source.source_tool}" tier="{source.tier}" origin="{source.origin}" '
+        f'title="{neutralise(source.title)[:200]}"'
+    )
+    if source.locator:
+        attrs += f' locator="{neutralise(source.locator)[:120]}"'
+    if source.url:
+        attrs += f' url="{neutralise(source.url)[:300]}"'
+    return f"<source {attrs}>\n{body}\n</source>"
+
+
+def render_observations(registry: SourceRegistry, *, budget_chars: int, only: list[int] | None = None) -> str:
+    """All sources (or `only` these ids), newest compacted first when over budget: the full text of
+    as many sources as fit, the snippet of the rest. Nothing is dropped silently: every id stays."""
+    items = [(i, s) for i, s in registry.items() if only is None or i in only]
+    full_ids: set[int] = set()
+    used = 0
+    # Earlier sources were found for the core sub-questions; keep them whole first.
+    for source_id, source in items:
+        size = min(len(source.text or source.snippet), 4000) + 200
+        if used + size <= budget_chars:
+            full_ids.add(source_id)
+            used += size
+    blocks = [render_source(i, s, full=i in full_ids) for i, s in items]
+    return "<observations>\n" + "\n".join(blocks) + "\n</observations>"

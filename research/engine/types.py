@@ -1,0 +1,156 @@
+"""Plain data the engine passes around. No Django, no openai: just dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol
+
+# How much a source can be trusted, highest first. "internal" is Uedu's own data (channel
+# materials, the catalogue, platform documents); "structured" is authoritative structured
+# external data (SEC filings); "scholarly" is peer-reviewed literature; "web" is everything else.
+Tier = Literal["internal", "structured", "scholarly", "web"]
+TIER_RANK: dict[str, int] = {"internal": 0, "structured": 0, "scholarly": 1, "web": 2}
+
+
+@dataclass
+class Source:
+    """Something a tool returned that a citation can point at."""
+
+    title: str
+    snippet: str
+    tier: Tier
+    url: str = ""
+    locator: str = ""  # e.g. "week3.pdf p. 4", "DOI 10.1234/…"
+    source_tool: str = ""  # filled in by the tool registry, never by the tool's caller
+    text: str = ""  # the full passage the LLM may read (snippet is what the user sees)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def origin(self) -> str:
+        """Uedu's own data is labelled apart from outside sources in every answer."""
+        return "internal" if self.tier == "internal" else "external"
+
+    def key(self) -> str:
+        """Identity for de-duplication across tool calls."""
+        return "|".join((self.source_tool, self.url, self.locator, self.title))
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["origin"] = self.origin
+        return data
+
+
+@dataclass
+class ToolResult:
+    """What one tool call produced: citable sources plus the structured data the LLM reads."""
+
+    sources: list[Source] = field(default_factory=list)
+    data: Any = None
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+class Toolbox(Protocol):
+    """The tool registry as the engine sees it: already bound to one user and channel."""
+
+    def specs(self) -> list[dict]: ...
+
+    def names(self) -> set[str]: ...
+
+    def call(self, name: str, args: dict) -> ToolResult: ...
+
+
+class EventSink(Protocol):
+    """Where the engine reports progress. The Django side stores and broadcasts."""
+
+    def emit(self, type: str, data: dict) -> None: ...
+
+    def step_started(self, *, index: int, round: int, phase: str, tool_name: str, args: dict) -> None: ...
+
+    def step_finished(
+        self,
+        *,
+        index: int,
+        status: str,
+        preview: str,
+        full: Any,
+        error: str,
+        duration_ms: int,
+        tokens: int = 0,
+    ) -> None: ...
+
+
+class NullSink:
+    """A sink that remembers events in memory (for replays and the terminal)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict]] = []
+        self.steps: dict[int, dict] = {}
+
+    def emit(self, type: str, data: dict) -> None:
+        self.events.append((type, data))
+
+    def step_started(self, *, index, round, phase, tool_name, args) -> None:
+        self.steps[index] = {"round": round, "phase": phase, "tool_name": tool_name, "args": args}
+
+    def step_finished(self, *, index, status, preview, full, error, duration_ms, tokens=0) -> None:
+        self.steps[index].update(status=status, preview=preview, full=full, error=error, duration_ms=duration_ms)
+
+
+@dataclass
+class Limits:
+    max_steps: int = 30  # action rounds; each round may call several tools
+    max_tokens: int = 200_000
+    max_seconds: float = 600.0
+    max_tool_calls: int = 60  # a budget within the hard limits; complexity may lower it
+    max_calls_per_round: int = 4
+    preview_chars: int = 300
+    # Characters of observation text sent to the synthesizer before older ones are compacted.
+    observation_budget_chars: int = 60_000
+
+
+@dataclass
+class ResearchInput:
+    question: str
+    channel_name: str = ""
+    channel_description: str = ""
+    language: str = "zh-hant"
+    unsupported_policy: Literal["mark", "drop"] = "mark"
+
+
+@dataclass
+class Citation:
+    number: int  # as shown in the answer: [1], [2], …
+    source_id: int  # id in the source registry
+    title: str
+    url: str
+    source_tool: str
+    snippet: str
+    tier: str
+    origin: str
+    locator: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class ResearchResult:
+    status: Literal["completed", "failed", "cancelled"]
+    stop_reason: str
+    plan: dict = field(default_factory=dict)
+    answer: str = ""
+    citations: list[Citation] = field(default_factory=list)
+    verification: dict = field(default_factory=dict)
+    limit_hit: str = ""
+    invalid_citations_removed: int = 0
+    error: str = ""
+    rounds: int = 0
+    tool_calls: int = 0
+    sources_seen: int = 0
+
+    def citations_json(self) -> list[dict]:
+        return [c.as_dict() for c in self.citations]
