@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import UsageEntry
+from .models import CostAlert, CostReservation, UsageEntry
 
 
 @admin.register(UsageEntry)
@@ -15,4 +15,32 @@ class UsageEntryAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(CostReservation)
+class CostReservationAdmin(admin.ModelAdmin):
+    list_display = ["reference", "user", "day", "reserved_usd", "spent_usd", "settled", "created_at"]
+    list_filter = ["settled", "day"]
+    search_fields = ["reference", "user__username"]
+    date_hierarchy = "created_at"
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(CostAlert)
+class CostAlertAdmin(admin.ModelAdmin):
+    list_display = ["day", "cost_usd", "threshold_usd", "recipients", "sent_at"]
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_add_permission(self, request):
         return False

@@ -27,8 +27,53 @@ class UsageEntry(models.Model):
         db_table = "deep_research_usage_ledger"
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["user", "created_at"])]
+        # One charge and at most one refund per reference: settling twice cannot refund twice.
+        constraints = [models.UniqueConstraint(fields=["reference", "kind"], name="one_entry_per_reference_and_kind")]
         verbose_name = _("usage ledger entry")
         verbose_name_plural = _("usage ledger")
 
     def __str__(self) -> str:
         return f"{self.user_id} {self.kind} {self.amount} ({self.reference})"
+
+
+class CostReservation(models.Model):
+    """A start reserves its worst-case cost against the platform's daily cap; the reservation
+    is settled with the real cost when the work ends. Spent + still-reserved never passes the cap."""
+
+    reference = models.CharField(_("reference"), max_length=64, unique=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    day = models.DateField(_("day"), db_index=True)
+    reserved_usd = models.DecimalField(_("reserved (USD)"), max_digits=10, decimal_places=6)
+    spent_usd = models.DecimalField(_("spent (USD)"), max_digits=10, decimal_places=6, default=0)
+    settled = models.BooleanField(_("settled"), default=False)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    settled_at = models.DateTimeField(_("settled at"), null=True, blank=True)
+
+    class Meta:
+        db_table = "deep_research_cost_reservations"
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["day", "settled"])]
+        verbose_name = _("cost reservation")
+        verbose_name_plural = _("cost reservations")
+
+    def __str__(self) -> str:
+        return f"{self.reference} {self.day} reserved {self.reserved_usd} spent {self.spent_usd}"
+
+
+class CostAlert(models.Model):
+    """One row per day on which the admins were told the cost passed the alert threshold."""
+
+    day = models.DateField(_("day"), unique=True)
+    cost_usd = models.DecimalField(_("cost (USD)"), max_digits=10, decimal_places=6)
+    threshold_usd = models.DecimalField(_("threshold (USD)"), max_digits=10, decimal_places=2)
+    recipients = models.TextField(_("recipients"), blank=True)
+    sent_at = models.DateTimeField(_("sent at"), auto_now_add=True)
+
+    class Meta:
+        db_table = "deep_research_cost_alerts"
+        ordering = ["-day"]
+        verbose_name = _("cost alert")
+        verbose_name_plural = _("cost alerts")
+
+    def __str__(self) -> str:
+        return f"{self.day}: {self.cost_usd} > {self.threshold_usd}"

@@ -29,6 +29,7 @@ class ResearchTask(models.Model):
     user_question = models.TextField(_("question"))
     status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.QUEUED)
     trigger_mode = models.CharField(_("trigger mode"), max_length=16, choices=TriggerMode.choices)
+    language = models.CharField(_("answer language"), max_length=16, default="zh-hant")
 
     plan_json = models.JSONField(_("plan"), default=dict, blank=True)
     final_answer = models.TextField(_("final answer"), blank=True)

@@ -42,3 +42,52 @@ def personas(db) -> Personas:
         other_super_ta=add_member(other_channel, make_user("sta_b"), Membership.Role.SUPER_TA),
         admin=make_user("root", superuser=True),
     )
+
+
+# --------------------------------------------------------------------------- the live stack
+
+from tests.support import stack  # noqa: E402
+from tests.support.scripted_llm import ScriptedLLM  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def scripted_llm():
+    server = ScriptedLLM().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def llm(scripted_llm, settings):
+    """The scripted LLM, reset, and configured for code running in this process."""
+    scripted_llm.reset()
+    settings.OPENAI_BASE_URL = scripted_llm.url
+    settings.OPENAI_API_KEY = "test-key"
+    settings.UEDU_LLM_MAX_RETRIES = 2
+    settings.UEDU_LLM_TIMEOUT_SECONDS = 10
+    return scripted_llm
+
+
+@pytest.fixture(scope="session")
+def worker_process(django_db_setup, django_db_blocker, scripted_llm):
+    """One real Celery worker (threads pool) for the session, on the test database."""
+    with django_db_blocker.unblock():
+        process = stack.start_worker(OPENAI_BASE_URL=scripted_llm.url, UEDU_LLM_TIMEOUT_SECONDS=10)
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def worker(worker_process, transactional_db, llm):
+    """A running worker for this test; at the end, waits until its researches are finished so
+    the next test's flush cannot pull rows from under it."""
+    yield worker_process
+    from research.models import ResearchTask
+
+    active = ResearchTask.objects.filter(status__in=["queued", "running"])
+    active.update(cancel_requested=True)
+    try:
+        stack.wait_for(lambda: not active.exists(), timeout=30, message="researches to end")
+    except AssertionError:
+        print(worker_process.log()[-4000:])
+        raise

@@ -154,7 +154,14 @@ class LLMClient:
     # ------------------------------------------------------------------ public calls
 
     def structured(
-        self, role: str, messages: list[dict], schema: dict, name: str, *, max_tokens: int | None = None
+        self,
+        role: str,
+        messages: list[dict],
+        schema: dict,
+        name: str,
+        *,
+        max_tokens: int | None = None,
+        timeout: float | None = None,
     ) -> dict:
         """A reply that is one JSON object valid against `schema` (strict json_schema when the
         server supports it, json_object plus the schema in the prompt otherwise)."""
@@ -169,7 +176,7 @@ class LLMClient:
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": schema, "strict": True},
             }
-        response = self._complete(role, model, messages, params, max_tokens)
+        response = self._complete(role, model, messages, params, max_tokens, timeout)
         choice = response.choices[0]
         content = (choice.message.content or "").strip()
         if not content:
@@ -185,11 +192,17 @@ class LLMClient:
         return data
 
     def with_tools(
-        self, role: str, messages: list[dict], tools: list[dict], *, max_tokens: int | None = None
+        self,
+        role: str,
+        messages: list[dict],
+        tools: list[dict],
+        *,
+        max_tokens: int | None = None,
+        timeout: float | None = None,
     ) -> AssistantTurn:
         model = self.config.model_for(role)
         params: dict[str, Any] = {"tools": tools, "tool_choice": "auto"} if tools else {}
-        response = self._complete(role, model, messages, params, max_tokens)
+        response = self._complete(role, model, messages, params, max_tokens, timeout)
         message = response.choices[0].message
         calls = []
         for call in message.tool_calls or []:
@@ -222,10 +235,10 @@ class LLMClient:
             ]
         return AssistantTurn(content=content, tool_calls=calls, message=assistant)
 
-    def text(self, role: str, messages: list[dict], *, max_tokens: int | None = None) -> str:
+    def text(self, role: str, messages: list[dict], *, max_tokens: int | None = None, timeout: float | None = None) -> str:
         """A plain text reply (ordinary chat)."""
         model = self.config.model_for(role)
-        response = self._complete(role, model, messages, {}, max_tokens)
+        response = self._complete(role, model, messages, {}, max_tokens, timeout)
         content = (response.choices[0].message.content or "").strip()
         if not content:
             raise LLMEmpty(f"{role}: the model returned an empty answer")
@@ -262,12 +275,18 @@ class LLMClient:
             params["response_format"] = {"type": "json_object"}
         return params
 
-    def _complete(self, role: str, model: str, messages: list[dict], extra: dict, max_tokens: int | None):
+    def _complete(
+        self, role: str, model: str, messages: list[dict], extra: dict, max_tokens: int | None, timeout: float | None
+    ):
         for _ in range(len(_PARAM_HINTS) + 1):
             params = self._request_params(role, model, extra, max_tokens)
             started = time.monotonic()
             try:
+                if timeout is not None:
+                    # The caller's deadline bounds the whole call, including the SDK's own retries.
+                    params["timeout"] = max(1.0, timeout / (self.config.max_retries + 1))
                 response = self._client.chat.completions.create(model=model, messages=messages, **params)
+                params.pop("timeout", None)
             except openai.BadRequestError as exc:
                 refused = self._refused_param(str(exc), params)
                 if refused is None:

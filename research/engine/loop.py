@@ -83,9 +83,11 @@ class ResearchRun:
     def checkpoint(self, *, enforce_limits: bool) -> None:
         if self.is_cancelled():
             raise Cancelled()
+        elapsed = self.clock() - self.started
+        if elapsed >= self.limits.max_seconds + self.limits.grace_seconds:
+            raise PhaseFailed("deadline", f"the research ran past its hard time limit ({round(elapsed)} s)")
         if not enforce_limits:
             return
-        elapsed = self.clock() - self.started
         if elapsed >= self.limits.max_seconds:
             raise _Limit("max_seconds", round(elapsed, 1), self.limits.max_seconds)
         if self.llm.meter.total_tokens >= self.limits.max_tokens:
@@ -99,16 +101,23 @@ class ResearchRun:
             self.llm.config.synthesizer_max_tokens if role == "synthesizer" else self.llm.config.default_max_tokens
         )
         try:
-            return self.llm.structured(role, build(False), schema, name, max_tokens=budget)
+            return self.llm.structured(role, build(False), schema, name, max_tokens=budget, timeout=self.call_timeout())
         except LLMUnavailable as exc:
             raise PhaseFailed(role, exc) from None
         except LLMError as exc:
             self.retries.append({"role": role, "kind": exc.kind})
         self.checkpoint(enforce_limits=False)
         try:
-            return self.llm.structured(role, build(True), schema, name, max_tokens=int(budget * 1.5))
+            return self.llm.structured(
+                role, build(True), schema, name, max_tokens=int(budget * 1.5), timeout=self.call_timeout()
+            )
         except LLMError as exc:
             raise PhaseFailed(role, exc) from None
+
+    def call_timeout(self) -> float:
+        """No single LLM call may outlive the research's hard deadline."""
+        left = self.started + self.limits.max_seconds + self.limits.grace_seconds - self.clock()
+        return max(1.0, min(self.llm.config.timeout, left))
 
     # ------------------------------------------------------------------ phases
 
@@ -116,10 +125,10 @@ class ResearchRun:
         try:
             self.plan_phase()
             stop_reason = self.evidence_phase()
+            self.checkpoint(enforce_limits=False)  # a cancel during the last call stops before writing
             answer, conflicts, invalid = self.synthesize_phase()
             answer, citations, verification = self.verify_phase(answer, conflicts, invalid)
         except Cancelled:
-            self.sink.emit("cancelled", {"rounds": self.rounds, "steps": self.step_index})
             return self._result("cancelled", "cancelled")
         except PhaseFailed as exc:
             return self._result("failed", f"{exc.phase}_failed", error=str(exc))
@@ -171,6 +180,7 @@ class ResearchRun:
         ]
         quiet_rounds = 0
         failed_turns = 0
+        error_rounds = 0
         with ThreadPoolExecutor(max_workers=self.limits.max_calls_per_round, thread_name_prefix="tool") as pool:
             while True:
                 try:
@@ -183,7 +193,7 @@ class ResearchRun:
                 self.rounds += 1
                 self.sink.emit("action_thinking", {"round": self.rounds})
                 try:
-                    turn = self.llm.with_tools("action", messages, specs)
+                    turn = self.llm.with_tools("action", messages, specs, timeout=self.call_timeout())
                 except LLMError as exc:
                     failed_turns += 1
                     self.retries.append({"role": "action", "kind": exc.kind})
@@ -196,8 +206,15 @@ class ResearchRun:
                 if not turn.tool_calls:
                     return "model_done"
                 messages.append(turn.message)
-                new_sources = self._dispatch(turn.tool_calls, messages, pool)
-                quiet_rounds = 0 if new_sources else quiet_rounds + 1
+                new_sources, succeeded = self._dispatch(turn.tool_calls, messages, pool)
+                # A round whose every call failed (invented tool, broken arguments, tool down)
+                # says nothing about information gain; the model gets to correct itself, a bounded
+                # number of times.
+                error_rounds = 0 if succeeded else error_rounds + 1
+                if error_rounds >= 3:
+                    return "tool_errors"
+                if succeeded:
+                    quiet_rounds = 0 if new_sources else quiet_rounds + 1
                 if quiet_rounds >= 2:
                     return "no_new_information"
                 if self.tool_calls >= self.limits.max_tool_calls or self.rounds >= self.limits.max_steps:
@@ -221,8 +238,9 @@ class ResearchRun:
         if self.tool_calls >= self.limits.max_tool_calls:
             raise _Limit("tool_budget", self.tool_calls, self.limits.max_tool_calls)
 
-    def _dispatch(self, calls, messages: list[dict], pool: ThreadPoolExecutor) -> int:
-        """Run one turn's tool calls concurrently; store each as a step; return new source count."""
+    def _dispatch(self, calls, messages: list[dict], pool: ThreadPoolExecutor) -> tuple[int, int]:
+        """Run one turn's tool calls concurrently and store each as a step.
+        Returns (new sources, calls that succeeded)."""
         room = min(self.limits.max_calls_per_round, self.limits.max_tool_calls - self.tool_calls)
         accepted, skipped = calls[:room], calls[room:]
         known = self.tools.names()
@@ -242,8 +260,8 @@ class ResearchRun:
                 "tool_calls_used": self.tool_calls,
             },
         )
-        results: dict[str, tuple[ToolResult, list[int]]] = {}
-        new_sources = 0
+        results: dict[str, tuple[ToolResult, list[int], int]] = {}
+        new_sources = succeeded = 0
         futures = {}
         started = {}
         for index, call in planned:
@@ -274,12 +292,13 @@ class ResearchRun:
         for _, call in planned:
             result, ids, new = results[call.id]
             new_sources += new
+            succeeded += result.ok
             messages.append({"role": "tool", "tool_call_id": call.id, "content": self._tool_message(result, ids)})
         for call in skipped:
             messages.append(
                 {"role": "tool", "tool_call_id": call.id, "content": "Not run: too many tool calls in one turn or tool budget used up."}
             )
-        return new_sources
+        return new_sources, succeeded
 
     def _safe_call(self, name: str, args: dict) -> ToolResult:
         try:

@@ -105,6 +105,9 @@ class Limits:
     max_steps: int = 30  # action rounds; each round may call several tools
     max_tokens: int = 200_000
     max_seconds: float = 600.0
+    # After max_seconds the answer is still written and verified, within this much more time;
+    # past it the research fails (nothing in a research can run unbounded).
+    grace_seconds: float = 120.0
     max_tool_calls: int = 60  # a budget within the hard limits; complexity may lower it
     max_calls_per_round: int = 4
     preview_chars: int = 300

@@ -123,6 +123,17 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ALWAYS_EAGER = False
+# Beat keeps this schedule in the database (django-celery-beat), where admins can change it.
+CELERY_BEAT_SCHEDULE = {
+    "reap-stale-research-tasks": {
+        "task": "research.tasks.reap_stale_tasks",
+        "schedule": float(env.int("UEDU_DR_REAPER_INTERVAL_SECONDS", default=30)),
+    },
+    "deep-research-cost-alert": {
+        "task": "quotas.tasks.cost_alert",
+        "schedule": 60.0 * env.int("UEDU_DR_COST_ALERT_INTERVAL_MINUTES", default=10),
+    },
+}
 
 # --------------------------------------------------------------------------- auth, i18n, static
 AUTH_PASSWORD_VALIDATORS = [
@@ -221,6 +232,14 @@ UEDU_DR_STALE_AFTER_SECONDS = _positive_int("UEDU_DR_STALE_AFTER_SECONDS", 90)
 UEDU_DR_QUEUED_TIMEOUT_SECONDS = _positive_int("UEDU_DR_QUEUED_TIMEOUT_SECONDS", 900)
 UEDU_DR_MAX_QUESTION_CHARS = _positive_int("UEDU_DR_MAX_QUESTION_CHARS", 2000)
 
+# What the answer does with a claim its sources do not support: "mark" it visibly or "drop" it.
+UEDU_DR_UNSUPPORTED_POLICY = env.str("UEDU_DR_UNSUPPORTED_POLICY", default="mark")
+if UEDU_DR_UNSUPPORTED_POLICY not in ("mark", "drop"):
+    raise ImproperlyConfigured("UEDU_DR_UNSUPPORTED_POLICY must be 'mark' or 'drop'")
+# Worst-case cost one start reserves against the daily cap; unset = derived from limits and prices.
+UEDU_DR_WORST_CASE_USD = Decimal(env.str("UEDU_DR_WORST_CASE_USD")) if env.str("UEDU_DR_WORST_CASE_USD", default="") else None
+UEDU_DR_COST_ALERT_INTERVAL_MINUTES = _positive_int("UEDU_DR_COST_ALERT_INTERVAL_MINUTES", 10)
+
 if UEDU_DR_STALE_AFTER_SECONDS <= 2 * UEDU_DR_HEARTBEAT_SECONDS:
     raise ImproperlyConfigured("UEDU_DR_STALE_AFTER_SECONDS must exceed twice UEDU_DR_HEARTBEAT_SECONDS")
 
@@ -252,6 +271,7 @@ LOGGING = {
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
         "openai": {"level": "WARNING"},
     },
 }

@@ -1,0 +1,218 @@
+"""The personal quota (rolling 24 h), the platform's daily cost cap and the cost alert.
+
+Both limits are enforced inside the caller's transaction under a PostgreSQL advisory lock, so
+any number of simultaneous starts can never pass them: the check and the write that consumes
+the limit happen while no other start can check."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Sum
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from uedu_dr.errors import ServiceError
+
+from .models import CostAlert, CostReservation, UsageEntry
+from .roles import QuotaRole, resolve_role
+
+log = logging.getLogger(__name__)
+
+WINDOW = timedelta(hours=24)
+# Advisory lock namespaces (first key of pg_advisory_xact_lock(int, int)).
+_QUOTA_LOCK = 7201
+_CAP_LOCK = 7202
+
+
+def _lock(namespace: int, key: int) -> None:
+    if not connection.in_atomic_block:
+        raise RuntimeError("quota and cap checks must run inside transaction.atomic()")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [namespace, key])
+
+
+# --------------------------------------------------------------------------- personal quota
+
+
+@dataclass(frozen=True)
+class QuotaStatus:
+    role: str
+    limit: int | None
+    used: Decimal
+    window_start: datetime | None  # the first start still inside the rolling window
+    next_free_at: datetime | None  # when the oldest charge leaves the window
+
+    @property
+    def remaining(self) -> Decimal | None:
+        if self.limit is None:
+            return None
+        return max(Decimal(0), Decimal(self.limit) - self.used)
+
+    def as_dict(self) -> dict:
+        return {
+            "role": self.role,
+            "limit": self.limit,
+            "unlimited": self.limit is None,
+            "used": float(self.used),
+            "remaining": None if self.remaining is None else float(self.remaining),
+            "window_start": self.window_start.isoformat() if self.window_start else None,
+            "next_free_at": self.next_free_at.isoformat() if self.next_free_at else None,
+            "window_hours": 24,
+        }
+
+
+def quota_status(user, role: QuotaRole | None = None) -> QuotaStatus:
+    """Charges in the last 24 hours, net of their refunds. Each unit frees up 24 hours after the
+    start that used it, so the window is counted from the first start still inside it."""
+    role = role or resolve_role(user)
+    since = timezone.now() - WINDOW
+    charges = UsageEntry.objects.filter(user=user, kind=UsageEntry.Kind.CHARGE, created_at__gt=since)
+    references = charges.values("reference")
+    used = UsageEntry.objects.filter(user=user, reference__in=references).aggregate(total=Sum("amount"))["total"] or Decimal(0)
+    oldest = charges.order_by("created_at").values_list("created_at", flat=True).first()
+    return QuotaStatus(
+        role=role.role,
+        limit=role.daily_limit,
+        used=max(Decimal(0), used),
+        window_start=oldest,
+        next_free_at=oldest + WINDOW if oldest else None,
+    )
+
+
+def charge(user, reference: str) -> QuotaStatus:
+    """Use one unit of the user's quota, or refuse (429). Call inside transaction.atomic()."""
+    role = resolve_role(user)
+    _lock(_QUOTA_LOCK, user.pk)
+    status = quota_status(user, role)
+    if status.limit is not None and status.used + 1 > status.limit:
+        wait = int((status.next_free_at - timezone.now()).total_seconds()) + 1 if status.next_free_at else 3600
+        raise ServiceError(
+            "quota_exceeded",
+            _("You have used your %(limit)d Deep Research runs for the last 24 hours. The next one frees up in %(minutes)d minutes.")
+            % {"limit": status.limit, "minutes": max(1, wait // 60)},
+            status=429,
+            retry_after=max(1, wait),
+        )
+    UsageEntry.objects.create(user=user, kind=UsageEntry.Kind.CHARGE, amount=Decimal("1.00"), reference=reference, reason="start")
+    return status
+
+
+def refund(user_id: int, reference: str, amount: Decimal, reason: str) -> bool:
+    """Give back part of a charge (at most once per reference). Returns whether a row was written."""
+    if amount <= 0:
+        return False
+    if not UsageEntry.objects.filter(reference=reference, kind=UsageEntry.Kind.CHARGE).exists():
+        return False
+    try:
+        with transaction.atomic():
+            UsageEntry.objects.create(user_id=user_id, kind=UsageEntry.Kind.REFUND, amount=-amount, reference=reference, reason=reason)
+    except IntegrityError:
+        return False  # already refunded
+    return True
+
+
+# --------------------------------------------------------------------------- platform cost cap
+
+
+def platform_day(moment: datetime | None = None) -> date:
+    """The cap's day is the platform's local calendar day (settings.TIME_ZONE)."""
+    return timezone.localdate(moment or timezone.now())
+
+
+@dataclass(frozen=True)
+class CostStatus:
+    day: date
+    spent: Decimal
+    reserved: Decimal
+    cap: Decimal
+    alert_threshold: Decimal
+
+    @property
+    def committed(self) -> Decimal:
+        return self.spent + self.reserved
+
+    def as_dict(self) -> dict:
+        return {
+            "day": self.day.isoformat(),
+            "spent_usd": float(self.spent),
+            "reserved_usd": float(self.reserved),
+            "cap_usd": float(self.cap),
+            "alert_usd": float(self.alert_threshold),
+        }
+
+
+def cost_status(day: date | None = None) -> CostStatus:
+    day = day or platform_day()
+    rows = CostReservation.objects.filter(day=day)
+    spent = rows.filter(settled=True).aggregate(t=Sum("spent_usd"))["t"] or Decimal(0)
+    reserved = rows.filter(settled=False).aggregate(t=Sum("reserved_usd"))["t"] or Decimal(0)
+    return CostStatus(day, spent, reserved, settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD, settings.UEDU_DEEP_RESEARCH_ALERT_USD)
+
+
+def reserve_cost(user, reference: str, worst_case: Decimal) -> CostReservation:
+    """Reserve the worst case against today's cap, or refuse (503). Call inside transaction.atomic()."""
+    _lock(_CAP_LOCK, 0)
+    status = cost_status()
+    if status.committed + worst_case > status.cap:
+        tomorrow = timezone.make_aware(datetime.combine(status.day + timedelta(days=1), datetime.min.time()))
+        raise ServiceError(
+            "platform_cap_reached",
+            _("Deep Research has reached the platform's daily cost limit. New research can start again tomorrow."),
+            status=503,
+            retry_after=max(60, int((tomorrow - timezone.now()).total_seconds())),
+        )
+    return CostReservation.objects.create(reference=reference, user=user, day=status.day, reserved_usd=worst_case)
+
+
+def settle_cost(reference: str, spent: Decimal) -> bool:
+    """Replace the reservation by the real cost (once)."""
+    return bool(
+        CostReservation.objects.filter(reference=reference, settled=False).update(
+            spent_usd=spent, settled=True, settled_at=timezone.now()
+        )
+    )
+
+
+# --------------------------------------------------------------------------- cost alert
+
+
+def send_cost_alert(day: date | None = None) -> CostAlert | None:
+    """E-mail the admins once per day when the day's cost passes UEDU_DEEP_RESEARCH_ALERT_USD.
+
+    The day's cost counts what finished tasks spent plus what running tasks have reserved, so a
+    runaway hour is reported while it happens, not after."""
+    status = cost_status(day)
+    if status.committed <= status.alert_threshold:
+        return None
+    from django.contrib.auth import get_user_model
+
+    recipients = sorted(
+        {email for _, email in settings.ADMINS}
+        | set(get_user_model().objects.filter(is_superuser=True, is_active=True).exclude(email="").values_list("email", flat=True))
+    )
+    subject = f"[Uedu Deep Research] cost alert {status.day}: ${status.committed:.2f} > ${status.alert_threshold:.2f}"
+    body = (
+        f"Deep Research cost on {status.day}: ${status.spent:.4f} spent, ${status.reserved:.4f} reserved by running tasks.\n"
+        f"Alert threshold: ${status.alert_threshold:.2f}. Daily hard cap: ${status.cap:.2f}.\n"
+    )
+    try:
+        # The row and the mail succeed together: a failed send rolls the row back, so the next
+        # run tries again; a second run on a sent day hits the unique day and sends nothing.
+        with transaction.atomic():
+            alert = CostAlert.objects.create(
+                day=status.day, cost_usd=status.committed, threshold_usd=status.alert_threshold, recipients=", ".join(recipients)
+            )
+            if recipients:
+                send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, recipients)
+            else:
+                log.error("cost alert for %s but no admin has an e-mail address: %s", status.day, subject)
+    except IntegrityError:
+        return None  # already sent today
+    return alert

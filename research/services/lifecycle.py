@@ -1,0 +1,149 @@
+"""Starting, cancelling and reaping research tasks (the business rules; views and tasks are thin)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from channels_app.models import Channel, ChatLog
+from channels_app.selectors import membership_role
+from research.models import ResearchTask
+from uedu_dr.errors import ServiceError
+
+from . import events, settlement
+from .runner import close_open_steps, question_language, write_response_log
+
+log = logging.getLogger(__name__)
+
+
+def validate_question(question: str | None) -> str:
+    question = (question or "").strip()
+    if not question:
+        raise ServiceError("empty_question", _("Please type a question."))
+    limit = settings.UEDU_DR_MAX_QUESTION_CHARS
+    if len(question) > limit:
+        raise ServiceError("question_too_long", _("The question is too long (at most %(limit)d characters).") % {"limit": limit})
+    return question
+
+
+def check_can_research(user, channel: Channel) -> None:
+    """Members of a channel with Deep Research switched on may start one (admins anywhere)."""
+    if not user.is_superuser and membership_role(user, channel) is None:
+        raise ServiceError("not_a_member", _("You are not a member of this channel."), status=403)
+    if not channel.deep_research_enabled:
+        raise ServiceError("deep_research_disabled", _("Deep Research is not enabled in this channel."), status=403)
+
+
+def task_start(*, user, channel: Channel, question: str, trigger_mode: str = "forced") -> tuple[ResearchTask, ChatLog]:
+    """Create the task and its request row, then queue it once the rows are committed."""
+    question = validate_question(question)
+    if trigger_mode not in ResearchTask.TriggerMode.values:
+        raise ServiceError("bad_trigger_mode", _("trigger_mode must be 'forced' or 'auto'."))
+    check_can_research(user, channel)
+    with transaction.atomic():
+        task = ResearchTask.objects.create(
+            user=user,
+            channel=channel,
+            user_question=question,
+            trigger_mode=trigger_mode,
+            language=question_language(question),
+        )
+        settlement.reserve(task)  # quota charge and cost reservation; raises before anything is kept
+        request_log = ChatLog.objects.create(
+            channel=channel,
+            user=user,
+            kind=ChatLog.Kind.REQUEST,
+            type=ChatLog.Type.DEEP_RESEARCH,
+            content=question,
+            deep_research_task=task,
+        )
+        events.record_event(
+            task.pk,
+            task.task_uuid,
+            "task_created",
+            {"question": question, "trigger_mode": trigger_mode, "channel_id": channel.pk, "request_log_id": request_log.pk},
+        )
+        transaction.on_commit(lambda: enqueue(task.pk))
+    return task, request_log
+
+
+def enqueue(task_id: int) -> None:
+    from research.tasks import run_research
+
+    try:
+        run_research.delay(task_id)
+    except Exception as exc:  # broker down: fail now (and refund) instead of leaving it queued
+        log.error("could not queue research task %s: %s", task_id, exc)
+        fail_task(task_id, "The research could not be queued (the task broker is unavailable). Please try again.",
+                  from_status=ResearchTask.Status.QUEUED)
+
+
+def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
+    """The owner (or a platform admin) cancels. A queued task ends at once; a running one is
+    flagged and the engine stops at its next check, keeping the steps already done."""
+    if task.user_id != user.pk and not user.is_superuser:
+        raise ServiceError("not_owner", _("Only the person who started this research can cancel it."), status=403)
+    if task.is_terminal:
+        raise ServiceError("already_finished", _("This research has already finished."), status=409)
+    with transaction.atomic():
+        cancelled_queued = ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.QUEUED).update(
+            status=ResearchTask.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now(), stop_reason="cancelled"
+        )
+        if cancelled_queued:
+            task.refresh_from_db()
+            response = write_response_log(task)
+            events.record_event(task.pk, task.task_uuid, "cancelled", {"response_log_id": response.pk, "stop_reason": "cancelled"})
+            settlement.settle(task)
+        else:
+            ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.RUNNING).update(cancel_requested=True)
+    task.refresh_from_db()
+    return task
+
+
+def fail_task(task_id: int, error: str, *, from_status: str) -> bool:
+    """End a task as failed if it is still in `from_status` (the reaper and enqueue failures)."""
+    with transaction.atomic():
+        updated = ResearchTask.objects.filter(pk=task_id, status=from_status).update(
+            status=ResearchTask.Status.FAILED, error=error, finished_at=timezone.now(), stop_reason="platform_failure"
+        )
+        if not updated:
+            return False
+        task = ResearchTask.objects.get(pk=task_id)
+        if task.started_at:
+            task.duration_seconds = (task.finished_at - task.started_at).total_seconds()
+            task.save(update_fields=["duration_seconds"])
+        close_open_steps(task, "failed")
+        response = write_response_log(task)
+        events.record_event(task.pk, task.task_uuid, "failed", {"error": error, "response_log_id": response.pk, "stop_reason": "platform_failure"})
+        settlement.settle(task)
+    return True
+
+
+def reap_stale_tasks() -> dict:
+    """Fail running tasks whose worker stopped beating, and queued tasks nobody picked up."""
+    now = timezone.now()
+    stale = ResearchTask.objects.filter(
+        status=ResearchTask.Status.RUNNING,
+        last_heartbeat_at__lt=now - timedelta(seconds=settings.UEDU_DR_STALE_AFTER_SECONDS),
+    ).values_list("pk", flat=True)
+    stuck = ResearchTask.objects.filter(
+        status=ResearchTask.Status.QUEUED,
+        created_at__lt=now - timedelta(seconds=settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS),
+    ).values_list("pk", flat=True)
+    reaped = {"running": 0, "queued": 0}
+    for task_id in list(stale):
+        message = _("The research stopped: its worker stopped responding (no heartbeat for %(s)d seconds).") % {
+            "s": settings.UEDU_DR_STALE_AFTER_SECONDS
+        }
+        reaped["running"] += fail_task(task_id, message, from_status=ResearchTask.Status.RUNNING)
+    for task_id in list(stuck):
+        message = _("The research never started: no worker picked it up in time.")
+        reaped["queued"] += fail_task(task_id, message, from_status=ResearchTask.Status.QUEUED)
+    if reaped["running"] or reaped["queued"]:
+        log.warning("reaper failed %s", reaped)
+    return reaped

@@ -1,0 +1,24 @@
+"""Celery tasks: thin wrappers over services. Workers re-fetch by id and tolerate missing rows."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+
+from research.services import lifecycle, runner
+
+# Celery enforces these only in the prefork pool; in the threads pool the engine's own clock
+# (max_seconds + grace, with every LLM call's timeout cut to the time left) bounds a run, and
+# the reaper catches a worker that died.
+SOFT_LIMIT = settings.UEDU_DR_MAX_SECONDS + 180
+HARD_LIMIT = settings.UEDU_DR_MAX_SECONDS + 240
+
+
+@shared_task(acks_late=True, ignore_result=True, soft_time_limit=SOFT_LIMIT, time_limit=HARD_LIMIT)
+def run_research(task_id: int) -> None:
+    runner.execute_task(task_id)
+
+
+@shared_task(ignore_result=True)
+def reap_stale_tasks() -> dict:
+    return lifecycle.reap_stale_tasks()

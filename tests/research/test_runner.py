@@ -1,0 +1,156 @@
+"""Running researches through the real Celery worker, the database and the scripted LLM."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from channels_app.models import ChatLog
+from quotas.models import UsageEntry
+from research.models import ResearchEvent, ResearchStep, ResearchTask
+from research.services import lifecycle, runner
+from research.tasks import run_research
+from tests.support.scripted_llm import Scenario
+from tests.support.stack import wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def finished(task: ResearchTask, timeout: float = 30) -> ResearchTask:
+    wait_for(lambda: ResearchTask.objects.get(pk=task.pk).is_terminal, timeout=timeout, message=f"task {task.task_uuid} to end")
+    task.refresh_from_db()
+    return task
+
+
+def event_types(task) -> list[str]:
+    return list(task.events.order_by("seq").values_list("type", flat=True))
+
+
+def test_a_research_runs_end_to_end_through_a_real_worker(worker, personas):
+    task, request_log = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    task = finished(task)
+
+    assert task.status == "completed", task.error
+    types = event_types(task)
+    assert types[:3] == ["task_created", "status_change", "plan_complete"]
+    assert types[-2:] == ["verification_done", "completed"]
+    seqs = list(task.events.order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert task.plan_json["sub_questions"] and task.final_answer
+    assert task.tokens_used > 0 and task.cost_usd > 0 and task.duration_seconds > 0
+    assert task.started_at and task.finished_at and task.language == "zh-hant"
+    response = ChatLog.objects.get(kind="response", deep_research_task=task)
+    assert response.in_reply_to == request_log and response.type == "deep_research"
+    assert response.content == task.final_answer
+    assert task.events.get(type="completed").data["response_log_id"] == response.pk
+
+
+def test_a_duplicate_delivery_runs_one_research_and_charges_once(worker, personas, llm):
+    llm.reset(Scenario(latency={"planner": 0.5}))
+    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    run_research.delay(task.pk)  # the broker delivers the same message again
+    run_research.delay(task.pk)
+    task = finished(task)
+
+    assert task.status == "completed"
+    assert event_types(task).count("status_change") == 1
+    assert len(llm.calls("planner")) == 1
+    assert UsageEntry.objects.filter(reference=str(task.task_uuid)).count() == 1
+
+
+def test_cancelling_mid_research_keeps_the_steps_and_refunds_half(worker, personas, llm):
+    llm.reset(Scenario(latency={"action": 0.3, "reflection": 1.0}, action_rounds=3, sufficient_after=3))
+    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    wait_for(lambda: task.events.filter(type="action_thinking").exists(), message="the evidence phase")
+
+    lifecycle.task_cancel(user=personas.student, task=task)
+    task = finished(task)
+
+    assert task.status == "cancelled"
+    assert event_types(task)[-1] == "cancelled"
+    assert "verification_done" not in event_types(task)
+    assert not ResearchStep.objects.filter(task=task, status="running").exists()
+    refund = UsageEntry.objects.get(reference=str(task.task_uuid), kind="refund")
+    assert refund.amount == Decimal("-0.50")
+    assert ChatLog.objects.get(kind="response", deep_research_task=task).content == "Research cancelled."
+
+
+def test_a_task_nobody_claims_can_be_cancelled_at_once_with_a_full_refund(db, personas, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):  # never reaches the broker
+        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    lifecycle.task_cancel(user=personas.student, task=task)
+    task.refresh_from_db()
+    assert task.status == "cancelled"
+    assert UsageEntry.objects.get(reference=str(task.task_uuid), kind="refund").amount == Decimal("-1.00")
+    assert event_types(task) == ["task_created", "cancelled"]
+
+
+def test_only_the_owner_may_cancel(db, personas, django_capture_on_commit_callbacks):
+    from uedu_dr.errors import ServiceError
+
+    with django_capture_on_commit_callbacks(execute=False):
+        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    with pytest.raises(ServiceError) as err:
+        lifecycle.task_cancel(user=personas.teacher, task=task)
+    assert err.value.status == 403
+    task.refresh_from_db()
+    assert task.status == "queued"
+
+
+def test_the_reaper_fails_a_task_whose_worker_stopped_beating(db, personas, settings, django_capture_on_commit_callbacks):
+    settings.UEDU_DR_STALE_AFTER_SECONDS = 60
+    with django_capture_on_commit_callbacks(execute=False):
+        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    ResearchTask.objects.filter(pk=task.pk).update(status="running", started_at=timezone.now() - timedelta(minutes=5),
+                                                   last_heartbeat_at=timezone.now() - timedelta(seconds=61))
+    ResearchStep.objects.create(task=task, index=1, phase="action", tool_name="search_channel_materials", status="ok")
+    ResearchStep.objects.create(task=task, index=2, phase="action", tool_name="search_external_papers", status="running")
+
+    assert lifecycle.reap_stale_tasks() == {"running": 1, "queued": 0}
+
+    task.refresh_from_db()
+    assert task.status == "failed" and "no heartbeat" in task.error
+    assert list(task.steps.values_list("status", flat=True)) == ["ok", "failed"]
+    assert event_types(task)[-1] == "failed"
+    assert UsageEntry.objects.get(reference=str(task.task_uuid), kind="refund").amount == Decimal("-1.00")
+    assert lifecycle.reap_stale_tasks() == {"running": 0, "queued": 0}
+
+
+def test_the_reaper_leaves_live_tasks_alone_and_fails_unclaimed_ones(db, personas, settings, django_capture_on_commit_callbacks):
+    settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS = 600
+    with django_capture_on_commit_callbacks(execute=False):
+        live, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+        stuck, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="另一個比較學習分析的問題")
+    ResearchTask.objects.filter(pk=live.pk).update(status="running", last_heartbeat_at=timezone.now())
+    ResearchTask.objects.filter(pk=stuck.pk).update(created_at=timezone.now() - timedelta(minutes=11))
+
+    assert lifecycle.reap_stale_tasks() == {"running": 0, "queued": 1}
+    stuck.refresh_from_db()
+    live.refresh_from_db()
+    assert stuck.status == "failed" and "no worker" in stuck.error
+    assert live.status == "running"
+
+
+def test_without_an_llm_the_research_fails_with_a_clear_error(transactional_db, personas, settings, django_capture_on_commit_callbacks):
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    with django_capture_on_commit_callbacks(execute=False):
+        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    runner.execute_task(task.pk)
+    task.refresh_from_db()
+    assert task.status == "failed"
+    assert "No LLM is configured" in task.error
+    assert UsageEntry.objects.get(reference=str(task.task_uuid), kind="refund").amount == Decimal("-1.00")
+
+
+def test_a_second_execution_of_a_finished_task_changes_nothing(transactional_db, personas, llm, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    runner.execute_task(task.pk)
+    count = ResearchEvent.objects.filter(task=task).count()
+    runner.execute_task(task.pk)
+    assert ResearchEvent.objects.filter(task=task).count() == count
+    assert ResearchTask.objects.get(pk=task.pk).status == "completed"

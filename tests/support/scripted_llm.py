@@ -1,0 +1,346 @@
+"""A scripted OpenAI-compatible server on loopback, for tests and benchmarks.
+
+The product's real `openai` client talks to it over HTTP. It recognises which phase is calling
+from the system prompt, answers with deterministic, plausible replies built from the request
+(the synthesizer cites the source ids it was shown, the verifier reads the claims it was sent),
+and can be told to misbehave: HTTP 429/500, slowness, truncation, empty or malformed replies,
+invented citations and tools, endless tool calls, refusing json_schema.
+
+Run in a thread of the test process (`ScriptedLLM().start()`), or as its own process for the
+benchmarks: `python -m tests.support.scripted_llm --port 0 --latency 0.2` prints its URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import re
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+# The system prompts of the product's phases start with these words (research/engine/prompts.py,
+# plus the judge, Bloom and chat prompts of the services).
+ROLE_MARKERS = [
+    ("planner", "You are the planner"),
+    ("action", "You are the researcher"),
+    ("reflection", "You are the reflection step"),
+    ("synthesizer", "You are the writer"),
+    ("verifier", "You are the verifier"),
+    ("judge", "You decide whether a student's question is worth"),
+    ("bloom", "Classify the student's question into Bloom"),
+    ("context", "You check whether a research question"),
+]
+
+FAULTS = {
+    "http429", "http500", "http400", "slow", "length", "empty", "malformed", "schema",
+    "reject_json_schema", "invented_citations", "unknown_tool", "bad_args", "endless_tools",
+    "no_choices",
+}
+
+Handler = Callable[[dict], dict]
+
+
+def role_of(body: dict) -> str:
+    system = " ".join(m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "system")
+    for role, marker in ROLE_MARKERS:
+        if marker in system:
+            return role
+    return "chat"
+
+
+def _user_text(body: dict) -> str:
+    return "\n".join(m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user")
+
+
+def _first_user_text(body: dict) -> str:
+    for m in body.get("messages", []):
+        if m.get("role") == "user":
+            return m.get("content") or ""
+    return ""
+
+
+def question_of(body: dict) -> str:
+    text = _first_user_text(body)
+    match = re.search(r"Student's question:\n(.*?)(?:\n\n|$)", text, re.S)
+    return (match.group(1) if match else text).strip()
+
+
+SOURCE_TAG = re.compile(r'<source id="(\d+)"[^>]*?title="([^"]*)"[^>]*>\n(.*?)\n</source>', re.S)
+
+
+def sources_in(body: dict) -> list[tuple[int, str, str]]:
+    return [(int(i), t, txt) for i, t, txt in SOURCE_TAG.findall(_user_text(body))]
+
+
+def _example_args(tool: dict, question: str) -> dict:
+    params = tool["function"].get("parameters", {})
+    args = {}
+    for name in params.get("required", []):
+        spec = params["properties"][name]
+        if "enum" in spec:
+            args[name] = spec["enum"][0]
+        elif spec.get("type") == "integer":
+            args[name] = 3
+        elif spec.get("type") == "number":
+            args[name] = 1.0
+        elif spec.get("type") == "boolean":
+            args[name] = False
+        elif spec.get("type") == "array":
+            args[name] = []
+        else:
+            args[name] = question[:200]
+    return args
+
+
+@dataclass
+class Scenario:
+    """What the default replies do. Tests change these fields or install handlers per role."""
+
+    complexity: str = "moderate"
+    sub_questions: int = 3
+    hypotheses: list[str] = field(default_factory=list)
+    tools_per_round: int = 2  # parallel tool calls the action phase makes per turn
+    preferred_tools: list[str] = field(default_factory=list)  # call these first when offered
+    action_rounds: int = 1  # turns with tool calls before saying DONE
+    sufficient_after: int = 1  # reflection says sufficient from this round on
+    cite_per_answer: int = 4
+    verdict: str = "supported"
+    judge_keywords: tuple[str, ...] = ("比較", "compare", "分析", "analy", "規劃", "plan", "研究", "research", "整合", "why", "為什麼")
+    latency: dict[str, float] = field(default_factory=dict)  # role -> seconds (key "*" for all)
+
+
+class ScriptedLLM:
+    def __init__(self, scenario: Scenario | None = None) -> None:
+        self.scenario = scenario or Scenario()
+        self.handlers: dict[str, Handler] = {}
+        self.faults: dict[str, deque] = defaultdict(deque)
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._server: ThreadingHTTPServer | None = None
+
+    # ------------------------------------------------------------------ control
+
+    def reset(self, scenario: Scenario | None = None) -> None:
+        with self._lock:
+            self.scenario = scenario or Scenario()
+            self.handlers.clear()
+            self.faults.clear()
+            self.requests.clear()
+
+    def fail(self, role: str, fault: str, times: int = 1) -> None:
+        """Make the next `times` calls of `role` ('*' for any) misbehave with `fault`."""
+        assert fault in FAULTS, fault
+        with self._lock:
+            self.faults[role].extend([fault] * times)
+
+    def on(self, role: str, handler: Handler) -> None:
+        """Answer `role` with handler(request_body) -> {"content": …} or {"tool_calls": [...]}."""
+        self.handlers[role] = handler
+
+    def calls(self, role: str | None = None) -> list[dict]:
+        with self._lock:
+            return [r for r in self.requests if role is None or r["_role"] == role]
+
+    # ------------------------------------------------------------------ server
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self, port: int = 0) -> "ScriptedLLM":
+        llm = self
+
+        class RequestHandler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                status, payload, headers = llm.handle(self.path, body)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def do_GET(self):
+                data = json.dumps({"object": "list", "data": [{"id": "scripted", "object": "model"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), RequestHandler)
+        self._server.daemon_threads = True
+        self._server.request_queue_size = 256
+        threading.Thread(target=self._server.serve_forever, daemon=True, name="scripted-llm").start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    # ------------------------------------------------------------------ replies
+
+    def handle(self, path: str, body: dict) -> tuple[int, dict, dict]:
+        if path.rstrip("/").endswith("/embeddings"):
+            return 200, self._embeddings(body), {}
+        role = role_of(body)
+        with self._lock:
+            record = dict(body, _role=role, _t=time.monotonic())
+            self.requests.append(record)
+            fault = None
+            for key in (role, "*"):
+                if self.faults[key]:
+                    fault = self.faults[key].popleft()
+                    break
+            latency = self.scenario.latency.get(role, self.scenario.latency.get("*", 0.0))
+        if latency:
+            time.sleep(latency)
+        if fault == "slow":
+            time.sleep(30)
+        if fault == "http429":
+            return 429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}}, {"Retry-After": "0"}
+        if fault == "http500":
+            return 500, {"error": {"message": "internal error", "type": "server_error"}}, {}
+        if fault == "http400":
+            return 400, {"error": {"message": "Bad request: something unrelated", "type": "invalid_request_error"}}, {}
+        if fault == "reject_json_schema" and body.get("response_format", {}).get("type") == "json_schema":
+            return 400, {"error": {"message": "response_format json_schema is not supported by this server", "type": "invalid_request_error"}}, {}
+        if fault == "no_choices":
+            return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"), "choices": []}, {}
+
+        reply = self.handlers[role](body) if role in self.handlers else self._default(role, body, fault)
+        finish = reply.pop("finish_reason", None)
+        if fault == "length":
+            reply, finish = {"content": (reply.get("content") or "")[: 40]}, "length"
+        elif fault == "empty":
+            reply = {"content": ""}
+        elif fault == "malformed":
+            reply = {"content": '{"answer": "unterminated'}
+        elif fault == "schema":
+            reply = {"content": json.dumps({"unexpected": True})}
+        return 200, self._completion(body, reply, finish), {}
+
+    def _completion(self, body: dict, reply: dict, finish: str | None) -> dict:
+        message = {"role": "assistant", "content": reply.get("content")}
+        if reply.get("tool_calls"):
+            message["tool_calls"] = [
+                {"id": f"call_{next(self._ids)}", "type": "function",
+                 "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"], ensure_ascii=False)}}
+                for c in reply["tool_calls"]
+            ]
+        prompt_tokens = len(json.dumps(body.get("messages", []), ensure_ascii=False)) // 4
+        completion_tokens = len(json.dumps(message, ensure_ascii=False)) // 4 + 5
+        return {
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "scripted"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish or ("tool_calls" if reply.get("tool_calls") else "stop")}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "completion_tokens_details": {"reasoning_tokens": 0},
+            },
+        }
+
+    def _embeddings(self, body: dict) -> dict:
+        inputs = body.get("input")
+        inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        dim = int(body.get("dimensions") or 384)
+        data = []
+        for i, text in enumerate(inputs):
+            vec = [0.0] * dim
+            for token in re.findall(r"\w", str(text).lower()):
+                vec[hash(token) % dim] += 1.0
+            norm = sum(v * v for v in vec) ** 0.5 or 1.0
+            data.append({"object": "embedding", "index": i, "embedding": [v / norm for v in vec]})
+        return {"object": "list", "data": data, "model": body.get("model"), "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+
+    def _default(self, role: str, body: dict, fault: str | None) -> dict:
+        s = self.scenario
+        question = question_of(body)
+        if role == "planner":
+            tools = re.findall(r"^- (\w+):", " ".join(m.get("content") or "" for m in body["messages"] if m["role"] == "system"), re.M)
+            subs = [{"question": f"{question} — aspect {i + 1}", "suggested_tools": tools[:2]} for i in range(s.sub_questions)]
+            return {"content": json.dumps({"complexity": s.complexity, "sub_questions": subs, "hypotheses": s.hypotheses, "rationale": "scripted"})}
+        if role == "action":
+            turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
+            tools = body.get("tools") or []
+            if fault == "unknown_tool":
+                return {"tool_calls": [{"name": "delete_everything", "arguments": {"confirm": True}}]}
+            if fault == "bad_args":
+                name = tools[0]["function"]["name"] if tools else "search_channel_materials"
+                return {"tool_calls": [{"name": name, "arguments": '{"query": oops'}]}
+            if not tools or (turns >= s.action_rounds and fault != "endless_tools"):
+                return {"content": "DONE"}
+            ordered = sorted(tools, key=lambda t: (t["function"]["name"] not in s.preferred_tools,
+                                                   s.preferred_tools.index(t["function"]["name"]) if t["function"]["name"] in s.preferred_tools else 0))
+            chosen = ordered[: s.tools_per_round]
+            suffix = f" {turns + 1}" if turns else ""
+            return {"tool_calls": [{"name": t["function"]["name"], "arguments": _example_args(t, question + suffix)} for t in chosen]}
+        if role == "reflection":
+            # Count this research's reflections (researches run concurrently in benchmarks).
+            round_no = sum(1 for r in self.calls("reflection") if question_of(r) == question)
+            sufficient = round_no >= s.sufficient_after
+            return {"content": json.dumps({"sufficient": sufficient, "missing": [] if sufficient else ["more evidence"], "covered_sub_questions": [1], "reasoning": "scripted"})}
+        if role == "synthesizer":
+            found = sources_in(body)[: s.cite_per_answer]
+            if fault == "invented_citations" or not found:
+                answer = "The evidence is clear [99]. Another claim [1][42]."
+                return {"content": json.dumps({"answer": answer, "citations": [{"id": 99}, {"id": 1}, {"id": 42}], "conflicts": []}, ensure_ascii=False)}
+            lines = ["## Answer", ""]
+            for source_id, title, _ in found:
+                lines.append(f"- The source {title} addresses the question [{source_id}].")
+            answer = "\n".join(lines)
+            return {"content": json.dumps({"answer": answer, "citations": [{"id": i} for i, _, _ in found], "conflicts": []}, ensure_ascii=False)}
+        if role == "verifier":
+            payload = re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S)
+            claims = json.loads(payload.group(1)) if payload else []
+            return {"content": json.dumps({"verdicts": [{"claim_id": c["claim_id"], "verdict": s.verdict, "reason": "scripted"} for c in claims]})}
+        if role == "judge":
+            text = question.lower() if question else _user_text(body).lower()
+            worth = any(k in text for k in s.judge_keywords) and len(text) > 15
+            return {"content": json.dumps({"worth_it": worth, "confidence": 0.9 if worth else 0.05, "reasons": ["scripted: needs several sources" if worth else "scripted: a single fact"]})}
+        if role == "bloom":
+            return {"content": json.dumps({"level": "analyze", "confidence": 0.8, "rationale": "scripted"})}
+        if role == "context":
+            return {"content": json.dumps({"needs_clarification": False, "questions": [], "defaults": {}})}
+        return {"content": f"Scripted answer to: {_user_text(body)[-200:]}"}
+
+
+def main() -> None:  # pragma: no cover - used by bench scripts
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per LLM call, every role")
+    parser.add_argument("--action-rounds", type=int, default=1)
+    parser.add_argument("--tools-per-round", type=int, default=2)
+    args = parser.parse_args()
+    server = ScriptedLLM(Scenario(latency={"*": args.latency}, action_rounds=args.action_rounds, tools_per_round=args.tools_per_round)).start(args.port)
+    print(server.url, flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
