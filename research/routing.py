@@ -1,4 +1,7 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-# WebSocket routes for research progress; filled by the streaming API.
-websocket_urlpatterns: list = []
+from .consumers import TaskEventsConsumer
+
+websocket_urlpatterns = [
+    path("ws/deep_research/<uuid:task_uuid>/", TaskEventsConsumer.as_asgi()),
+]

@@ -91,3 +91,18 @@ def worker(worker_process, transactional_db, llm):
     except AssertionError:
         print(worker_process.log()[-4000:])
         raise
+
+
+@pytest.fixture(scope="session")
+def daphne_process(django_db_setup, django_db_blocker, scripted_llm):
+    """daphne serving the ASGI app (HTTP, SSE, WebSocket) on the test database."""
+    with django_db_blocker.unblock():
+        process = stack.start_daphne(OPENAI_BASE_URL=scripted_llm.url, UEDU_DR_HEARTBEAT_SECONDS=15)
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def live(worker, daphne_process):
+    """The whole stack: daphne in front, a Celery worker behind, the scripted LLM beyond."""
+    return daphne_process

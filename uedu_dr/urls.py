@@ -3,12 +3,15 @@ from django.conf.urls.static import static
 from django.contrib import admin
 from django.urls import include, path
 from django.views.i18n import set_language
+from drf_spectacular.views import SpectacularAPIView
 
 from uedu_dr import health
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/deep_research/", include("research.api.urls")),
     path("i18n/setlang/", set_language, name="set_language"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("channels_app.urls")),

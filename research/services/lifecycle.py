@@ -31,10 +31,14 @@ def validate_question(question: str | None) -> str:
     return question
 
 
-def check_can_research(user, channel: Channel) -> None:
-    """Members of a channel with Deep Research switched on may start one (admins anywhere)."""
+def check_member(user, channel: Channel) -> None:
     if not user.is_superuser and membership_role(user, channel) is None:
         raise ServiceError("not_a_member", _("You are not a member of this channel."), status=403)
+
+
+def check_can_research(user, channel: Channel) -> None:
+    """Members of a channel with Deep Research switched on may start one (admins anywhere)."""
+    check_member(user, channel)
     if not channel.deep_research_enabled:
         raise ServiceError("deep_research_disabled", _("Deep Research is not enabled in this channel."), status=403)
 

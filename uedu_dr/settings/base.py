@@ -3,6 +3,7 @@ and bad values fail loudly at start-up rather than at the first request."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -29,6 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
     "drf_spectacular",
     "channels",
     "django_celery_beat",
@@ -177,7 +179,12 @@ SESSION_COOKIE_HTTPONLY = True
 
 # --------------------------------------------------------------------------- REST framework
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    # Browsers use the session (with CSRF); scripts and curl use "Authorization: Token <key>".
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "EXCEPTION_HANDLER": "research.api.errors.api_exception_handler",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
@@ -231,6 +238,12 @@ UEDU_DR_STALE_AFTER_SECONDS = _positive_int("UEDU_DR_STALE_AFTER_SECONDS", 90)
 # A queued task nobody picked up after this long is failed (no worker running).
 UEDU_DR_QUEUED_TIMEOUT_SECONDS = _positive_int("UEDU_DR_QUEUED_TIMEOUT_SECONDS", 900)
 UEDU_DR_MAX_QUESTION_CHARS = _positive_int("UEDU_DR_MAX_QUESTION_CHARS", 2000)
+# Rate limits per user (django-ratelimit syntax, e.g. "5/m"), on the shared Redis cache.
+UEDU_DR_RATE_START = env.str("UEDU_DR_RATE_START", default="5/m")
+UEDU_DR_RATE_JUDGE = env.str("UEDU_DR_RATE_JUDGE", default="20/m")
+for _name in ("UEDU_DR_RATE_START", "UEDU_DR_RATE_JUDGE"):
+    if not re.fullmatch(r"\d+/\d*[smhd]", globals()[_name]):
+        raise ImproperlyConfigured(f"{_name} must look like '5/m' (count/period), got {globals()[_name]!r}")
 
 # What the answer does with a claim its sources do not support: "mark" it visibly or "drop" it.
 UEDU_DR_UNSUPPORTED_POLICY = env.str("UEDU_DR_UNSUPPORTED_POLICY", default="mark")

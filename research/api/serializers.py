@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from research.models import ResearchStep, ResearchTask
+
+
+class StartSerializer(serializers.Serializer):
+    # Blank and over-long questions are refused by the service with its own clear messages.
+    question = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+    channel_id = serializers.IntegerField()
+    trigger_mode = serializers.ChoiceField(choices=ResearchTask.TriggerMode.choices, default="forced")
+
+
+class StartedSerializer(serializers.Serializer):
+    task_uuid = serializers.UUIDField()
+    request_log_id = serializers.IntegerField()
+
+
+class CancelSerializer(serializers.Serializer):
+    task_uuid = serializers.UUIDField()
+
+
+class JudgeSerializer(serializers.Serializer):
+    question = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+    channel_id = serializers.IntegerField(required=False)
+
+
+class JudgeResultSerializer(serializers.Serializer):
+    worth_it = serializers.BooleanField()
+    confidence = serializers.FloatField(min_value=0, max_value=1)
+    reasons = serializers.ListField(child=serializers.CharField())
+    threshold = serializers.FloatField(required=False)
+    suggest = serializers.BooleanField(required=False)
+
+
+class QuotaSerializer(serializers.Serializer):
+    role = serializers.CharField()
+    limit = serializers.IntegerField(allow_null=True)
+    unlimited = serializers.BooleanField()
+    used = serializers.FloatField()
+    remaining = serializers.FloatField(allow_null=True)
+    window_start = serializers.DateTimeField(allow_null=True)
+    next_free_at = serializers.DateTimeField(allow_null=True)
+    window_hours = serializers.IntegerField()
+    platform_cap_reached = serializers.BooleanField()
+
+
+class TaskListQuerySerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=ResearchTask.Status.choices, required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
+
+
+class EventsQuerySerializer(serializers.Serializer):
+    after = serializers.IntegerField(min_value=0, default=0)
+
+
+class TaskSummarySerializer(serializers.ModelSerializer):
+    channel_id = serializers.IntegerField()
+    channel_slug = serializers.CharField(source="channel.slug")
+    question = serializers.CharField(source="user_question")
+
+    class Meta:
+        model = ResearchTask
+        fields = ["task_uuid", "status", "trigger_mode", "question", "channel_id", "channel_slug", "tokens_used",
+                  "cost_usd", "limit_hit", "created_at", "finished_at"]
+
+
+class StepSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ResearchStep
+        fields = ["index", "round", "phase", "tool_name", "args", "status", "result_preview", "error", "duration_ms"]
+
+
+class TaskDetailSerializer(serializers.ModelSerializer):
+    question = serializers.CharField(source="user_question")
+    channel = serializers.SerializerMethodField()
+    owner = serializers.CharField(source="user.username")
+    plan = serializers.JSONField(source="plan_json")
+    answer = serializers.CharField(source="final_answer")
+    citations = serializers.JSONField(source="citations_json")
+    verification = serializers.JSONField(source="verification_json")
+    steps = StepSerializer(many=True)
+    usage = serializers.SerializerMethodField()
+    last_seq = serializers.IntegerField(source="event_seq")
+
+    class Meta:
+        model = ResearchTask
+        fields = ["task_uuid", "status", "trigger_mode", "question", "channel", "owner", "language", "plan", "answer",
+                  "citations", "verification", "steps", "usage", "limit_hit", "stop_reason", "error",
+                  "invalid_citations_removed", "created_at", "started_at", "finished_at", "duration_seconds", "last_seq"]
+
+    def get_channel(self, task) -> dict:
+        return {"id": task.channel_id, "slug": task.channel.slug, "name": task.channel.name}
+
+    def get_usage(self, task) -> dict:
+        return {"tokens": task.tokens_used, "prompt_tokens": task.prompt_tokens, "completion_tokens": task.completion_tokens,
+                "reasoning_tokens": task.reasoning_tokens, "cost_usd": float(task.cost_usd)}
+
+
+class EventSerializer(serializers.Serializer):
+    seq = serializers.IntegerField(allow_null=True)
+    type = serializers.CharField()
+    task_uuid = serializers.UUIDField()
+    ts = serializers.DateTimeField()
+    data = serializers.JSONField()

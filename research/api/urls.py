@@ -1,0 +1,14 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("start", views.start, name="dr-start"),
+    path("cancel", views.cancel, name="dr-cancel"),
+    path("quota", views.quota, name="dr-quota"),
+    path("my_tasks", views.my_tasks, name="dr-my-tasks"),
+    path("judge", views.judge_view, name="dr-judge"),
+    path("task/<uuid:task_uuid>", views.task_detail, name="dr-task"),
+    path("task/<uuid:task_uuid>/events", views.task_events, name="dr-task-events"),
+    path("task/<uuid:task_uuid>/stream", views.stream, name="dr-task-stream"),
+]

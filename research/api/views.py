@@ -1,0 +1,204 @@
+"""The Deep Research REST + SSE API. Thin: parse, call a service or selector, shape the reply."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from django.conf import settings
+from django.http import StreamingHttpResponse
+from django.utils.translation import gettext as _
+from django_ratelimit.core import get_usage
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.decorators import api_view, renderer_classes
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from channels_app.models import Channel
+from quotas import services as quotas
+from research.feed import TaskEventFeed
+from research.selectors import get_visible_task, user_tasks
+from research.services import judge, lifecycle
+from research.services.events import serialize
+from uedu_dr.errors import ServiceError
+
+from . import serializers as s
+
+log = logging.getLogger(__name__)
+
+ERRORS = {
+    400: OpenApiResponse(description='Bad input: {"error": {"code", "message"}}'),
+    403: OpenApiResponse(description="Deep Research off for the channel, or not a member"),
+    404: OpenApiResponse(description="No such task (or one you may not see)"),
+    429: OpenApiResponse(description="Quota or rate limit reached; see Retry-After"),
+    503: OpenApiResponse(description="Platform daily cost cap reached, or the LLM is unavailable"),
+}
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets content negotiation accept `text/event-stream`; the stream itself is a
+    StreamingHttpResponse, and anything else (errors) is rendered as JSON."""
+
+    media_type = "text/event-stream"
+    format = "sse"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return JSONRenderer().render(data)
+
+
+def enforce_rate(request: Request, group: str, rate: str) -> None:
+    """django-ratelimit's counter on the shared Redis cache, answered 429 with Retry-After.
+
+    If the cache is unreachable the request goes through: quota and cap, the other defences,
+    live in PostgreSQL and still hold."""
+    try:
+        usage = get_usage(request, group=group, key="user", rate=rate, method="POST", increment=True)
+    except Exception as exc:
+        log.warning("rate limit check skipped (cache unavailable): %s", exc)
+        return
+    if usage and usage["should_limit"]:
+        raise ServiceError(
+            "rate_limited",
+            _("Too many requests in a short time; please wait a moment and try again."),
+            status=429,
+            retry_after=max(1, int(usage["time_left"])),
+        )
+
+
+def _channel(channel_id: int) -> Channel:
+    try:
+        return Channel.objects.get(pk=channel_id)
+    except Channel.DoesNotExist:
+        raise ServiceError("unknown_channel", _("There is no such channel."), status=400) from None
+
+
+def wants_json(request: Request) -> bool:
+    accept = request.META.get("HTTP_ACCEPT", "")
+    return "application/json" in accept and "text/event-stream" not in accept
+
+
+@extend_schema(
+    request=s.StartSerializer,
+    responses={201: s.StartedSerializer, 200: OpenApiResponse(OpenApiTypes.STR, description="text/event-stream of task events (id: seq)"), **ERRORS},
+    description="Start a research. With `Accept: application/json` answers at once with the task id; otherwise "
+    "streams the task's events as Server-Sent Events until a terminal event.",
+)
+@api_view(["POST"])
+@renderer_classes([JSONRenderer, EventStreamRenderer])
+def start(request: Request):
+    body = s.StartSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    enforce_rate(request, "deep_research.start", settings.UEDU_DR_RATE_START)
+    channel = _channel(body.validated_data["channel_id"])
+    task, request_log = lifecycle.task_start(
+        user=request.user,
+        channel=channel,
+        question=body.validated_data["question"],
+        trigger_mode=body.validated_data["trigger_mode"],
+    )
+    if wants_json(request):
+        return Response({"task_uuid": str(task.task_uuid), "request_log_id": request_log.pk}, status=201)
+    return sse_response(task.pk, task.task_uuid, 0, extra={"request_log_id": request_log.pk})
+
+
+@extend_schema(
+    parameters=[OpenApiParameter("Last-Event-ID", OpenApiTypes.INT, OpenApiParameter.HEADER, required=False)],
+    responses={200: OpenApiResponse(OpenApiTypes.STR, description="text/event-stream"), 404: ERRORS[404]},
+    description="Follow a task's events as Server-Sent Events from after `Last-Event-ID` (or `?after=`).",
+)
+@api_view(["GET"])
+@renderer_classes([JSONRenderer, EventStreamRenderer])
+def stream(request: Request, task_uuid):
+    task = get_visible_task(request.user, task_uuid)
+    raw = request.META.get("HTTP_LAST_EVENT_ID") or request.query_params.get("after") or "0"
+    try:
+        last_seq = max(0, int(raw))
+    except ValueError:
+        raise ServiceError("invalid", _("Last-Event-ID must be an event number."), status=400) from None
+    return sse_response(task.pk, task.task_uuid, last_seq)
+
+
+def sse_response(task_id: int, task_uuid, last_seq: int, extra: dict | None = None) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(_sse(task_id, task_uuid, last_seq, extra or {}), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # proxies must not hold the stream back
+    return response
+
+
+async def _sse(task_id: int, task_uuid, last_seq: int, extra: dict):
+    async with TaskEventFeed(task_id, task_uuid, last_seq) as feed:
+        connected = feed.connected()
+        connected["data"].update(extra)
+        yield _frame(connected)
+        while not feed.finished:
+            for event in await feed.next():
+                yield _frame(event)
+
+
+def _frame(event: dict) -> str:
+    head = f"id: {event['seq']}\n" if event.get("seq") is not None else ""
+    return f"{head}data: {json.dumps(event, ensure_ascii=False)}\n\n"
+
+
+@extend_schema(request=s.CancelSerializer, responses={200: s.TaskSummarySerializer, 403: ERRORS[403], 404: ERRORS[404],
+                                                      409: OpenApiResponse(description="Already finished")})
+@api_view(["POST"])
+def cancel(request: Request):
+    body = s.CancelSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    task = get_visible_task(request.user, body.validated_data["task_uuid"])
+    task = lifecycle.task_cancel(user=request.user, task=task)
+    return Response(s.TaskSummarySerializer(task).data)
+
+
+@extend_schema(responses={200: s.QuotaSerializer})
+@api_view(["GET"])
+def quota(request: Request):
+    status = quotas.quota_status(request.user).as_dict()
+    cost = quotas.cost_status()
+    from research.services.settlement import worst_case_cost
+
+    status["platform_cap_reached"] = cost.committed + worst_case_cost() > cost.cap
+    return Response(status)
+
+
+@extend_schema(parameters=[s.TaskListQuerySerializer], responses={200: s.TaskSummarySerializer(many=True), 400: ERRORS[400]})
+@api_view(["GET"])
+def my_tasks(request: Request):
+    query = s.TaskListQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    tasks = user_tasks(request.user, status=query.validated_data.get("status"), limit=query.validated_data["limit"])
+    return Response(s.TaskSummarySerializer(tasks, many=True).data)
+
+
+@extend_schema(responses={200: s.TaskDetailSerializer, 404: ERRORS[404]})
+@api_view(["GET"])
+def task_detail(request: Request, task_uuid):
+    task = get_visible_task(request.user, task_uuid)
+    return Response(s.TaskDetailSerializer(task).data)
+
+
+@extend_schema(parameters=[s.EventsQuerySerializer], responses={200: s.EventSerializer(many=True), 404: ERRORS[404]})
+@api_view(["GET"])
+def task_events(request: Request, task_uuid):
+    task = get_visible_task(request.user, task_uuid)
+    query = s.EventsQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    events = task.events.filter(seq__gt=query.validated_data["after"]).order_by("seq")[:1000]
+    return Response([serialize(e, task.task_uuid) for e in events])
+
+
+@extend_schema(request=s.JudgeSerializer, responses={200: s.JudgeResultSerializer, **ERRORS})
+@api_view(["POST"])
+def judge_view(request: Request):
+    body = s.JudgeSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE)
+    channel = None
+    if body.validated_data.get("channel_id") is not None:
+        channel = _channel(body.validated_data["channel_id"])
+        lifecycle.check_member(request.user, channel)
+    return Response(judge.judge_question(body.validated_data["question"], channel))

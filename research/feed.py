@@ -1,0 +1,102 @@
+"""The event feed of one task, shared by the SSE stream and the WebSocket consumer.
+
+Stored events after the client's last seq come first, then live ones. The database is read
+every time the channel layer signals (and every few seconds anyway, in case a signal was lost
+or Redis is away), and only events with a seq above the last one sent go out: nothing is lost
+or sent twice across a reconnect."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.utils import timezone
+
+from research.models import ResearchEvent
+from research.services.events import TERMINAL_TYPES, group_name, serialize
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 2.0
+
+
+class TaskEventFeed:
+    def __init__(self, task_id: int, task_uuid, last_seq: int = 0):
+        self.task_id = task_id
+        self.task_uuid = str(task_uuid)
+        self.last_seq = max(0, last_seq)
+        self.finished = False
+        self._layer = None
+        self._channel = None
+        self._loop_time = time.monotonic
+        self._last_sent = self._loop_time()
+
+    async def __aenter__(self) -> "TaskEventFeed":
+        # Subscribe before the first read, so an event stored between the read and the
+        # subscription still wakes us.
+        try:
+            self._layer = get_channel_layer()
+            self._channel = await self._layer.new_channel()
+            await self._layer.group_add(group_name(self.task_uuid), self._channel)
+        except Exception as exc:  # Redis away: poll the database instead
+            log.warning("event feed of %s without channel layer: %s", self.task_uuid, exc)
+            self._layer = None
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        if self._layer is not None:
+            try:
+                await self._layer.group_discard(group_name(self.task_uuid), self._channel)
+            except Exception:
+                pass
+
+    def connected(self) -> dict:
+        return {"seq": None, "type": "connected", "task_uuid": self.task_uuid, "ts": timezone.now().isoformat(),
+                "data": {"last_seq": self.last_seq}}
+
+    def heartbeat(self) -> dict:
+        return {"seq": None, "type": "heartbeat", "task_uuid": self.task_uuid, "ts": timezone.now().isoformat(), "data": {}}
+
+    async def stored(self) -> list[dict]:
+        events = [
+            serialize(event, self.task_uuid)
+            async for event in ResearchEvent.objects.filter(task_id=self.task_id, seq__gt=self.last_seq).order_by("seq")[:500]
+        ]
+        if events:
+            self.last_seq = events[-1]["seq"]
+            self.finished = any(e["type"] in TERMINAL_TYPES for e in events)
+            self._last_sent = self._loop_time()
+        return events
+
+    async def next(self) -> list[dict]:
+        """What to send now: stored events, or a heartbeat when nothing was sent for a while,
+        or nothing (call again)."""
+        events = await self.stored()
+        if events:
+            return events
+        await self._wait()
+        events = await self.stored()
+        if events:
+            return events
+        if self._loop_time() - self._last_sent >= settings.UEDU_DR_HEARTBEAT_SECONDS:
+            self._last_sent = self._loop_time()
+            return [self.heartbeat()]
+        return []
+
+    async def _wait(self) -> None:
+        idle_left = settings.UEDU_DR_HEARTBEAT_SECONDS - (self._loop_time() - self._last_sent)
+        timeout = max(0.05, min(POLL_SECONDS, idle_left))
+        if self._layer is None:
+            await asyncio.sleep(timeout)
+            return
+        try:
+            await asyncio.wait_for(self._layer.receive(self._channel), timeout)
+        except asyncio.TimeoutError:
+            pass
+        except Exception as exc:  # the layer broke mid-stream: keep going on the database
+            log.warning("event feed of %s lost its channel layer: %s", self.task_uuid, exc)
+            self._layer = None
+            await asyncio.sleep(timeout)

@@ -1,0 +1,38 @@
+"""The auto-judge: is this question worth a Deep Research run? It only ever advises."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext as _
+
+from channels_app.models import Channel
+from research.engine import prompts, schemas
+from research.engine.llm import LLMError
+from uedu_dr.errors import ServiceError
+
+from .lifecycle import validate_question
+from .llm_factory import llm_configured, make_client
+
+
+def judge_question(question: str, channel: Channel | None = None) -> dict:
+    question = validate_question(question)
+    if not llm_configured():
+        raise ServiceError("llm_not_configured", _("No language model is configured."), status=503)
+    try:
+        verdict = make_client().structured(
+            "judge",
+            [{"role": "system", "content": prompts.JUDGE}, {"role": "user", "content": f"Student's question:\n{question}"}],
+            schemas.JUDGE,
+            "deep_research_judge",
+            max_tokens=400,
+        )
+    except LLMError as exc:
+        raise ServiceError("judge_unavailable", _("The suggestion service is unavailable right now."), status=503) from exc
+    result = {
+        "worth_it": verdict["worth_it"],
+        "confidence": round(min(1.0, max(0.0, float(verdict["confidence"]))), 3),
+        "reasons": [r[:300] for r in verdict["reasons"][:5]],
+    }
+    if channel is not None:
+        result["threshold"] = channel.auto_suggest_threshold
+        result["suggest"] = bool(result["worth_it"] and result["confidence"] >= channel.auto_suggest_threshold and channel.deep_research_enabled)
+    return result
