@@ -134,6 +134,24 @@ _PARAM_HINTS = {
 
 Recorder = Callable[[dict], None]
 
+# One SDK client (and so one HTTP connection pool) per server for the whole process: researches
+# run as threads of one worker, and a fresh client per research would open fresh connections.
+_CLIENTS: dict[tuple, openai.OpenAI] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _shared_client(config: LLMConfig) -> openai.OpenAI:
+    key = (config.base_url, config.api_key, config.timeout, config.max_retries)
+    with _CLIENTS_LOCK:
+        if key not in _CLIENTS:
+            _CLIENTS[key] = openai.OpenAI(
+                base_url=config.base_url or None,
+                api_key=config.api_key or "not-needed",
+                timeout=config.timeout,
+                max_retries=config.max_retries,
+            )
+        return _CLIENTS[key]
+
 
 class LLMClient:
     def __init__(self, config: LLMConfig, meter: UsageMeter | None = None, recorder: Recorder | None = None):
@@ -144,12 +162,7 @@ class LLMClient:
         self.config = config
         self.meter = meter or UsageMeter()
         self.recorder = recorder
-        self._client = openai.OpenAI(
-            base_url=config.base_url or None,
-            api_key=config.api_key or "not-needed",
-            timeout=config.timeout,
-            max_retries=config.max_retries,
-        )
+        self._client = _shared_client(config)
 
     # ------------------------------------------------------------------ public calls
 
@@ -186,7 +199,7 @@ class LLMClient:
         except ValueError as exc:
             raise LLMMalformed(f"{role}: the answer is not JSON ({exc.msg})") from None
         try:
-            jsonschema.validate(data, schema)
+            _validator(schema).validate(data)
         except jsonschema.ValidationError as exc:
             raise LLMMalformed(f"{role}: the answer breaks the schema ({exc.message[:200]})") from None
         return data
@@ -348,6 +361,17 @@ class LLMClient:
                 "seconds": round(seconds, 3),
             }
         )
+
+
+_VALIDATORS: dict[int, jsonschema.protocols.Validator] = {}
+
+
+def _validator(schema: dict):
+    """Compiled once per schema: building a validator costs more than validating with it."""
+    validator = _VALIDATORS.get(id(schema))
+    if validator is None or validator.schema is not schema:
+        validator = _VALIDATORS[id(schema)] = jsonschema.validators.validator_for(schema)(schema)
+    return validator
 
 
 def _schema_instruction(schema: dict) -> str:

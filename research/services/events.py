@@ -3,10 +3,11 @@ channel layer after commit. Clients that miss a signal catch up from the table."
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 import uuid
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import connection, transaction
 from django.utils import timezone
@@ -58,13 +59,44 @@ def record_event(task_id: int, task_uuid, type: str, data: dict) -> dict:
     return payload
 
 
+class _SignalLoop:
+    """A long-lived event loop thread for channel-layer sends from sync code.
+
+    async_to_sync would build a new loop, and so a new Redis connection, for every event; this
+    loop keeps one connection pool for the process. Sends are fire-and-forget: the research
+    never waits on Redis, and a lost signal only delays a listener until its next table read."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, name="channel-layer-signals", daemon=True).start()
+            return self._loop
+
+    def send(self, group: str, message: dict) -> None:
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), self.loop())
+        future.add_done_callback(_log_failure)
+
+
+def _log_failure(future) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("could not signal an event: %s", future.exception())
+
+
+_signals = _SignalLoop()
+
+
 def signal(task_uuid, payload: dict) -> None:
     """Tell live listeners. Losing this is harmless: listeners re-read the table on gaps."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
     try:
-        async_to_sync(layer.group_send)(group_name(task_uuid), {"type": "research.event", "event": payload})
+        _signals.send(group_name(task_uuid), {"type": "research.event", "event": payload})
     except Exception as exc:  # Redis down must not fail a research; the DB has the event
         log.warning("could not signal event %s of %s: %s", payload.get("seq"), task_uuid, exc)
 

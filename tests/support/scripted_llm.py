@@ -159,6 +159,8 @@ class ScriptedLLM:
 
         class RequestHandler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; without this, Nagle + delayed ACK add ~40 ms.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args):  # quiet
                 pass
@@ -180,7 +182,13 @@ class ScriptedLLM:
                     pass
 
             def do_GET(self):
-                data = json.dumps({"object": "list", "data": [{"id": "scripted", "object": "model"}]}).encode()
+                if self.path.startswith("/_stats"):  # for benchmarks running the server as a process
+                    payload = {"requests": len(llm.requests), "by_role": {}}
+                    for r in list(llm.requests):
+                        payload["by_role"][r["_role"]] = payload["by_role"].get(r["_role"], 0) + 1
+                else:
+                    payload = {"object": "list", "data": [{"id": "scripted", "object": "model"}]}
+                data = json.dumps(payload).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -1,0 +1,100 @@
+"""What every benchmark needs: a scratch database on the embedded (or configured) PostgreSQL, a
+private Valkey, Django set up in this process, and helpers to start workers and the scripted
+LLM as separate processes. Everything started here is stopped again by `close()`."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+BIN = Path(sys.executable).parent
+
+
+class BenchStack:
+    def __init__(self, name: str):
+        from uedu_dr import devstack
+
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"uedu-bench-{name}-"))
+        self.processes: list[subprocess.Popen] = []
+        base = os.environ.get("DATABASE_URL")
+        if base:
+            raise SystemExit("benchmarks create their own scratch database on the embedded PostgreSQL; unset DATABASE_URL")
+        db = devstack.ensure_postgres()
+        self.db_name = f"bench_{name}_{os.getpid()}"
+        self.admin_url = devstack.postgres_url(dict(db, NAME="postgres"))
+        self._psql(f'CREATE DATABASE "{self.db_name}"')
+        self.database_url = devstack.postgres_url(dict(db, NAME=self.db_name))
+        valkey = devstack.start_valkey(self.tmp / "valkey")
+        self.processes.append(valkey)
+        self.redis_url = f"redis://127.0.0.1:{valkey.port}/0"
+        os.environ.update(DATABASE_URL=self.database_url, REDIS_URL=self.redis_url,
+                          DJANGO_SETTINGS_MODULE="uedu_dr.settings.dev", LOG_LEVEL="WARNING")
+        atexit.register(self.close)
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, env=self.env())
+        import django
+
+        django.setup()
+
+    def _psql(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(sql)
+
+    def env(self, **extra) -> dict:
+        env = dict(os.environ)
+        env.update(DATABASE_URL=self.database_url, REDIS_URL=self.redis_url, PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING")
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def spawn(self, cmd: list[str], *, ready: str | None = None, timeout: float = 90, **env) -> subprocess.Popen:
+        log = open(self.tmp / f"proc-{len(self.processes)}.log", "w+")
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env(**env), stdout=log, stderr=subprocess.STDOUT)
+        proc.log_path = log.name  # type: ignore[attr-defined]
+        self.processes.append(proc)
+        if ready:
+            deadline = time.monotonic() + timeout
+            while ready not in Path(log.name).read_text(errors="replace"):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{cmd[0]} did not start:\n{Path(log.name).read_text()[-2000:]}")
+                time.sleep(0.1)
+        return proc
+
+    def scripted_llm(self, **flags) -> str:
+        args = [sys.executable, "-m", "tests.support.scripted_llm", "--port", "0"]
+        for key, value in flags.items():
+            args += [f"--{key.replace('_', '-')}", str(value)]
+        proc = self.spawn(args, ready="http://")
+        return Path(proc.log_path).read_text().strip().splitlines()[0]
+
+    def worker(self, *, concurrency: int = 64, **env) -> subprocess.Popen:
+        return self.spawn([str(BIN / "celery"), "-A", "uedu_dr", "worker", "--pool", "threads", "--concurrency", str(concurrency),
+                           "-l", "info", "--without-gossip", "--without-mingle", "-n", f"bench-{os.getpid()}@%h"],
+                          ready=" ready.", **env)
+
+    def close(self) -> None:
+        for proc in reversed(self.processes):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        self.processes.clear()
+        from django.db import connections
+
+        connections.close_all()
+        try:
+            self._psql(f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)')
+        except Exception as exc:  # leave a note rather than hide it
+            print(f"could not drop {self.db_name}: {exc}", file=sys.stderr)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        atexit.unregister(self.close)
