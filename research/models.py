@@ -47,6 +47,10 @@ class ResearchTask(models.Model):
     invalid_citations_removed = models.PositiveIntegerField(_("invalid citations removed"), default=0)
     error = models.TextField(_("error"), blank=True)
 
+    # Learning-analytics signals (Sociomics, Ethicomics): counted without storing who.
+    shared_views = models.PositiveIntegerField(_("views by others"), default=0)
+    disclaimer_acknowledged_at = models.DateTimeField(_("disclaimer acknowledged"), null=True, blank=True)
+
     cancel_requested = models.BooleanField(default=False)
     # Last seq handed out for this task's events; incremented atomically (see research.events).
     event_seq = models.PositiveIntegerField(default=0)

@@ -88,7 +88,8 @@ class TaskDetailSerializer(serializers.ModelSerializer):
         model = ResearchTask
         fields = ["task_uuid", "status", "trigger_mode", "question", "channel", "owner", "language", "plan", "answer",
                   "citations", "verification", "steps", "usage", "limit_hit", "stop_reason", "error",
-                  "invalid_citations_removed", "created_at", "started_at", "finished_at", "duration_seconds", "last_seq"]
+                  "invalid_citations_removed", "created_at", "started_at", "finished_at", "duration_seconds", "last_seq",
+                  "disclaimer_acknowledged_at"]
 
     def get_channel(self, task) -> dict:
         return {"id": task.channel_id, "slug": task.channel.slug, "name": task.channel.name}

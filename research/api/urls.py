@@ -11,4 +11,5 @@ urlpatterns = [
     path("task/<uuid:task_uuid>", views.task_detail, name="dr-task"),
     path("task/<uuid:task_uuid>/events", views.task_events, name="dr-task-events"),
     path("task/<uuid:task_uuid>/stream", views.stream, name="dr-task-stream"),
+    path("task/<uuid:task_uuid>/acknowledge", views.acknowledge, name="dr-task-acknowledge"),
 ]

@@ -20,7 +20,7 @@ from channels_app.models import Channel
 from quotas import services as quotas
 from research.feed import TaskEventFeed
 from research.selectors import get_visible_task, user_tasks
-from research.services import judge, lifecycle
+from research.services import analytics, judge, lifecycle
 from research.services.events import serialize
 from uedu_dr.errors import ServiceError
 
@@ -202,3 +202,12 @@ def judge_view(request: Request):
         channel = _channel(body.validated_data["channel_id"])
         lifecycle.check_member(request.user, channel)
     return Response(judge.judge_question(body.validated_data["question"], channel))
+
+
+@extend_schema(request=None, responses={200: OpenApiResponse(description='{"acknowledged_at": "…"}'), 403: ERRORS[403], 404: ERRORS[404],
+                                        409: OpenApiResponse(description="The research has no answer")})
+@api_view(["POST"])
+def acknowledge(request: Request, task_uuid):
+    """The owner's "I understand" click on the answer's disclaimer."""
+    task = analytics.acknowledge_disclaimer(get_visible_task(request.user, task_uuid), request.user)
+    return Response({"acknowledged_at": task.disclaimer_acknowledged_at.isoformat()})
