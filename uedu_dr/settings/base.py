@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "channels_app",
     "quotas",
     "research",
+    "research.catalogue",
 ]
 
 MIDDLEWARE = [
