@@ -13,6 +13,7 @@ REGISTRY = ToolRegistry()
 # One module per tool family; each registers its tools on REGISTRY.
 TOOL_MODULES: list[str] = [
     "research.tools.catalogue",  # the Uedu catalogue and internal platform documents
+    "research.tools.scholarly",  # OpenAlex
 ]
 
 _loaded = False
