@@ -14,6 +14,7 @@ REGISTRY = ToolRegistry()
 TOOL_MODULES: list[str] = [
     "research.tools.catalogue",  # the Uedu catalogue and internal platform documents
     "research.tools.scholarly",  # OpenAlex
+    "research.tools.web",  # web_search, fetch_url (only where the channel enables web tools)
 ]
 
 _loaded = False

@@ -6,7 +6,9 @@ import pytest
 from django.core.cache import cache
 
 from research.tools import REGISTRY, ToolContext
+from tests.support.fake_http import FakeHTTPServer
 from tests.support.fake_openalex import FakeOpenAlex
+from tests.support.fake_searxng import FakeSearxng
 
 WEB_CTX = ToolContext(user_id=1, channel_id=1, web_tools_enabled=True)
 
@@ -33,3 +35,23 @@ def openalex(settings):
         settings.OPENALEX_API_KEY = ""
         settings.OPENALEX_MAILTO = ""
         yield server
+
+
+@pytest.fixture
+def searxng(settings):
+    with FakeSearxng() as server:
+        settings.SEARXNG_URL = server.url
+        yield server
+
+
+@pytest.fixture
+def site():
+    """A tiny web server for fetch_url. It runs on 127.0.0.1, which fetch_url refuses unless a
+    test allow-lists it (see `loopback_allowed`)."""
+    with FakeHTTPServer() as server:
+        yield server
+
+
+@pytest.fixture
+def loopback_allowed(settings):
+    settings.UEDU_FETCH_ALLOWED_NETWORKS = ["127.0.0.1/32"]
