@@ -15,6 +15,7 @@ TOOL_MODULES: list[str] = [
     "research.tools.catalogue",  # the Uedu catalogue and internal platform documents
     "research.tools.scholarly",  # OpenAlex
     "research.tools.web",  # web_search, fetch_url (only where the channel enables web tools)
+    "research.tools.structured",  # SEC EDGAR financials
 ]
 
 _loaded = False

@@ -6,6 +6,7 @@ import pytest
 from django.core.cache import cache
 
 from research.tools import REGISTRY, ToolContext
+from tests.support.fake_edgar import FakeEdgar
 from tests.support.fake_http import FakeHTTPServer
 from tests.support.fake_openalex import FakeOpenAlex
 from tests.support.fake_searxng import FakeSearxng
@@ -41,6 +42,16 @@ def openalex(settings):
 def searxng(settings):
     with FakeSearxng() as server:
         settings.SEARXNG_URL = server.url
+        yield server
+
+
+@pytest.fixture
+def edgar(settings):
+    with FakeEdgar() as server:
+        settings.EDGAR_BASE_URL = server.url
+        settings.EDGAR_TICKERS_URL = server.url + FakeEdgar.TICKERS_PATH
+        settings.EDGAR_ARCHIVES_URL = "https://www.sec.gov/Archives/edgar/data"
+        settings.EDGAR_USER_AGENT = "Uedu tests ops@uedu.example"
         yield server
 
 

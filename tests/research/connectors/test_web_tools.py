@@ -288,6 +288,6 @@ def test_web_tools_are_absent_when_the_channel_disables_them():
     closed = ToolContext(user_id=1, channel_id=1, web_tools_enabled=False)
     names = REGISTRY.bind(closed).names()
     assert not names & {"web_search", "fetch_url"}
-    assert {"search_external_papers", "get_course_overview", "get_internal_docs"} <= names
+    assert {"search_external_papers", "get_financials", "get_course_overview", "get_internal_docs"} <= names
     assert {"web_search", "fetch_url"} <= REGISTRY.bind(WEB_CTX).names()
     assert call("fetch_url", closed, url="https://example.org/").error == "unknown tool 'fetch_url'"
