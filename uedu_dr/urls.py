@@ -14,6 +14,7 @@ urlpatterns = [
     path("api/deep_research/", include("research.api.urls")),
     path("i18n/setlang/", set_language, name="set_language"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("catalogue/", include("research.catalogue.urls")),
     path("", include("channels_app.urls")),
 ]
 

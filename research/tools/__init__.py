@@ -11,7 +11,12 @@ from .registry import BoundToolbox, Tool, ToolContext, ToolDefinitionError, Tool
 REGISTRY = ToolRegistry()
 
 # One module per tool family; each registers its tools on REGISTRY.
-TOOL_MODULES: list[str] = []
+TOOL_MODULES: list[str] = [
+    "research.tools.catalogue",  # the Uedu catalogue and internal platform documents
+    "research.tools.scholarly",  # OpenAlex
+    "research.tools.web",  # web_search, fetch_url (only where the channel enables web tools)
+    "research.tools.structured",  # SEC EDGAR financials
+]
 
 _loaded = False
 

@@ -3,6 +3,7 @@ and bad values fail loudly at start-up rather than at the first request."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -37,6 +38,7 @@ INSTALLED_APPS = [
     "channels_app",
     "quotas",
     "research",
+    "research.catalogue",
 ]
 
 MIDDLEWARE = [
@@ -274,6 +276,78 @@ UEDU_LLM_PRICES = env.json(
 for _model, _price in UEDU_LLM_PRICES.items():
     if not (isinstance(_price, list) and len(_price) == 2 and all(isinstance(p, (int, float)) for p in _price)):
         raise ImproperlyConfigured(f"UEDU_LLM_PRICES[{_model!r}] must be [input_usd_per_mtok, output_usd_per_mtok]")
+
+# --------------------------------------------------------------------------- Knowledge sources: OpenAlex, web, SEC EDGAR
+# Every external service the research tools read is reached by a configurable base URL, so that
+# tests (and air-gapped sites) can point them at servers of their own.
+def _http_url(name: str, default: str) -> str:
+    """An http(s) base URL without a trailing slash; empty only when the default is empty."""
+    raw = env.str(name, default=default).strip()
+    if not raw and not default:
+        return ""
+    scheme, _, rest = raw.partition("://")
+    if scheme not in ("http", "https") or not rest or rest.startswith("/"):
+        raise ImproperlyConfigured(f"{name} must be an http(s) URL, got {raw!r}")
+    return raw.rstrip("/")
+
+
+def _positive_float(name: str, default: float) -> float:
+    value = env.float(name, default=default)
+    if not value > 0:
+        raise ImproperlyConfigured(f"{name} must be a positive number, got {value}")
+    return value
+
+
+def _non_negative_int(name: str, default: int, *, maximum: int) -> int:
+    value = env.int(name, default=default)
+    if not 0 <= value <= maximum:
+        raise ImproperlyConfigured(f"{name} must be between 0 and {maximum}, got {value}")
+    return value
+
+
+# Shared by every external API call (OpenAlex, SearxNG, EDGAR): per-request timeout, bounded
+# retries with exponential backoff on 429/5xx/network errors, and a response cache (Django cache).
+UEDU_TOOL_HTTP_TIMEOUT_SECONDS = _positive_float("UEDU_TOOL_HTTP_TIMEOUT_SECONDS", 15.0)
+UEDU_TOOL_HTTP_MAX_RETRIES = _non_negative_int("UEDU_TOOL_HTTP_MAX_RETRIES", 3, maximum=6)
+UEDU_TOOL_HTTP_BACKOFF_SECONDS = _positive_float("UEDU_TOOL_HTTP_BACKOFF_SECONDS", 0.5)
+UEDU_TOOL_CACHE_SECONDS = _non_negative_int("UEDU_TOOL_CACHE_SECONDS", 3600, maximum=30 * 86400)  # 0 = no cache
+
+OPENALEX_BASE_URL = _http_url("OPENALEX_BASE_URL", "https://api.openalex.org")
+OPENALEX_API_KEY = env.str("OPENALEX_API_KEY", default="")
+OPENALEX_MAILTO = env.str("OPENALEX_MAILTO", default="")  # OpenAlex's "polite pool" contact
+if OPENALEX_MAILTO and "@" not in OPENALEX_MAILTO:
+    raise ImproperlyConfigured(f"OPENALEX_MAILTO must be an e-mail address, got {OPENALEX_MAILTO!r}")
+# Institutions' countries search_external_papers filters on unless the caller names others.
+OPENALEX_COUNTRY_CODES = [c.strip().lower() for c in env.list("OPENALEX_COUNTRY_CODES", default=["tw", "sg", "jp", "kr", "cn"])]
+if not OPENALEX_COUNTRY_CODES or any(len(c) != 2 or not c.isalpha() for c in OPENALEX_COUNTRY_CODES):
+    raise ImproperlyConfigured("OPENALEX_COUNTRY_CODES must be comma-separated ISO 3166-1 alpha-2 codes, e.g. tw,jp")
+
+WEB_SEARCH_PROVIDER = env.str("WEB_SEARCH_PROVIDER", default="searxng")
+if WEB_SEARCH_PROVIDER not in ("searxng",):
+    raise ImproperlyConfigured(f"WEB_SEARCH_PROVIDER must be 'searxng', got {WEB_SEARCH_PROVIDER!r}")
+SEARXNG_URL = _http_url("SEARXNG_URL", "")  # empty: web_search answers "not configured"
+
+# fetch_url refuses private, loopback, link-local, multicast, reserved and unspecified addresses;
+# these networks (CIDRs) are exempt, e.g. an intranet wiki. Keep empty in production unless needed.
+UEDU_FETCH_ALLOWED_NETWORKS = env.list("UEDU_FETCH_ALLOWED_NETWORKS", default=[])
+for _network in UEDU_FETCH_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"UEDU_FETCH_ALLOWED_NETWORKS: {_network!r} is not an IP network") from None
+UEDU_FETCH_MAX_BYTES = _positive_int("UEDU_FETCH_MAX_BYTES", 2_000_000)
+UEDU_FETCH_MAX_REDIRECTS = _non_negative_int("UEDU_FETCH_MAX_REDIRECTS", 5, maximum=10)
+UEDU_FETCH_TIMEOUT_SECONDS = _positive_float("UEDU_FETCH_TIMEOUT_SECONDS", 20.0)  # whole fetch, redirects included
+UEDU_FETCH_MAX_TEXT_CHARS = _positive_int("UEDU_FETCH_MAX_TEXT_CHARS", 20_000)
+
+# SEC EDGAR (get_financials). SEC asks every client to identify itself with a contact e-mail in
+# the User-Agent; without one, get_financials answers "not configured" instead of being blocked.
+EDGAR_BASE_URL = _http_url("EDGAR_BASE_URL", "https://data.sec.gov")
+EDGAR_TICKERS_URL = _http_url("EDGAR_TICKERS_URL", "https://www.sec.gov/files/company_tickers.json")
+EDGAR_ARCHIVES_URL = _http_url("EDGAR_ARCHIVES_URL", "https://www.sec.gov/Archives/edgar/data")
+EDGAR_USER_AGENT = env.str("EDGAR_USER_AGENT", default="").strip()
+if EDGAR_USER_AGENT and "@" not in EDGAR_USER_AGENT:
+    raise ImproperlyConfigured("EDGAR_USER_AGENT must name the organisation and a contact e-mail, e.g. 'Uedu ops@uedu.example'")
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,59 @@
+"""Text search over catalogue rows on PostgreSQL, for Chinese and English alike.
+
+PostgreSQL's full-text parser has no Chinese word segmentation: '教育資料科學' is one token, so a
+query for '資料科學' would never match it. We therefore match Chinese/Japanese/Korean text by
+overlapping character bigrams (ILIKE), the classic CJK search technique, and Latin words both by
+ILIKE and by English full-text search (which adds stemming: 'analytics' finds 'analytic').
+A row's score is the number of query terms it contains plus its full-text rank."""
+
+from __future__ import annotations
+
+import operator
+import re
+from functools import reduce
+
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.db.models import Case, F, FloatField, Q, QuerySet, Value, When
+
+# Han (incl. extension A and compatibility), kana and hangul.
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
+_WORD = re.compile(r"[^\W_]+")
+MAX_TERMS = 24  # a long question must not become a hundred-clause query
+
+
+def search_terms(query: str) -> tuple[list[str], list[str]]:
+    """(all terms, Latin words) of a query. CJK runs become bigrams, a single character stays."""
+    terms: list[str] = []
+    for run in _CJK_RUN.findall(query):
+        terms += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+    words = [w.lower() for w in _WORD.findall(_CJK_RUN.sub(" ", query)) if len(w) > 1 or w.isdigit()]
+    terms += words
+    unique = list(dict.fromkeys(terms))[:MAX_TERMS]
+    return unique, [w for w in dict.fromkeys(words) if w in unique]
+
+
+def ranked(queryset: QuerySet, query: str, fields: list[str]) -> QuerySet:
+    """Rows of `queryset` matching `query` in any of `fields`, best first (annotated `score`).
+
+    An empty query (no searchable term) matches nothing; callers list everything instead."""
+    terms, words = search_terms(query)
+    if not terms:
+        return queryset.none()
+
+    def contains(term: str) -> Q:
+        return reduce(operator.or_, (Q(**{f"{field}__icontains": term}) for field in fields))
+
+    hits = reduce(
+        operator.add,
+        (Case(When(contains(t), then=Value(1.0)), default=Value(0.0), output_field=FloatField()) for t in terms),
+    )
+    matches = reduce(operator.or_, (contains(t) for t in terms))
+    if words:
+        vector = SearchVector(*fields, config="english")
+        fts = SearchQuery(" OR ".join(words), search_type="websearch", config="english")
+        queryset = queryset.annotate(_fts=vector, _rank=SearchRank(vector, fts))
+        matches |= Q(_fts=fts)
+        score = hits + F("_rank")
+    else:
+        score = hits
+    return queryset.annotate(score=score).filter(matches).order_by("-score", "pk")
