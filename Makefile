@@ -5,10 +5,10 @@ PY := $(VENV)/bin/python
 
 .PHONY: run test stop bench messages
 
+# Rebuilt when requirements.txt changes; an existing virtualenv (or a symlink to one) is reused.
 $(VENV)/.installed: requirements.txt
-	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
+	@test -x $(VENV)/bin/python || { command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }; \
+		$(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install --quiet --upgrade pip; }
 	$(VENV)/bin/pip install --quiet -r requirements.txt
 	touch $@
 
