@@ -30,6 +30,14 @@ class Channel(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text=_("Suggest Deep Research when the judge's confidence is at least this value (0–1)."),
     )
+    web_allowed_domains = models.TextField(
+        _("allowed web domains"),
+        blank=True,
+        help_text=_("One domain per line. When set, web sources from other domains are not used."),
+    )
+    web_denied_domains = models.TextField(
+        _("denied web domains"), blank=True, help_text=_("One domain per line. Web sources from these domains are never used.")
+    )
     system_prompt = models.TextField(
         _("system prompt"),
         blank=True,
@@ -46,6 +54,18 @@ class Channel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.slug})"
+
+    @staticmethod
+    def _domains(text: str) -> tuple[str, ...]:
+        return tuple(line.strip().lower().lstrip(".") for line in text.splitlines() if line.strip())
+
+    @property
+    def allowed_domains(self) -> tuple[str, ...]:
+        return self._domains(self.web_allowed_domains)
+
+    @property
+    def denied_domains(self) -> tuple[str, ...]:
+        return self._domains(self.web_denied_domains)
 
 
 class Membership(models.Model):

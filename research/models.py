@@ -51,6 +51,18 @@ class ResearchTask(models.Model):
     shared_views = models.PositiveIntegerField(_("views by others"), default=0)
     disclaimer_acknowledged_at = models.DateTimeField(_("disclaimer acknowledged"), null=True, blank=True)
 
+    # Evidence quality: unresolved conflicts put a task in the review queue of the channel's
+    # teacher and Super TAs, whose note is shown on the result page.
+    needs_review = models.BooleanField(_("needs human review"), default=False, db_index=True)
+    review_note = models.TextField(_("reviewer note"), blank=True)
+    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                    verbose_name=_("reviewed by"))
+    reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
+    # A replay re-runs a stored task's reasoning against its recorded tool results.
+    replay_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays",
+                                  verbose_name=_("replay of"))
+    model_name = models.CharField(_("model"), max_length=100, blank=True)
+
     cancel_requested = models.BooleanField(default=False)
     # Last seq handed out for this task's events; incremented atomically (see research.events).
     event_seq = models.PositiveIntegerField(default=0)
@@ -124,3 +136,97 @@ class ResearchEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task_id}:{self.seq} {self.type}"
+
+
+class ResearchClaim(models.Model):
+    """One factual claim of an answer (the claim ledger)."""
+
+    class Verdict(models.TextChoices):
+        SUPPORTED = "supported", _("Supported")
+        PARTIAL = "partial", _("Partially supported")
+        UNSUPPORTED = "unsupported", _("Unsupported")
+        NO_CITATION = "no_citation", _("No citation")
+        FABRICATED = "fabricated_citation", _("Invented citation")
+        UNVERIFIED = "unverified", _("Not verified")
+
+    task = models.ForeignKey(ResearchTask, on_delete=models.CASCADE, related_name="claims")
+    index = models.PositiveIntegerField()
+    text = models.TextField(_("claim"))
+    citations = models.JSONField(_("citations"), default=list)  # display numbers, as in the answer
+    verdict = models.CharField(_("verdict"), max_length=24, choices=Verdict.choices)
+    reason = models.TextField(_("reason"), blank=True)
+    tiers = models.JSONField(_("source tiers"), default=list)
+    confidence = models.FloatField(_("confidence"), default=0.0)
+    web_only = models.BooleanField(_("web sources only"), default=False)
+    action = models.CharField(_("shown as"), max_length=12, default="kept")  # kept / marked / dropped
+
+    class Meta:
+        db_table = "deep_research_claims"
+        ordering = ["task", "index"]
+        constraints = [models.UniqueConstraint(fields=["task", "index"], name="one_claim_per_index")]
+        verbose_name = _("claim")
+        verbose_name_plural = _("claim ledger")
+
+    def __str__(self) -> str:
+        return f"{self.task_id}#{self.index} {self.verdict}"
+
+
+class ResearchMetrics(models.Model):
+    """Quality, cost and speed figures of one finished task, kept in columns so admins can
+    aggregate them by day and model."""
+
+    task = models.OneToOneField(ResearchTask, on_delete=models.CASCADE, related_name="metrics")
+    day = models.DateField(db_index=True)
+    model_name = models.CharField(max_length=100, db_index=True)
+    channel = models.ForeignKey("channels_app.Channel", on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=16)
+    factual_sentences = models.PositiveIntegerField(default=0)
+    cited_sentences = models.PositiveIntegerField(default=0)
+    citation_coverage = models.FloatField(null=True)  # cited / factual
+    unsupported_claims = models.PositiveIntegerField(default=0)
+    unsupported_rate = models.FloatField(null=True)  # (unsupported + no citation + invented) / claims
+    conflicts_found = models.PositiveIntegerField(default=0)
+    conflicts_shown = models.PositiveIntegerField(default=0)
+    conflict_disclosure = models.FloatField(null=True)  # shown / found
+    citations = models.PositiveIntegerField(default=0)
+    low_credibility_citations = models.PositiveIntegerField(default=0)
+    low_credibility_share = models.FloatField(null=True)
+    tool_calls = models.PositiveIntegerField(default=0)
+    searches = models.PositiveIntegerField(default=0)
+    rounds = models.PositiveIntegerField(default=0)
+    tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=10, decimal_places=6, default=0)
+    duration_seconds = models.FloatField(null=True)
+    limit_hit = models.BooleanField(default=False)
+    invalid_citations = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "deep_research_metrics"
+        ordering = ["-day"]
+        verbose_name = _("task metrics")
+        verbose_name_plural = _("task metrics")
+
+    def __str__(self) -> str:
+        return f"metrics of {self.task_id}"
+
+
+class TranscriptEntry(models.Model):
+    """Every LLM request and response of a task, in order: with the steps' tool results, what a
+    replay needs."""
+
+    task = models.ForeignKey(ResearchTask, on_delete=models.CASCADE, related_name="transcript")
+    seq = models.PositiveIntegerField()
+    kind = models.CharField(max_length=16, default="llm")
+    role = models.CharField(max_length=24)
+    model = models.CharField(max_length=100, blank=True)
+    request = models.JSONField()
+    response = models.JSONField()
+    seconds = models.FloatField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "deep_research_transcript"
+        ordering = ["task", "seq"]
+        constraints = [models.UniqueConstraint(fields=["task", "seq"], name="one_transcript_entry_per_seq")]
+        verbose_name = _("transcript entry")
+        verbose_name_plural = _("transcript")

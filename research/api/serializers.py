@@ -55,6 +55,18 @@ class EventsQuerySerializer(serializers.Serializer):
     after = serializers.IntegerField(min_value=0, default=0)
 
 
+class ReviewSerializer(serializers.Serializer):
+    note = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+
+
+class ClaimSerializer(serializers.ModelSerializer):
+    class Meta:
+        from research.models import ResearchClaim
+
+        model = ResearchClaim
+        fields = ["index", "text", "citations", "verdict", "reason", "tiers", "confidence", "web_only", "action"]
+
+
 class TaskSummarySerializer(serializers.ModelSerializer):
     channel_id = serializers.IntegerField()
     channel_slug = serializers.CharField(source="channel.slug")
@@ -81,18 +93,34 @@ class TaskDetailSerializer(serializers.ModelSerializer):
     citations = serializers.JSONField(source="citations_json")
     verification = serializers.JSONField(source="verification_json")
     steps = StepSerializer(many=True)
+    claims = ClaimSerializer(many=True)
     usage = serializers.SerializerMethodField()
+    metrics = serializers.SerializerMethodField()
+    review = serializers.SerializerMethodField()
     last_seq = serializers.IntegerField(source="event_seq")
 
     class Meta:
         model = ResearchTask
         fields = ["task_uuid", "status", "trigger_mode", "question", "channel", "owner", "language", "plan", "answer",
-                  "citations", "verification", "steps", "usage", "limit_hit", "stop_reason", "error",
+                  "citations", "verification", "claims", "steps", "usage", "metrics", "review", "limit_hit", "stop_reason", "error",
                   "invalid_citations_removed", "created_at", "started_at", "finished_at", "duration_seconds", "last_seq",
                   "disclaimer_acknowledged_at"]
 
     def get_channel(self, task) -> dict:
         return {"id": task.channel_id, "slug": task.channel.slug, "name": task.channel.name}
+
+    def get_metrics(self, task) -> dict | None:
+        metrics = getattr(task, "metrics", None)
+        if metrics is None:
+            return None
+        fields = ["citation_coverage", "unsupported_rate", "conflicts_found", "conflicts_shown", "conflict_disclosure",
+                  "low_credibility_share", "tool_calls", "searches", "rounds"]
+        return {f: getattr(metrics, f) for f in fields}
+
+    def get_review(self, task) -> dict:
+        return {"needs_review": task.needs_review, "note": task.review_note,
+                "reviewed_at": task.reviewed_at.isoformat() if task.reviewed_at else None,
+                "replay_of": str(task.replay_of.task_uuid) if task.replay_of_id else None}
 
     def get_usage(self, task) -> dict:
         return {"tokens": task.tokens_used, "prompt_tokens": task.prompt_tokens, "completion_tokens": task.completion_tokens,

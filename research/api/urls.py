@@ -12,4 +12,6 @@ urlpatterns = [
     path("task/<uuid:task_uuid>/events", views.task_events, name="dr-task-events"),
     path("task/<uuid:task_uuid>/stream", views.stream, name="dr-task-stream"),
     path("task/<uuid:task_uuid>/acknowledge", views.acknowledge, name="dr-task-acknowledge"),
+    path("task/<uuid:task_uuid>/review", views.review_note, name="dr-task-review"),
+    path("review_queue", views.review_queue, name="dr-review-queue"),
 ]

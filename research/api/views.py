@@ -20,7 +20,7 @@ from channels_app.models import Channel
 from quotas import services as quotas
 from research.feed import TaskEventFeed
 from research.selectors import get_visible_task, user_tasks
-from research.services import analytics, judge, lifecycle
+from research.services import analytics, judge, lifecycle, review
 from research.services.events import serialize
 from uedu_dr.errors import ServiceError
 
@@ -211,3 +211,21 @@ def acknowledge(request: Request, task_uuid):
     """The owner's "I understand" click on the answer's disclaimer."""
     task = analytics.acknowledge_disclaimer(get_visible_task(request.user, task_uuid), request.user)
     return Response({"acknowledged_at": task.disclaimer_acknowledged_at.isoformat()})
+
+
+@extend_schema(request=s.ReviewSerializer, responses={200: s.TaskDetailSerializer, 400: ERRORS[400], 403: ERRORS[403], 404: ERRORS[404]})
+@api_view(["POST"])
+def review_note(request: Request, task_uuid):
+    """The channel's teacher or a Super TA adds a reviewer note (shown on the result page)."""
+    task = get_visible_task(request.user, task_uuid)
+    body = s.ReviewSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    task = review.add_review_note(task=task, user=request.user, note=body.validated_data["note"])
+    return Response(s.TaskDetailSerializer(task).data)
+
+
+@extend_schema(responses={200: s.TaskSummarySerializer(many=True)})
+@api_view(["GET"])
+def review_queue(request: Request):
+    """Tasks with unresolved conflicts awaiting review, in the channels the user reviews."""
+    return Response(s.TaskSummarySerializer(review.review_queue(request.user)[:100], many=True).data)

@@ -29,7 +29,7 @@ class Segment:
 
     @property
     def claim(self) -> str:
-        return MARKER.sub("", self.text).strip()
+        return re.sub(r"[ \t]+([。．.,，！!？?；;])", r"\1", MARKER.sub("", self.text)).strip()
 
 
 def marker_ids(text: str) -> list[int]:

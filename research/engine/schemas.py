@@ -35,6 +35,11 @@ REFLECTION = _object(
         "sufficient": {"type": "boolean"},
         "missing": {"type": "array", "items": _STR},
         "covered_sub_questions": {"type": "array", "items": {"type": "integer"}},
+        # The planner's hypotheses (1-based), judged against the evidence so far.
+        "hypotheses": {
+            "type": "array",
+            "items": _object({"index": {"type": "integer"}, "status": {"type": "string", "enum": ["supported", "refuted", "open"]}}),
+        },
         "reasoning": _STR,
     }
 )
@@ -56,6 +61,8 @@ SYNTHESIS = _object(
                 }
             ),
         },
+        # What the counter-search found against the main conclusions (empty when it found nothing).
+        "counter_evidence": {"type": "array", "items": _object({"summary": _STR, "source_ids": _IDS})},
     }
 )
 
@@ -67,6 +74,7 @@ VERIFICATION = _object(
                 {
                     "claim_id": {"type": "integer"},
                     "verdict": {"type": "string", "enum": ["supported", "partial", "unsupported"]},
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                     "reason": _STR,
                 }
             ),

@@ -21,8 +21,9 @@ class SourceRegistry:
         self._lock = threading.Lock()
         self._by_id: dict[int, Source] = {}
         self._by_key: dict[str, int] = {}
+        self.found_by: dict[int, str] = {}  # the purpose of the turn that first found each source
 
-    def add(self, source: Source) -> tuple[int, bool]:
+    def add(self, source: Source, *, found_by: str = "evidence") -> tuple[int, bool]:
         """Register a source; returns (id, is_new). The same source twice keeps its first id."""
         with self._lock:
             key = source.key()
@@ -31,7 +32,11 @@ class SourceRegistry:
             source_id = len(self._by_id) + 1
             self._by_id[source_id] = source
             self._by_key[key] = source_id
+            self.found_by[source_id] = found_by
             return source_id, True
+
+    def ids(self) -> set[int]:
+        return set(self._by_id)
 
     def get(self, source_id: int) -> Source | None:
         return self._by_id.get(source_id)
@@ -46,13 +51,15 @@ class SourceRegistry:
         return sorted(self._by_id.items())
 
 
-def render_source(source_id: int, source: Source, *, full: bool, max_chars: int = 4000) -> str:
+def render_source(source_id: int, source: Source, *, full: bool, max_chars: int = 4000, found_by: str = "") -> str:
     body = source.text if (full and source.text) else source.snippet
     body = neutralise(body[:max_chars] if full else body[:400])
     attrs = (
         f'id="{source_id}" tool="{source.source_tool}" tier="{source.tier}" origin="{source.origin}" '
         f'title="{neutralise(source.title)[:200]}"'
     )
+    if found_by and found_by != "evidence":
+        attrs += f' found_by="{found_by}"'  # e.g. counter-search: the writer must report it
     if source.locator:
         attrs += f' locator="{neutralise(source.locator)[:120]}"'
     if source.url:
@@ -72,5 +79,5 @@ def render_observations(registry: SourceRegistry, *, budget_chars: int, only: li
         if used + size <= budget_chars:
             full_ids.add(source_id)
             used += size
-    blocks = [render_source(i, s, full=i in full_ids) for i, s in items]
+    blocks = [render_source(i, s, full=i in full_ids, found_by=registry.found_by.get(i, "")) for i, s in items]
     return "<observations>\n" + "\n".join(blocks) + "\n</observations>"

@@ -82,6 +82,9 @@ class EventSink(Protocol):
         tokens: int = 0,
     ) -> None: ...
 
+    def step_sources(self, *, index: int, source_ids: list[int]) -> None:
+        """The registry ids given to a finished step's sources (in the order of its results)."""
+
 
 class NullSink:
     """A sink that remembers events in memory (for replays and the terminal)."""
@@ -99,6 +102,10 @@ class NullSink:
     def step_finished(self, *, index, status, preview, full, error, duration_ms, tokens=0) -> None:
         self.steps[index].update(status=status, preview=preview, full=full, error=error, duration_ms=duration_ms)
 
+    def step_sources(self, *, index, source_ids) -> None:
+        for source, source_id in zip(self.steps[index]["full"]["sources"], source_ids):
+            source["id"] = source_id
+
 
 @dataclass
 class Limits:
@@ -110,6 +117,8 @@ class Limits:
     grace_seconds: float = 120.0
     max_tool_calls: int = 60  # a budget within the hard limits; complexity may lower it
     max_calls_per_round: int = 4
+    # Targeted re-search rounds a conflict may trigger before it is reported as unresolved.
+    max_conflict_rounds: int = 2
     preview_chars: int = 300
     # Characters of observation text sent to the synthesizer before older ones are compacted.
     observation_budget_chars: int = 60_000
@@ -122,6 +131,11 @@ class ResearchInput:
     channel_description: str = ""
     language: str = "zh-hant"
     unsupported_policy: Literal["mark", "drop"] = "mark"
+    # Search for evidence against the main conclusions before writing: never, for complex
+    # questions, or always.
+    counter_search: Literal["off", "complex", "always"] = "complex"
+    allowed_domains: tuple[str, ...] = ()  # web sources outside these are not used (empty: any)
+    denied_domains: tuple[str, ...] = ()
 
 
 @dataclass
@@ -153,6 +167,7 @@ class ResearchResult:
     error: str = ""
     rounds: int = 0
     tool_calls: int = 0
+    searches: int = 0
     sources_seen: int = 0
 
     def citations_json(self) -> list[dict]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import time
 from decimal import Decimal
 
@@ -16,14 +17,14 @@ from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from channels_app.models import ChatLog
-from research.engine import Limits, ResearchInput, ResearchResult, UsageMeter, run_research
+from research.engine import Limits, LLMClient, ResearchInput, ResearchResult, UsageMeter, run_research
 from research.engine.llm import LLMError
-from research.models import ResearchStep, ResearchTask
+from research.models import ResearchStep, ResearchTask, TranscriptEntry
 from research.tools import REGISTRY, ToolContext
 
-from . import events, settlement
+from . import events, quality, settlement
 from .heartbeat import monitor
-from .llm_factory import make_client
+from .llm_factory import llm_config
 
 log = logging.getLogger(__name__)
 
@@ -47,13 +48,37 @@ def engine_limits() -> Limits:
 
 
 class TaskSink:
-    """Stores steps and events of one task as the engine reports them."""
+    """Stores steps, events and the LLM transcript of one task as the engine reports them.
+
+    LLM exchanges may be reported from the engine's helper threads; they are buffered and
+    written by the engine's own thread at its next event (and at the end), so helper threads
+    never hold database connections."""
 
     def __init__(self, task: ResearchTask):
         self.task_id = task.pk
         self.task_uuid = task.task_uuid
+        self._pending: list[dict] = []
+        self._lock = threading.Lock()
+        self._seq = 0
+
+    def record_llm(self, exchange: dict) -> None:
+        with self._lock:
+            self._pending.append(exchange)
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+            first = self._seq + 1
+            self._seq += len(pending)
+        if pending:
+            TranscriptEntry.objects.bulk_create(
+                TranscriptEntry(task_id=self.task_id, seq=first + n, kind=e["kind"], role=e["role"], model=e["model"],
+                                request=_jsonable(e["request"]), response=_jsonable(e["response"]), seconds=e["seconds"])
+                for n, e in enumerate(pending)
+            )
 
     def emit(self, type: str, data: dict) -> None:
+        self.flush()
         events.record_event(self.task_id, self.task_uuid, type, _jsonable(data))
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
@@ -70,6 +95,14 @@ class TaskSink:
             duration_ms=duration_ms,
             tokens=tokens,
         )
+
+    def step_sources(self, *, index, source_ids) -> None:
+        step = ResearchStep.objects.filter(task_id=self.task_id, index=index).only("result_full").first()
+        if step is None or not step.result_full:
+            return
+        for source, source_id in zip(step.result_full.get("sources", []), source_ids):
+            source["id"] = source_id
+        ResearchStep.objects.filter(pk=step.pk).update(result_full=step.result_full)
 
 
 def _jsonable(value):
@@ -89,8 +122,11 @@ def _close_connection() -> None:
     connection.close()
 
 
-def execute_task(task_id: int) -> None:
-    """Celery entry point. Safe to call twice: only the first call claims the task."""
+def execute_task(task_id: int, *, toolbox=None, model: str | None = None) -> None:
+    """Celery entry point. Safe to call twice: only the first call claims the task.
+
+    `toolbox` and `model` are for replays: recorded tool results instead of live tools, and
+    another model for every role."""
     now = timezone.now()
     claimed = ResearchTask.objects.filter(pk=task_id, status=ResearchTask.Status.QUEUED).update(
         status=ResearchTask.Status.RUNNING, started_at=now, last_heartbeat_at=now
@@ -101,10 +137,11 @@ def execute_task(task_id: int) -> None:
     task = ResearchTask.objects.select_related("channel", "user").get(pk=task_id)
     monitor.register(task.pk, task.task_uuid)
     meter = UsageMeter()
+    sink = TaskSink(task)
     started = time.monotonic()
     try:
         events.record_event(task.pk, task.task_uuid, "status_change", {"from": "queued", "to": "running"})
-        result = _run_engine(task, meter)
+        result = _run_engine(task, meter, sink, toolbox=toolbox, model=model)
     except events.TaskGone:
         return
     except LLMError as exc:
@@ -115,20 +152,35 @@ def execute_task(task_id: int) -> None:
     finally:
         monitor.unregister(task.pk)
         close_old_connections()
+    try:
+        sink.flush()
+    except Exception:  # the transcript is worth keeping, not worth failing the task over
+        log.exception("could not store the transcript of task %s", task_id)
     finish(task, result, meter, duration=time.monotonic() - started)
 
 
-def _run_engine(task: ResearchTask, meter: UsageMeter) -> ResearchResult:
+def toolbox_for(task: ResearchTask):
     channel = task.channel
-    toolbox = REGISTRY.bind(
+    return REGISTRY.bind(
         ToolContext(
             user_id=task.user_id,
             channel_id=channel.pk,
             web_tools_enabled=channel.web_tools_enabled,
             language=task.language,
+            allowed_domains=channel.allowed_domains,
+            denied_domains=channel.denied_domains,
         ),
         after_call=_close_connection,
     )
+
+
+def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbox=None, model: str | None = None) -> ResearchResult:
+    channel = task.channel
+    config = llm_config()
+    if model:
+        config.models = {role: model for role in config.models}
+    client = LLMClient(config, meter=meter, recorder=sink.record_llm)
+    ResearchTask.objects.filter(pk=task.pk).update(model_name=config.model_for("synthesizer"))
     return run_research(
         ResearchInput(
             question=task.user_question,
@@ -136,10 +188,13 @@ def _run_engine(task: ResearchTask, meter: UsageMeter) -> ResearchResult:
             channel_description=channel.description[:1000],
             language=task.language,
             unsupported_policy=settings.UEDU_DR_UNSUPPORTED_POLICY,
+            counter_search=settings.UEDU_DR_COUNTER_SEARCH,
+            allowed_domains=channel.allowed_domains,
+            denied_domains=channel.denied_domains,
         ),
-        llm=make_client(meter),
-        tools=toolbox,
-        sink=TaskSink(task),
+        llm=client,
+        tools=toolbox or toolbox_for(task),
+        sink=sink,
         is_cancelled=_is_cancelled(task.pk),
         limits=engine_limits(),
     )
@@ -177,6 +232,7 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
             return False
         task.refresh_from_db()
         close_open_steps(task, "cancelled" if result.status == "cancelled" else "failed")
+        quality.store(task, result)
         response = write_response_log(task)
         data = {"response_log_id": response.pk, "stop_reason": result.stop_reason, "tokens": usage.total_tokens,
                 "cost_usd": float(task.cost_usd), "duration_seconds": task.duration_seconds}

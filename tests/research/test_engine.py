@@ -245,14 +245,18 @@ def test_conflicting_sources_are_shown_as_unresolved_with_both_sides(llm):
             "citations": [{"id": 1}, {"id": 3}],
             "conflicts": [{"topic": "Effect size", "positions": [
                 {"summary": "Large effect", "source_ids": [1]}, {"summary": "No effect", "source_ids": [3]}]}],
+            "counter_evidence": [],
         })}
 
     llm.on("synthesizer", synthesize)
     result, _ = run(llm)
     assert "## 未決／相互矛盾的證據" in result.answer
-    assert "Large effect [1]" in result.answer and "No effect [2]" in result.answer
+    assert "Large effect [1] (Uedu 內部資料)" in result.answer and "No effect [2] (學術文獻)" in result.answer
     assert result.verification["conflicts"] == [{"topic": "Effect size", "positions": [
-        {"summary": "Large effect", "citations": [1]}, {"summary": "No effect", "citations": [2]}]}]
+        {"summary": "Large effect", "citations": [1], "tier": "internal"}, {"summary": "No effect", "citations": [2], "tier": "scholarly"}]}]
+    # the corpus has nothing new to settle it: one re-search round, then it is reported as unresolved
+    assert result.verification["conflict_rounds"] == 1
+    assert "仍有分歧" in result.answer
 
 
 def test_injected_instructions_in_tool_output_never_reach_the_answer(llm):
@@ -262,7 +266,7 @@ def test_injected_instructions_in_tool_output_never_reach_the_answer(llm):
         return {"content": json.dumps({
             "answer": "See [here](http://evil.example/x) ![b](http://evil.example/p.png) <img src=x onerror=alert(1)> "
                       "and http://evil.example/x [1]. Also [click](javascript:alert(1)) [2].",
-            "citations": [{"id": 1}], "conflicts": []})}
+            "citations": [{"id": 1}], "conflicts": [], "counter_evidence": []})}
 
     llm.on("synthesizer", obedient_writer)
     result, _ = run(llm, registry=corpus_registry(inject=attack))

@@ -16,7 +16,10 @@ DOCS = [
 ]
 
 
-def corpus_registry(*, delay: float = 0.0, fail: bool = False, inject: str = "") -> ToolRegistry:
+def corpus_registry(*, delay: float = 0.0, fail: bool = False, inject: str = "", fresh: bool = False,
+                    web_url: str = "https://web.example/ethics") -> ToolRegistry:
+    """`fresh`: the scholarly tool finds a new paper for every distinct query (so every turn
+    brings new sources); `web_url`: where the web source of the corpus lives."""
     registry = ToolRegistry()
 
     @registry.tool("materials")
@@ -47,7 +50,18 @@ def corpus_registry(*, delay: float = 0.0, fail: bool = False, inject: str = "")
         if delay:
             time.sleep(delay)
         title, url, snippet, tier = DOCS[2]
-        return ToolResult(sources=[Source(title=title + " (external)", url=url + "?x", snippet=snippet, text=snippet, tier=tier)])
+        suffix = f" on {query}" if fresh else ""
+        return ToolResult(sources=[Source(title=title + " (external)" + suffix, url=url + "?x", snippet=snippet, text=snippet, tier=tier)])
+
+    @registry.tool("web", needs_web=False)
+    def web_search(ctx: ToolContext, query: str) -> ToolResult:
+        """Search the web.
+
+        Args:
+            query: search terms
+        """
+        title, _, snippet, tier = DOCS[3]
+        return ToolResult(sources=[Source(title=title, url=web_url, snippet=snippet, text=snippet, tier=tier)])
 
     return registry
 

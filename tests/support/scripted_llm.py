@@ -110,6 +110,7 @@ class Scenario:
     sufficient_after: int = 1  # reflection says sufficient from this round on
     cite_per_answer: int = 4
     verdict: str = "supported"
+    hypothesis_status: str = "open"  # what reflection says of each planner hypothesis
     judge_keywords: tuple[str, ...] = ("比較", "compare", "分析", "analy", "規劃", "plan", "研究", "research", "整合", "why", "為什麼")
     latency: dict[str, float] = field(default_factory=dict)  # role -> seconds (key "*" for all)
 
@@ -301,7 +302,10 @@ class ScriptedLLM:
             if fault == "bad_args":
                 name = tools[0]["function"]["name"] if tools else "search_channel_materials"
                 return {"tool_calls": [{"name": name, "arguments": '{"query": oops'}]}
-            if not tools or (turns >= s.action_rounds and fault != "endless_tools"):
+            last_user = next((m.get("content") or "" for m in reversed(body["messages"]) if m["role"] == "user"), "")
+            # A compliant model searches when told to look for counter-evidence or to settle a conflict.
+            targeted = "AGAINST these tentative conclusions" in last_user or "sources disagree" in last_user
+            if not tools or (turns >= s.action_rounds and fault != "endless_tools" and not targeted):
                 return {"content": "DONE"}
             ordered = sorted(tools, key=lambda t: (t["function"]["name"] not in s.preferred_tools,
                                                    s.preferred_tools.index(t["function"]["name"]) if t["function"]["name"] in s.preferred_tools else 0))
@@ -312,21 +316,22 @@ class ScriptedLLM:
             # Count this research's reflections (researches run concurrently in benchmarks).
             round_no = sum(1 for r in self.calls("reflection") if question_of(r) == question)
             sufficient = round_no >= s.sufficient_after
-            return {"content": json.dumps({"sufficient": sufficient, "missing": [] if sufficient else ["more evidence"], "covered_sub_questions": [1], "reasoning": "scripted"})}
+            return {"content": json.dumps({"sufficient": sufficient, "missing": [] if sufficient else ["more evidence"], "covered_sub_questions": [1],
+                                           "hypotheses": [{"index": i + 1, "status": s.hypothesis_status} for i in range(len(s.hypotheses))], "reasoning": "scripted"})}
         if role == "synthesizer":
             found = sources_in(body)[: s.cite_per_answer]
             if fault == "invented_citations" or not found:
                 answer = "The evidence is clear [99]. Another claim [1][42]."
-                return {"content": json.dumps({"answer": answer, "citations": [{"id": 99}, {"id": 1}, {"id": 42}], "conflicts": []}, ensure_ascii=False)}
+                return {"content": json.dumps({"answer": answer, "citations": [{"id": 99}, {"id": 1}, {"id": 42}], "conflicts": [], "counter_evidence": []}, ensure_ascii=False)}
             lines = ["## Answer", ""]
             for source_id, title, _ in found:
                 lines.append(f"- The source {title} addresses the question [{source_id}].")
             answer = "\n".join(lines)
-            return {"content": json.dumps({"answer": answer, "citations": [{"id": i} for i, _, _ in found], "conflicts": []}, ensure_ascii=False)}
+            return {"content": json.dumps({"answer": answer, "citations": [{"id": i} for i, _, _ in found], "conflicts": [], "counter_evidence": []}, ensure_ascii=False)}
         if role == "verifier":
             payload = re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S)
             claims = json.loads(payload.group(1)) if payload else []
-            return {"content": json.dumps({"verdicts": [{"claim_id": c["claim_id"], "verdict": s.verdict, "reason": "scripted"} for c in claims]})}
+            return {"content": json.dumps({"verdicts": [{"claim_id": c["claim_id"], "verdict": s.verdict, "confidence": 0.9, "reason": "scripted"} for c in claims]})}
         if role == "judge":
             text = question.lower() if question else _user_text(body).lower()
             worth = any(k in text for k in s.judge_keywords) and len(text) > 15

@@ -251,6 +251,11 @@ for _name in ("UEDU_DR_RATE_START", "UEDU_DR_RATE_JUDGE"):
 UEDU_DR_UNSUPPORTED_POLICY = env.str("UEDU_DR_UNSUPPORTED_POLICY", default="mark")
 if UEDU_DR_UNSUPPORTED_POLICY not in ("mark", "drop"):
     raise ImproperlyConfigured("UEDU_DR_UNSUPPORTED_POLICY must be 'mark' or 'drop'")
+# Search for evidence against the main conclusions before writing: "off", "complex" (complex
+# questions only) or "always".
+UEDU_DR_COUNTER_SEARCH = env.str("UEDU_DR_COUNTER_SEARCH", default="complex")
+if UEDU_DR_COUNTER_SEARCH not in ("off", "complex", "always"):
+    raise ImproperlyConfigured("UEDU_DR_COUNTER_SEARCH must be 'off', 'complex' or 'always'")
 # Worst-case cost one start reserves against the daily cap; unset = derived from limits and prices.
 UEDU_DR_WORST_CASE_USD = Decimal(env.str("UEDU_DR_WORST_CASE_USD")) if env.str("UEDU_DR_WORST_CASE_USD", default="") else None
 UEDU_DR_COST_ALERT_INTERVAL_MINUTES = _positive_int("UEDU_DR_COST_ALERT_INTERVAL_MINUTES", 10)

@@ -1,0 +1,279 @@
+"""The evidence phase's moving parts: one action turn (the model picks tools, several calls run
+concurrently, each stored as a step, each result registered as sources), the reflection, and
+compaction of the action conversation. Used for ordinary rounds, the counter-search turn and
+the targeted re-search after a conflict."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse
+
+from . import prompts, schemas
+from .llm import LLMError
+from .sources import neutralise, render_observations, render_source
+from .types import Source, ToolResult
+
+if TYPE_CHECKING:
+    from .loop import ResearchRun
+
+TOOL_CALL_TIMEOUT_SECONDS = 90
+
+
+@dataclass
+class TurnOutcome:
+    called: bool  # the model asked for tools (False: it said DONE)
+    new_sources: int = 0
+    succeeded: int = 0
+    source_ids: tuple[int, ...] = ()
+
+
+class TurnFailed(Exception):
+    """The action model produced nothing usable for this turn."""
+
+    def __init__(self, cause: LLMError):
+        self.cause = cause
+        super().__init__(str(cause))
+
+
+def domain_allowed(url: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> bool:
+    """Per-channel web domain rules; a rule matches the domain and its sub-domains."""
+    host = (urlparse(url).hostname or "").lower().rstrip(".")
+    if not host:
+        return True
+
+    def matches(rule: str) -> bool:
+        rule = rule.lower().strip().lstrip(".")
+        return host == rule or host.endswith("." + rule)
+
+    if any(matches(rule) for rule in denied):
+        return False
+    return not allowed or any(matches(rule) for rule in allowed)
+
+
+class Gatherer:
+    def __init__(self, run: "ResearchRun"):
+        self.run = run
+        self.specs = run.tools.specs()
+        self.known = run.tools.names()
+        self.pool = ThreadPoolExecutor(max_workers=run.limits.max_calls_per_round, thread_name_prefix="tool")
+        self.messages: list[dict] = [
+            {"role": "system", "content": prompts.ACTION.format(max_calls=run.limits.max_calls_per_round)},
+            {
+                "role": "user",
+                "content": f"{run.channel_context()}Student's question:\n{run.inp.question}\n\n"
+                f"Research plan:\n{prompts.plan_block(run.plan)}",
+            },
+        ]
+
+    def close(self) -> None:
+        # Tools still running after a timeout are not waited for.
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def instruct(self, text: str) -> None:
+        self.messages.append({"role": "user", "content": text})
+
+    # ------------------------------------------------------------------ one turn
+
+    def turn(self, purpose: str = "evidence") -> TurnOutcome:
+        run = self.run
+        run.rounds += 1
+        run.sink.emit("action_thinking", {"round": run.rounds, "purpose": purpose})
+        try:
+            reply = run.llm.with_tools("action", self.messages, self.specs, timeout=run.call_timeout())
+        except LLMError as exc:
+            run.retries.append({"role": "action", "kind": exc.kind})
+            raise TurnFailed(exc) from None
+        if not reply.tool_calls:
+            return TurnOutcome(called=False)
+        self.messages.append(reply.message)
+        return self._dispatch(reply.tool_calls, purpose)
+
+    def _dispatch(self, calls, purpose: str) -> TurnOutcome:
+        run = self.run
+        room = max(0, min(run.limits.max_calls_per_round, run.limits.max_tool_calls - run.tool_calls))
+        accepted, skipped = calls[:room], calls[room:]
+        planned = []
+        for call in accepted:
+            run.step_index += 1
+            args = call.arguments if call.arguments is not None else {"_raw": call.raw_arguments}
+            run.sink.step_started(index=run.step_index, round=run.rounds, phase=purpose, tool_name=call.name[:80], args=args)
+            planned.append((run.step_index, call))
+        run.tool_calls += len(accepted)
+        run.searches += sum(1 for _, c in planned if "search" in c.name)
+        run.sink.emit(
+            "action_dispatch",
+            {
+                "round": run.rounds,
+                "purpose": purpose,
+                "calls": [{"index": i, "tool": c.name[:80], "args": c.arguments or {}} for i, c in planned],
+                "tool_calls_used": run.tool_calls,
+            },
+        )
+        outcomes: dict[str, tuple[ToolResult, list[Source]]] = {}
+        futures, started = {}, {}
+        for index, call in planned:
+            if call.name not in self.known:
+                error = f"unknown tool {call.name!r}; available: {', '.join(sorted(self.known))}"
+                outcomes[call.id] = self._complete(index, call, ToolResult(error=error), 0)
+                continue
+            if call.arguments is None:
+                outcomes[call.id] = self._complete(index, call, ToolResult(error=f"invalid arguments: {call.parse_error}"), 0)
+                continue
+            run.checkpoint(enforce_limits=False)
+            started[call.id] = run.clock()
+            futures[self.pool.submit(self._safe_call, call.name, call.arguments)] = (index, call)
+        pending = set(futures)
+        deadline = run.clock() + TOOL_CALL_TIMEOUT_SECONDS
+        while pending:
+            done, pending = wait(pending, timeout=max(0.0, deadline - run.clock()), return_when=FIRST_COMPLETED)
+            if not done:
+                for future in pending:
+                    index, call = futures[future]
+                    late = ToolResult(error=f"timed out after {TOOL_CALL_TIMEOUT_SECONDS}s")
+                    outcomes[call.id] = self._complete(index, call, late, self._ms(started[call.id]))
+                break
+            for future in done:
+                index, call = futures[future]
+                outcomes[call.id] = self._complete(index, call, future.result(), self._ms(started[call.id]))
+        # Sources get their ids in the order the model asked for the calls, not the order the
+        # calls happened to finish: the same run gives the same ids, so a replay can match it.
+        new = succeeded = 0
+        ids: list[int] = []
+        for index, call in planned:
+            result, kept = outcomes[call.id]
+            call_ids = []
+            for source in kept:
+                source_id, is_new = run.registry.add(source, found_by=purpose)
+                call_ids.append(source_id)
+                new += is_new
+            if kept:
+                run.sink.step_sources(index=index, source_ids=call_ids)
+            succeeded += result.ok
+            ids.extend(call_ids)
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": self._tool_message(result, call_ids)})
+        for call in skipped:
+            self.messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": "Not run: too many tool calls in one turn or tool budget used up."}
+            )
+        return TurnOutcome(called=True, new_sources=new, succeeded=succeeded, source_ids=tuple(dict.fromkeys(ids)))
+
+    def _ms(self, start: float) -> int:
+        return int((self.run.clock() - start) * 1000)
+
+    def _safe_call(self, name: str, args: dict) -> ToolResult:
+        try:
+            result = self.run.tools.call(name, args)
+        except Exception as exc:  # a tool's failure is an observation, never the research's end
+            return ToolResult(error=f"{type(exc).__name__}: {str(exc)[:300]}")
+        return result if isinstance(result, ToolResult) else ToolResult(error="tool returned no result")
+
+    def _admissible(self, source: Source) -> bool:
+        inp = self.run.inp
+        return not source.url or domain_allowed(source.url, inp.allowed_domains, inp.denied_domains)
+
+    def _complete(self, index: int, call, result: ToolResult, duration_ms: int) -> tuple[ToolResult, list[Source]]:
+        """Store the finished step and announce it at once (sources get ids after the turn)."""
+        run = self.run
+        kept = [s for s in result.sources if self._admissible(s)]
+        filtered = len(result.sources) - len(kept)
+        preview = self._preview(result, kept)
+        status = "ok" if result.ok else "error"
+        run.sink.step_finished(
+            index=index,
+            status=status,
+            preview=preview,
+            full={"sources": [s.as_dict() for s in kept], "data": result.data, "filtered_by_domain": filtered},
+            error=result.error,
+            duration_ms=duration_ms,
+        )
+        run.sink.emit(
+            "action_complete",
+            {
+                "index": index,
+                "round": run.rounds,
+                "tool": call.name[:80],
+                "status": status,
+                "duration_ms": duration_ms,
+                "preview": preview,
+                "sources": len(kept),
+                "filtered_by_domain": filtered,
+                "error": result.error[:300],
+            },
+        )
+        return result, kept
+
+    def _preview(self, result: ToolResult, sources: list[Source]) -> str:
+        limit = self.run.limits.preview_chars
+        if not result.ok:
+            return f"error: {result.error}"[:limit]
+        if sources:
+            text = " · ".join(f"{s.title} — {s.snippet}" for s in sources)
+        else:
+            text = json.dumps(result.data, ensure_ascii=False, default=str) if result.data is not None else "(no results)"
+        return text[:limit]
+
+    def _tool_message(self, result: ToolResult, ids: list[int]) -> str:
+        if not result.ok:
+            return f"Tool error: {neutralise(result.error)}"
+        if not ids:
+            data = json.dumps(result.data, ensure_ascii=False, default=str)[:4000] if result.data is not None else "no results"
+            return f"<observations>\n{neutralise(data)}\n</observations>"
+        blocks = [render_source(i, self.run.registry.get(i), full=True, max_chars=3000) for i in ids]
+        return "<observations>\n" + "\n".join(blocks) + "\n</observations>"
+
+    def compact(self) -> None:
+        """Keep the action conversation within budget: older tool messages shrink to snippets
+        (the writer still reads every source in full from the registry)."""
+        budget = self.run.limits.observation_budget_chars
+        tool_messages = [m for m in self.messages if m["role"] == "tool"]
+        total = sum(len(m["content"]) for m in tool_messages)
+        for message in tool_messages:
+            if total <= budget:
+                break
+            before = len(message["content"])
+            message["content"] = message["content"][:600] + ("\n…(compacted; full text kept for the writer)" if before > 600 else "")
+            total -= before - len(message["content"])
+
+    # ------------------------------------------------------------------ reflection
+
+    def reflect(self) -> dict:
+        run = self.run
+
+        def build(compact: bool) -> list[dict]:
+            budget = run.limits.observation_budget_chars // (4 if compact else 2)
+            return [
+                {"role": "system", "content": prompts.REFLECTION},
+                {
+                    "role": "user",
+                    "content": f"Student's question:\n{run.inp.question}\n\nPlan:\n{prompts.plan_block(run.plan)}\n\n"
+                    + render_observations(run.registry, budget_chars=budget),
+                },
+            ]
+
+        from .loop import PhaseFailed
+
+        try:
+            data = run.structured("reflection", build, schemas.REFLECTION, "reflection", enforce_limits=True)
+        except PhaseFailed:
+            # A failed reflection must not end the research: carry on gathering (limits still apply).
+            data = {"sufficient": False, "missing": [], "covered_sub_questions": [], "hypotheses": [], "reasoning": "reflection unavailable"}
+        hypotheses = run.plan.get("hypotheses") or []
+        statuses = {h["index"]: h["status"] for h in data["hypotheses"] if 1 <= h["index"] <= len(hypotheses)}
+        run.hypothesis_status.update(statuses)
+        settled = bool(hypotheses) and all(run.hypothesis_status.get(i) in ("supported", "refuted") for i in range(1, len(hypotheses) + 1))
+        run.sink.emit(
+            "reflection_done",
+            {
+                "round": run.rounds,
+                "sufficient": data["sufficient"],
+                "missing": data["missing"][:10],
+                "covered_sub_questions": data["covered_sub_questions"],
+                "hypotheses": [{"index": i, "status": s} for i, s in sorted(run.hypothesis_status.items())],
+                "sources": len(run.registry),
+            },
+        )
+        data["hypotheses_settled"] = settled
+        return data

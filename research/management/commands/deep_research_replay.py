@@ -1,0 +1,47 @@
+"""python manage.py deep_research_replay <uuid> [--model M] [--json]"""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from research.models import ResearchTask
+from research.services import replay
+from research.services.llm_factory import llm_configured
+from uedu_dr.errors import ServiceError
+
+
+class Command(BaseCommand):
+    help = "Re-run a task's reasoning against its recorded tool results (no new tool calls) and compare."
+
+    def add_arguments(self, parser):
+        parser.add_argument("task_uuid")
+        parser.add_argument("--model", help="use this model for every role instead of the configured ones")
+        parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+
+    def handle(self, *args, task_uuid, model, json: bool, **options):
+        if not llm_configured():
+            raise CommandError("No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server).")
+        try:
+            original = ResearchTask.objects.get(task_uuid=task_uuid)
+        except (ResearchTask.DoesNotExist, ValueError):
+            raise CommandError(f"No task {task_uuid}.") from None
+        try:
+            new = replay.replay_task(original, model=model)
+        except ServiceError as exc:
+            raise CommandError(exc.message) from None
+        report = replay.compare(original, new)
+        if json:
+            self.stdout.write(_dumps(report))
+            return
+        self.stdout.write(f"replay {report['replay']} of {report['original']}: {report['replay_status']}")
+        for key in ("plan_structure_match", "cited_sources_match", "cited_sources_jaccard", "answer_sections_match", "reproduced"):
+            self.stdout.write(f"  {key:<24} {report[key]}")
+        self.stdout.write("  metric                   original → replay")
+        for name, row in report["metrics"].items():
+            self.stdout.write(f"  {name:<24} {row['original']} → {row['replay']}")
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)

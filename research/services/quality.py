@@ -1,0 +1,87 @@
+"""The claim ledger and the per-task quality metrics, stored when a task ends.
+
+Metrics are computed from the stored rows (claims, steps, events, the verification report), so
+the same function serves a live task, a replay and a hand-built fixture."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from research.engine import ResearchResult
+from research.models import ResearchClaim, ResearchMetrics, ResearchTask
+
+UNSUPPORTED = {"unsupported", "no_citation", "fabricated_citation"}
+
+
+def store(task: ResearchTask, result: ResearchResult) -> None:
+    """Write the ledger and the metrics; flag unresolved conflicts for human review."""
+    with transaction.atomic():
+        ResearchClaim.objects.filter(task=task).delete()
+        ResearchClaim.objects.bulk_create(
+            ResearchClaim(
+                task=task,
+                index=n,
+                text=claim["text"][:4000],
+                citations=claim.get("citations", []),
+                verdict=claim["verdict"],
+                reason=claim.get("reason", "")[:1000],
+                tiers=claim.get("tiers", []),
+                confidence=claim.get("confidence", 0.0),
+                web_only=claim.get("web_only", False),
+                action=claim.get("action", "kept"),
+            )
+            for n, claim in enumerate(result.verification.get("claims", []), start=1)
+        )
+        unresolved = bool(result.verification.get("conflicts"))
+        if unresolved and not task.needs_review:
+            ResearchTask.objects.filter(pk=task.pk).update(needs_review=True)
+            task.needs_review = True
+        save_metrics(task)
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def compute_metrics(task: ResearchTask) -> dict:
+    claims = list(task.claims.all())
+    shown = [c for c in claims if c.action != "dropped"]
+    cited = [c for c in shown if c.citations]
+    unsupported = [c for c in claims if c.verdict in UNSUPPORTED]
+    report = task.verification_json or {}
+    found = report.get("conflicts_found", len(report.get("conflicts", [])))
+    shown_conflicts = report.get("conflicts_shown", len(report.get("conflicts", [])))
+    citations = len(task.citations_json or [])
+    low = report.get("low_credibility_sources", 0)
+    tool_steps = [s for s in task.steps.all() if s.tool_name]
+    return {
+        "day": (task.finished_at or task.created_at).date(),
+        "model_name": task.model_name or "unknown",
+        "channel_id": task.channel_id,
+        "status": task.status,
+        "factual_sentences": len(shown),
+        "cited_sentences": len(cited),
+        "citation_coverage": _ratio(len(cited), len(shown)),
+        "unsupported_claims": len(unsupported),
+        "unsupported_rate": _ratio(len(unsupported), len(claims)),
+        "conflicts_found": found,
+        "conflicts_shown": shown_conflicts,
+        "conflict_disclosure": _ratio(shown_conflicts, found),
+        "citations": citations,
+        "low_credibility_citations": low,
+        "low_credibility_share": _ratio(low, citations),
+        "tool_calls": len(tool_steps),
+        "searches": sum(1 for s in tool_steps if "search" in s.tool_name),
+        "rounds": task.events.filter(type="action_thinking").count(),
+        "tokens": task.tokens_used,
+        "cost_usd": task.cost_usd,
+        "duration_seconds": task.duration_seconds,
+        "limit_hit": bool(task.limit_hit),
+        "invalid_citations": task.invalid_citations_removed,
+    }
+
+
+def save_metrics(task: ResearchTask) -> ResearchMetrics:
+    values = compute_metrics(task)
+    metrics, _ = ResearchMetrics.objects.update_or_create(task=task, defaults=values)
+    return metrics
