@@ -30,6 +30,12 @@ class Channel(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text=_("Suggest Deep Research when the judge's confidence is at least this value (0–1)."),
     )
+    class PlanReview(models.TextChoices):
+        OFF = "off", _("Off: research starts right after planning")
+        OPTIONAL = "optional", _("Optional: the student may edit the plan for a short while")
+        REQUIRED = "required", _("Required: the research waits for the student to confirm the plan")
+
+    plan_review = models.CharField(_("plan review"), max_length=12, choices=PlanReview.choices, default=PlanReview.OFF)
     web_allowed_domains = models.TextField(
         _("allowed web domains"),
         blank=True,

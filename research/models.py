@@ -62,6 +62,11 @@ class ResearchTask(models.Model):
     replay_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays",
                                   verbose_name=_("replay of"))
     model_name = models.CharField(_("model"), max_length=100, blank=True)
+    # Context alignment and plan review (before and after planning).
+    context_json = models.JSONField(_("research context"), default=dict, blank=True)
+    plan_review_mode = models.CharField(_("plan review"), max_length=12, default="off")
+    plan_edits_json = models.JSONField(_("plan edits"), default=dict, blank=True)
+    plan_confirmed_at = models.DateTimeField(_("plan confirmed"), null=True, blank=True)
 
     cancel_requested = models.BooleanField(default=False)
     # Last seq handed out for this task's events; incremented atomically (see research.events).
@@ -230,3 +235,90 @@ class TranscriptEntry(models.Model):
         constraints = [models.UniqueConstraint(fields=["task", "seq"], name="one_transcript_entry_per_seq")]
         verbose_name = _("transcript entry")
         verbose_name_plural = _("transcript")
+
+
+class AnswerFeedback(models.Model):
+    """A reader's judgement of an answer: useful or not, a reported problem, or one citation
+    that does not say what the answer claims."""
+
+    class Reason(models.TextChoices):
+        WRONG_FACT = "wrong_fact", _("Wrong fact")
+        BAD_CITATION = "bad_citation", _("Bad or missing citation")
+        MISSED_COUNTER_EVIDENCE = "missed_counter_evidence", _("Missed counter-evidence")
+        TOO_LONG = "too_long", _("Too long")
+        SOURCE_DOES_NOT_SAY = "source_does_not_say", _("This source does not say this")
+        OTHER = "other", _("Other")
+
+    task = models.ForeignKey(ResearchTask, on_delete=models.CASCADE, related_name="feedback")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    useful = models.BooleanField(_("useful"), null=True, blank=True)
+    reason = models.CharField(_("problem"), max_length=32, choices=Reason.choices, blank=True)
+    citation_number = models.PositiveIntegerField(_("citation"), null=True, blank=True)
+    note = models.TextField(_("note"), blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        db_table = "deep_research_feedback"
+        ordering = ["-created_at"]
+        verbose_name = _("answer feedback")
+        verbose_name_plural = _("answer feedback")
+
+    def __str__(self) -> str:
+        return f"{self.task_id}: {self.reason or ('useful' if self.useful else 'not useful')}"
+
+
+class SourceStat(models.Model):
+    """How a source (a web domain, or a tool) has fared: citations that passed or failed
+    verification and readers' reports. The credibility weight derived from it ranks sources."""
+
+    class Kind(models.TextChoices):
+        DOMAIN = "domain", _("Web domain")
+        TOOL = "tool", _("Tool")
+
+    class Pin(models.TextChoices):
+        NONE = "", _("—")
+        ALLOW = "allow", _("Always allow")
+        DENY = "deny", _("Never use")
+
+    kind = models.CharField(_("kind"), max_length=8, choices=Kind.choices)
+    key = models.CharField(_("domain or tool"), max_length=255)
+    passed = models.PositiveIntegerField(_("citations verified"), default=0)
+    failed = models.PositiveIntegerField(_("citations failed"), default=0)
+    reports = models.PositiveIntegerField(_("reader reports"), default=0)
+    pinned = models.CharField(_("pinned"), max_length=8, choices=Pin.choices, blank=True, default="")
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        db_table = "deep_research_source_stats"
+        ordering = ["kind", "key"]
+        constraints = [models.UniqueConstraint(fields=["kind", "key"], name="one_stat_per_source")]
+        verbose_name = _("source credibility")
+        verbose_name_plural = _("source credibility")
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.key}"
+
+
+class FailureCase(models.Model):
+    """A reported answer promoted into the failure dataset: the evaluation command can run it,
+    so every change to prompts or the verifier is measured against past failures."""
+
+    task = models.ForeignKey(ResearchTask, null=True, blank=True, on_delete=models.SET_NULL, related_name="failure_cases")
+    question = models.TextField(_("question"))
+    language = models.CharField(_("language"), max_length=16, default="zh-hant")
+    documents = models.JSONField(_("channel fixture"), default=list)  # [{"name", "paragraphs"}]: snapshot of the cited passages
+    what_was_wrong = models.TextField(_("what was wrong"))
+    expected_correction = models.TextField(_("expected correction"), blank=True)
+    expected_facts = models.JSONField(_("expected facts"), default=list, blank=True)
+    known_conflicts = models.JSONField(_("known conflicts"), default=list, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        db_table = "deep_research_failure_cases"
+        ordering = ["-created_at"]
+        verbose_name = _("failure case")
+        verbose_name_plural = _("failure dataset")
+
+    def __str__(self) -> str:
+        return f"failure #{self.pk}: {self.question[:60]}"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from research.models import ResearchStep, ResearchTask
+from research.models import AnswerFeedback, ResearchStep, ResearchTask
 
 
 class StartSerializer(serializers.Serializer):
@@ -10,6 +10,36 @@ class StartSerializer(serializers.Serializer):
     question = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
     channel_id = serializers.IntegerField()
     trigger_mode = serializers.ChoiceField(choices=ResearchTask.TriggerMode.choices, default="forced")
+    context = serializers.DictField(child=serializers.CharField(allow_blank=True, max_length=200), required=False,
+                                    help_text="time_range, subject, source_language, source_preference")
+
+
+class ContextCheckSerializer(serializers.Serializer):
+    question = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+
+
+class PlanReviewSerializer(serializers.Serializer):
+    sub_questions = serializers.ListField(child=serializers.CharField(allow_blank=True, max_length=2000), required=False,
+                                         max_length=20, help_text="the edited plan; omit to continue with the proposed one")
+
+
+class FeedbackSerializer(serializers.Serializer):
+    useful = serializers.BooleanField(required=False, allow_null=True, default=None)
+    reason = serializers.ChoiceField(choices=[("", "")] + list(AnswerFeedback.Reason.choices),
+                                     required=False, default="")
+    citation_number = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=100_000)
+
+
+class FeedbackOutSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    task_uuid = serializers.UUIDField(source="task.task_uuid")
+    channel_slug = serializers.CharField(source="task.channel.slug")
+    useful = serializers.BooleanField(allow_null=True)
+    reason = serializers.CharField()
+    citation_number = serializers.IntegerField(allow_null=True)
+    note = serializers.CharField()
+    created_at = serializers.DateTimeField()
 
 
 class StartedSerializer(serializers.Serializer):

@@ -14,4 +14,8 @@ urlpatterns = [
     path("task/<uuid:task_uuid>/acknowledge", views.acknowledge, name="dr-task-acknowledge"),
     path("task/<uuid:task_uuid>/review", views.review_note, name="dr-task-review"),
     path("review_queue", views.review_queue, name="dr-review-queue"),
+    path("context_check", views.context_check, name="dr-context-check"),
+    path("task/<uuid:task_uuid>/plan", views.plan, name="dr-task-plan"),
+    path("task/<uuid:task_uuid>/feedback", views.give_feedback, name="dr-task-feedback"),
+    path("feedback", views.feedback_list, name="dr-feedback"),
 ]

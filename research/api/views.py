@@ -20,7 +20,7 @@ from channels_app.models import Channel
 from quotas import services as quotas
 from research.feed import TaskEventFeed
 from research.selectors import get_visible_task, user_tasks
-from research.services import analytics, judge, lifecycle, review
+from research.services import analytics, context, feedback, judge, lifecycle, plan_review, review
 from research.services.events import serialize
 from uedu_dr.errors import ServiceError
 
@@ -98,6 +98,7 @@ def start(request: Request):
         channel=channel,
         question=body.validated_data["question"],
         trigger_mode=body.validated_data["trigger_mode"],
+        context=body.validated_data.get("context"),
     )
     if wants_json(request):
         return Response({"task_uuid": str(task.task_uuid), "request_log_id": request_log.pk}, status=201)
@@ -229,3 +230,44 @@ def review_note(request: Request, task_uuid):
 def review_queue(request: Request):
     """Tasks with unresolved conflicts awaiting review, in the channels the user reviews."""
     return Response(s.TaskSummarySerializer(review.review_queue(request.user)[:100], many=True).data)
+
+
+@extend_schema(request=s.ContextCheckSerializer, responses={200: OpenApiResponse(description='{"needs_clarification", "questions": [{key, question, default}]}'), **ERRORS})
+@api_view(["POST"])
+def context_check(request: Request):
+    """Before a run: does the question lack a time range, subject, source language or preference?"""
+    body = s.ContextCheckSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE)
+    return Response(context.check_context(body.validated_data["question"]))
+
+
+@extend_schema(request=s.PlanReviewSerializer, responses={200: s.TaskSummarySerializer, 403: ERRORS[403], 404: ERRORS[404],
+                                                          409: OpenApiResponse(description="Not waiting for a plan review")})
+@api_view(["POST"])
+def plan(request: Request, task_uuid):
+    """The owner continues a run waiting for plan review, with edited sub-questions or as proposed."""
+    task = get_visible_task(request.user, task_uuid)
+    body = s.PlanReviewSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    task = plan_review.submit(task=task, user=request.user, sub_questions=body.validated_data.get("sub_questions"))
+    return Response(s.TaskSummarySerializer(task).data)
+
+
+@extend_schema(request=s.FeedbackSerializer, responses={201: s.FeedbackOutSerializer, **ERRORS})
+@api_view(["POST"])
+def give_feedback(request: Request, task_uuid):
+    """Useful / not useful, a reported problem, or "this source does not say this" for one citation."""
+    task = get_visible_task(request.user, task_uuid)
+    body = s.FeedbackSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    row = feedback.give_feedback(task=task, user=request.user, **body.validated_data)
+    return Response(s.FeedbackOutSerializer(row).data, status=201)
+
+
+@extend_schema(responses={200: s.FeedbackOutSerializer(many=True)})
+@api_view(["GET"])
+def feedback_list(request: Request):
+    """Feedback on answers in the channels the user teaches or reviews as Super TA."""
+    rows = feedback.feedback_for_reviewer(request.user)[:200]
+    return Response(s.FeedbackOutSerializer(rows, many=True).data)

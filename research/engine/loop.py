@@ -126,9 +126,14 @@ class ResearchRun:
             raise PhaseFailed(role, exc) from None
 
     def channel_context(self) -> str:
-        if not self.inp.channel_name:
-            return ""
-        return f"Course channel: {self.inp.channel_name}\n{self.inp.channel_description}\n\n"
+        text = ""
+        if self.inp.channel_name:
+            text += f"Course channel: {self.inp.channel_name}\n{self.inp.channel_description}\n\n"
+        if self.inp.context:
+            text += "Research context agreed with the student:\n" + "\n".join(
+                f"- {key.replace('_', ' ')}: {value}" for key, value in self.inp.context.items() if value
+            ) + "\n\n"
+        return text
 
     # ------------------------------------------------------------------ the state machine
 
@@ -160,7 +165,7 @@ class ResearchRun:
         system = prompts.PLANNER.format(tools=prompts.tool_catalogue(self.tools.specs()))
 
         def build(compact: bool) -> list[dict]:
-            context = "" if compact else self.channel_context()
+            context = self.channel_context()
             return [
                 {"role": "system", "content": system},
                 {"role": "user", "content": f"{context}Student's question:\n{self.inp.question}"},
@@ -171,11 +176,15 @@ class ResearchRun:
         for sq in plan["sub_questions"]:
             sq["suggested_tools"] = [t for t in sq["suggested_tools"] if t in known]
         self.plan = plan
+        self.limits = self.limits.for_complexity(plan["complexity"])
         self.sink.emit("plan_complete", self.plan_event())
         if self.review_plan is not None:
             # The student may edit the plan before the evidence phase (the product waits here,
-            # with a time limit); the engine researches whatever comes back.
+            # with a time limit); the engine researches whatever comes back. Time spent waiting
+            # for the student does not count against the research's own time limit.
+            before = self.clock()
             self.plan = self.review_plan(self.plan)
+            self.started += self.clock() - before
             self.checkpoint(enforce_limits=False)
 
     def plan_event(self) -> dict:

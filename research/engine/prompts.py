@@ -69,6 +69,15 @@ small talk, emotional support, single-step tool lookups. Give your confidence (0
 worth it and short reasons in the language of the question."""
 
 
+CONTEXT = """You check whether a research question lacks something a multi-source research needs before
+it starts: a time range ("recent", "nowadays" without years), the course or subject it is about, the
+language of the sources, or whether course materials, papers or the web are preferred. Ask only about
+what is really missing and would change the research; propose a sensible default for each question,
+in the language of the question. Most questions need no clarification."""
+
+CONTEXT_KEYS = ("time_range", "subject", "source_language", "source_preference")
+
+
 def tool_catalogue(specs: list[dict]) -> str:
     return "\n".join(f"- {s['function']['name']}: {s['function']['description'].splitlines()[0]}" for s in specs)
 

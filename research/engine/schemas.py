@@ -89,3 +89,20 @@ JUDGE = _object(
         "reasons": {"type": "array", "items": _STR},
     }
 )
+
+CONTEXT = _object(
+    {
+        "needs_clarification": {"type": "boolean"},
+        "questions": {
+            "type": "array",
+            "maxItems": 4,
+            "items": _object(
+                {
+                    "key": {"type": "string", "enum": ["time_range", "subject", "source_language", "source_preference"]},
+                    "question": _STR,
+                    "default": _STR,
+                }
+            ),
+        },
+    }
+)

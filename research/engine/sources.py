@@ -67,14 +67,16 @@ def render_source(source_id: int, source: Source, *, full: bool, max_chars: int 
     return f"<source {attrs}>\n{body}\n</source>"
 
 
-def render_observations(registry: SourceRegistry, *, budget_chars: int, only: list[int] | None = None) -> str:
-    """All sources (or `only` these ids), newest compacted first when over budget: the full text of
-    as many sources as fit, the snippet of the rest. Nothing is dropped silently: every id stays."""
+def render_observations(registry: SourceRegistry, *, budget_chars: int, only: list[int] | None = None, weigh=None) -> str:
+    """All sources (or `only` these ids): the full text of as many sources as fit the budget, the
+    snippet of the rest. Nothing is dropped silently: every id stays. With `weigh`, the most
+    credible sources get their full text first (otherwise the earliest, found for the core
+    sub-questions)."""
     items = [(i, s) for i, s in registry.items() if only is None or i in only]
     full_ids: set[int] = set()
     used = 0
-    # Earlier sources were found for the core sub-questions; keep them whole first.
-    for source_id, source in items:
+    ranked = sorted(items, key=lambda item: (-weigh(item[1]), item[0])) if weigh else items
+    for source_id, source in ranked:
         size = min(len(source.text or source.snippet), 4000) + 200
         if used + size <= budget_chars:
             full_ids.add(source_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 # How much a source can be trusted, highest first. "internal" is Uedu's own data (channel
@@ -122,6 +122,25 @@ class Limits:
     preview_chars: int = 300
     # Characters of observation text sent to the synthesizer before older ones are compacted.
     observation_budget_chars: int = 60_000
+    # The planner's complexity sets the budgets within the hard limits above (source table:
+    # simple 2–5 tool calls, moderate 5–10, complex 10–20).
+    budgets: dict = field(default_factory=lambda: dict(DEFAULT_BUDGETS))
+
+    def for_complexity(self, complexity: str) -> "Limits":
+        budget = self.budgets.get(complexity) or {}
+        return replace(
+            self,
+            max_tool_calls=min(self.max_tool_calls, budget.get("tool_calls", self.max_tool_calls)),
+            max_steps=min(self.max_steps, budget.get("rounds", self.max_steps)),
+            max_tokens=min(self.max_tokens, budget.get("tokens", self.max_tokens)),
+        )
+
+
+DEFAULT_BUDGETS = {
+    "simple": {"tool_calls": 5, "rounds": 4, "tokens": 80_000},
+    "moderate": {"tool_calls": 10, "rounds": 6, "tokens": 140_000},
+    "complex": {"tool_calls": 20, "rounds": 10, "tokens": 200_000},
+}
 
 
 @dataclass
@@ -136,6 +155,9 @@ class ResearchInput:
     counter_search: Literal["off", "complex", "always"] = "complex"
     allowed_domains: tuple[str, ...] = ()  # web sources outside these are not used (empty: any)
     denied_domains: tuple[str, ...] = ()
+    # What the student clarified before the run (time range, subject, source language, preferred
+    # kinds of sources); empty when the question needed no clarification.
+    context: dict = field(default_factory=dict)
 
 
 @dataclass

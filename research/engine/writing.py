@@ -43,7 +43,7 @@ def synthesize(run: "ResearchRun") -> Draft:
             {
                 "role": "user",
                 "content": f"{run.channel_context()}Student's question:\n{run.inp.question}\n\n"
-                f"Plan:\n{prompts.plan_block(run.plan)}\n\n" + render_observations(run.registry, budget_chars=budget),
+                f"Plan:\n{prompts.plan_block(run.plan)}\n\n" + render_observations(run.registry, budget_chars=budget, weigh=run.credibility),
             },
         ]
 

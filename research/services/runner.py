@@ -22,7 +22,7 @@ from research.engine.llm import LLMError
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
 from research.tools import REGISTRY, ToolContext
 
-from . import events, quality, settlement
+from . import credibility, events, plan_review, quality, settlement
 from .heartbeat import monitor
 from .llm_factory import llm_config
 
@@ -40,11 +40,13 @@ def question_language(question: str) -> str:
 
 
 def engine_limits() -> Limits:
-    return Limits(
+    limits = Limits(
         max_steps=settings.UEDU_DR_MAX_STEPS,
         max_tokens=settings.UEDU_DR_MAX_TOKENS,
         max_seconds=settings.UEDU_DR_MAX_SECONDS,
     )
+    limits.budgets = {**limits.budgets, **settings.UEDU_DR_BUDGETS}
+    return limits
 
 
 class TaskSink:
@@ -127,6 +129,13 @@ def execute_task(task_id: int, *, toolbox=None, model: str | None = None) -> Non
 
     `toolbox` and `model` are for replays: recorded tool results instead of live tools, and
     another model for every role."""
+    try:
+        _execute(task_id, toolbox=toolbox, model=model)
+    finally:
+        connection.close()  # worker threads live on; the connection should not
+
+
+def _execute(task_id: int, *, toolbox=None, model: str | None = None) -> None:
     now = timezone.now()
     claimed = ResearchTask.objects.filter(pk=task_id, status=ResearchTask.Status.QUEUED).update(
         status=ResearchTask.Status.RUNNING, started_at=now, last_heartbeat_at=now
@@ -190,13 +199,16 @@ def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbo
             unsupported_policy=settings.UEDU_DR_UNSUPPORTED_POLICY,
             counter_search=settings.UEDU_DR_COUNTER_SEARCH,
             allowed_domains=channel.allowed_domains,
-            denied_domains=channel.denied_domains,
+            denied_domains=channel.denied_domains + credibility.denied_domains(),
+            context=task.context_json or {},
         ),
         llm=client,
         tools=toolbox or toolbox_for(task),
         sink=sink,
         is_cancelled=_is_cancelled(task.pk),
         limits=engine_limits(),
+        credibility=credibility.weigher(),
+        review_plan=plan_review.hook(task, sink),
     )
 
 
@@ -233,6 +245,7 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
         task.refresh_from_db()
         close_open_steps(task, "cancelled" if result.status == "cancelled" else "failed")
         quality.store(task, result)
+        credibility.record_verdicts(task, result)
         response = write_response_log(task)
         data = {"response_log_id": response.pk, "stop_reason": result.stop_reason, "tokens": usage.total_tokens,
                 "cost_usd": float(task.cost_usd), "duration_seconds": task.duration_seconds}

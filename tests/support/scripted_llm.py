@@ -34,7 +34,22 @@ ROLE_MARKERS = [
     ("judge", "You decide whether a student's question is worth"),
     ("bloom", "Classify the student's question into Bloom"),
     ("context", "You check whether a research question"),
+    ("entailment", "You judge whether the passages entail"),
 ]
+
+
+def _tokens(text: str) -> set[str]:
+    """English words of 3+ letters and Chinese character pairs: a crude, deterministic stand-in for NLI."""
+    text = text.lower()
+    words = set(re.findall(r"[a-z]{3,}", text))
+    cjk = re.findall(r"[\u3400-\u9fff]", text)
+    return words | {a + b for a, b in zip(cjk, cjk[1:])}
+
+
+def overlap_entails(statement: str, passages: list[str], threshold: float = 0.6) -> bool:
+    wanted = _tokens(statement)
+    have = _tokens(" ".join(passages))
+    return bool(wanted) and len(wanted & have) / len(wanted) >= threshold
 
 FAULTS = {
     "http429", "http500", "http400", "slow", "length", "empty", "malformed", "schema",
@@ -109,6 +124,7 @@ class Scenario:
     action_rounds: int = 1  # turns with tool calls before saying DONE
     sufficient_after: int = 1  # reflection says sufficient from this round on
     cite_per_answer: int = 4
+    quote_sources: bool = False  # the writer restates each source's first sentence instead of a stock line
     verdict: str = "supported"
     hypothesis_status: str = "open"  # what reflection says of each planner hypothesis
     judge_keywords: tuple[str, ...] = ("比較", "compare", "分析", "analy", "規劃", "plan", "研究", "research", "整合", "why", "為什麼")
@@ -324,8 +340,12 @@ class ScriptedLLM:
                 answer = "The evidence is clear [99]. Another claim [1][42]."
                 return {"content": json.dumps({"answer": answer, "citations": [{"id": 99}, {"id": 1}, {"id": 42}], "conflicts": [], "counter_evidence": []}, ensure_ascii=False)}
             lines = ["## Answer", ""]
-            for source_id, title, _ in found:
-                lines.append(f"- The source {title} addresses the question [{source_id}].")
+            for source_id, title, text in found:
+                if s.quote_sources:  # a faithful writer: each claim restates its source's first sentence
+                    first = re.split(r"(?<=[.。!?！？])\s*", text.strip())[0][:200].rstrip(".。")
+                    lines.append(f"- {first} [{source_id}].")
+                else:
+                    lines.append(f"- The source {title} addresses the question [{source_id}].")
             answer = "\n".join(lines)
             return {"content": json.dumps({"answer": answer, "citations": [{"id": i} for i, _, _ in found], "conflicts": [], "counter_evidence": []}, ensure_ascii=False)}
         if role == "verifier":
@@ -338,8 +358,14 @@ class ScriptedLLM:
             return {"content": json.dumps({"worth_it": worth, "confidence": 0.9 if worth else 0.05, "reasons": ["scripted: needs several sources" if worth else "scripted: a single fact"]})}
         if role == "bloom":
             return {"content": json.dumps({"level": "analyze", "confidence": 0.8, "rationale": "scripted"})}
+        if role == "entailment":
+            payload = re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S)
+            items = json.loads(payload.group(1)) if payload else []
+            return {"content": json.dumps({"results": [{"id": i["id"], "entailed": overlap_entails(i["statement"], i["passages"])} for i in items]})}
         if role == "context":
-            return {"content": json.dumps({"needs_clarification": False, "questions": [], "defaults": {}})}
+            vague = any(w in question.lower() for w in ("最近", "近年", "recent", "latest", "nowadays")) and not re.search(r"\d{4}", question)
+            questions = [{"key": "time_range", "question": "Which years should the research cover?", "default": "2021-2026"}] if vague else []
+            return {"content": json.dumps({"needs_clarification": vague, "questions": questions})}
         return {"content": f"Scripted answer to: {_user_text(body)[-200:]}"}
 
 

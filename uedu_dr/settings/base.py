@@ -256,6 +256,16 @@ if UEDU_DR_UNSUPPORTED_POLICY not in ("mark", "drop"):
 UEDU_DR_COUNTER_SEARCH = env.str("UEDU_DR_COUNTER_SEARCH", default="complex")
 if UEDU_DR_COUNTER_SEARCH not in ("off", "complex", "always"):
     raise ImproperlyConfigured("UEDU_DR_COUNTER_SEARCH must be 'off', 'complex' or 'always'")
+# How long a run waits for the student's plan review (channel setting "required" / "optional").
+UEDU_DR_PLAN_REVIEW_SECONDS = _positive_int("UEDU_DR_PLAN_REVIEW_SECONDS", 300)
+UEDU_DR_PLAN_REVIEW_OPTIONAL_SECONDS = _positive_int("UEDU_DR_PLAN_REVIEW_OPTIONAL_SECONDS", 45)
+# Budgets by the planner's complexity, within the hard limits: {"simple": {"tool_calls": 5, "rounds": 4, "tokens": 80000}, …}
+UEDU_DR_BUDGETS = env.json("UEDU_DR_BUDGETS", default={})
+for _complexity, _budget in UEDU_DR_BUDGETS.items():
+    if _complexity not in ("simple", "moderate", "complex") or not isinstance(_budget, dict) or not all(
+        k in ("tool_calls", "rounds", "tokens") and isinstance(v, int) and v > 0 for k, v in _budget.items()
+    ):
+        raise ImproperlyConfigured("UEDU_DR_BUDGETS must map simple/moderate/complex to {tool_calls, rounds, tokens} positive integers")
 # Worst-case cost one start reserves against the daily cap; unset = derived from limits and prices.
 UEDU_DR_WORST_CASE_USD = Decimal(env.str("UEDU_DR_WORST_CASE_USD")) if env.str("UEDU_DR_WORST_CASE_USD", default="") else None
 UEDU_DR_COST_ALERT_INTERVAL_MINUTES = _positive_int("UEDU_DR_COST_ALERT_INTERVAL_MINUTES", 10)

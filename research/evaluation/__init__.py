@@ -1,0 +1,1 @@
+"""Measuring answers: the evaluation command's dataset, fixtures, judge and scores."""

@@ -1,0 +1,52 @@
+"""Context alignment: before a run, does the question lack something the research needs?"""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext as _
+
+from research.engine import prompts, schemas
+from research.engine.llm import LLMError
+from uedu_dr.errors import ServiceError
+
+from .lifecycle import validate_question
+from .llm_factory import llm_configured, make_client
+
+MAX_VALUE = 200
+
+
+def check_context(question: str) -> dict:
+    """{needs_clarification, questions: [{key, question, default}]} — advice only."""
+    question = validate_question(question)
+    if not llm_configured():
+        raise ServiceError("llm_not_configured", _("No language model is configured."), status=503)
+    try:
+        data = make_client().structured(
+            "context",
+            [{"role": "system", "content": prompts.CONTEXT}, {"role": "user", "content": f"Student's question:\n{question}"}],
+            schemas.CONTEXT,
+            "context_check",
+            max_tokens=600,
+        )
+    except LLMError as exc:
+        raise ServiceError("context_unavailable", _("The clarification service is unavailable right now."), status=503) from exc
+    questions = [{k: q[k][:MAX_VALUE] if isinstance(q[k], str) else q[k] for k in ("key", "question", "default")} for q in data["questions"]]
+    return {"needs_clarification": bool(data["needs_clarification"] and questions), "questions": questions}
+
+
+def clean_context(context) -> dict:
+    """The context a start may carry: known keys, short strings, nothing else."""
+    if context in (None, ""):
+        return {}
+    if not isinstance(context, dict):
+        raise ServiceError("invalid", _("context must be an object."))
+    unknown = set(context) - set(prompts.CONTEXT_KEYS)
+    if unknown:
+        raise ServiceError("invalid", _("Unknown context keys: %(keys)s") % {"keys": ", ".join(sorted(unknown))})
+    cleaned = {}
+    for key, value in context.items():
+        if value in (None, ""):
+            continue
+        if not isinstance(value, str) or len(value) > MAX_VALUE:
+            raise ServiceError("invalid", _("Each context value must be text of at most %(n)d characters.") % {"n": MAX_VALUE})
+        cleaned[key] = value.strip()
+    return cleaned

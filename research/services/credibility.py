@@ -1,0 +1,107 @@
+"""Source weights from history.
+
+For each web domain and each tool we count citations that passed or failed verification and
+readers' "this source does not say this" reports. The weight is the tier's base weight times a
+history factor from a Beta prior — (passed + 4) / (passed + failed + 2·reports + 5), divided by
+the prior mean 0.8 — so a new source starts at its tier's weight and is neither punished nor
+rewarded for being new, and each failure moves it down more than a success moves it up.
+Admins can pin a domain: "allow" gives it full weight, "deny" keeps it out of every research."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from research.engine import ResearchResult
+from research.engine.types import Source
+from research.engine.verification import tier_weight
+from research.models import AnswerFeedback, ResearchTask, SourceStat
+
+PRIOR_PASSED, PRIOR_FAILED = 4, 1
+PRIOR_MEAN = PRIOR_PASSED / (PRIOR_PASSED + PRIOR_FAILED)
+REPORT_WEIGHT = 2
+FACTOR_RANGE = (0.2, 1.2)
+
+
+def domain_of(url: str) -> str:
+    host = (urlparse(url or "").hostname or "").lower()
+    return host[4:] if host.startswith("www.") else host
+
+
+def history_factor(passed: int, failed: int, reports: int) -> float:
+    value = (passed + PRIOR_PASSED) / (passed + failed + REPORT_WEIGHT * reports + PRIOR_PASSED + PRIOR_FAILED)
+    low, high = FACTOR_RANGE
+    return min(high, max(low, value / PRIOR_MEAN))
+
+
+def weight_of(tier: str, tool_stat: SourceStat | None, domain_stat: SourceStat | None) -> float:
+    if domain_stat is not None and domain_stat.pinned == SourceStat.Pin.ALLOW:
+        return 1.0
+    weight = tier_weight(Source(title="", snippet="", tier=tier))
+    for stat in (tool_stat, domain_stat):
+        if stat is not None:
+            weight *= history_factor(stat.passed, stat.failed, stat.reports)
+    return round(min(1.0, weight), 4)
+
+
+def weigher():
+    """A credibility function for one research, over a snapshot of the statistics (read once)."""
+    snapshot: dict[tuple[str, str], SourceStat] | None = None
+
+    def weigh(source: Source) -> float:
+        nonlocal snapshot
+        if snapshot is None:
+            snapshot = {(s.kind, s.key): s for s in SourceStat.objects.all()}
+        domain = domain_of(source.url) if source.url.startswith("http") else ""
+        return weight_of(source.tier, snapshot.get(("tool", source.source_tool)), snapshot.get(("domain", domain)) if domain else None)
+
+    return weigh
+
+
+def denied_domains() -> tuple[str, ...]:
+    return tuple(SourceStat.objects.filter(kind=SourceStat.Kind.DOMAIN, pinned=SourceStat.Pin.DENY).values_list("key", flat=True))
+
+
+def _bump(kind: str, key: str, field: str, amount: int = 1) -> None:
+    if not key:
+        return
+    updated = SourceStat.objects.filter(kind=kind, key=key).update(**{field: F(field) + amount})
+    if not updated:
+        try:
+            with transaction.atomic():
+                SourceStat.objects.create(kind=kind, key=key, **{field: amount})
+        except IntegrityError:  # created meanwhile by another task
+            SourceStat.objects.filter(kind=kind, key=key).update(**{field: F(field) + amount})
+
+
+def _keys(citation: dict) -> list[tuple[str, str]]:
+    keys = [(SourceStat.Kind.TOOL, citation.get("source_tool", ""))]
+    if (citation.get("url") or "").startswith("http"):
+        keys.append((SourceStat.Kind.DOMAIN, domain_of(citation["url"])))
+    return keys
+
+
+def record_verdicts(task: ResearchTask, result: ResearchResult) -> None:
+    """Count each citation of a verified claim as passed (supported, partial) or failed."""
+    by_number = {c.number: c.as_dict() for c in result.citations}
+    for claim in result.verification.get("claims", []):
+        field = {"supported": "passed", "partial": "passed", "unsupported": "failed"}.get(claim["verdict"])
+        if field is None:
+            continue
+        for number in claim.get("citations", []):
+            citation = by_number.get(number)
+            if citation:
+                for kind, key in _keys(citation):
+                    _bump(kind, key, field)
+
+
+def record_report(feedback: AnswerFeedback) -> None:
+    """A reader says a cited source does not say what the answer claims."""
+    if feedback.reason != AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY or not feedback.citation_number:
+        return
+    citation = next((c for c in feedback.task.citations_json or [] if c.get("number") == feedback.citation_number), None)
+    if citation:
+        for kind, key in _keys(citation):
+            _bump(kind, key, "reports")
