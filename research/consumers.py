@@ -19,6 +19,11 @@ from research.feed import TaskEventFeed
 from research.selectors import visible_tasks
 
 class TaskEventsConsumer(AsyncJsonWebsocketConsumer):
+    # No channel-layer inbox of its own: the base consumer would close the socket (1011) the
+    # moment Redis went away. The event feed subscribes by itself and survives a Redis restart
+    # by reading the database.
+    channel_layer_alias = None
+
     async def connect(self):
         user = self.scope.get("user")
         task = await self._visible_task(user, self.scope["url_route"]["kwargs"]["task_uuid"])

@@ -69,10 +69,36 @@ def llm(scripted_llm, settings):
 
 
 @pytest.fixture(scope="session")
-def worker_process(django_db_setup, django_db_blocker, scripted_llm):
+def fake_openalex():
+    from tests.support.fake_openalex import FakeOpenAlex, work
+
+    server = FakeOpenAlex([
+        work("W1", "Learning analytics dashboards in Taiwanese universities", year=2023, countries=["tw"],
+             abstract="Dashboards help students reflect on their learning."),
+        work("W2", "Bloom's taxonomy and question generation", year=2022, countries=["jp"],
+             abstract="Question generation aligned with Bloom's levels."),
+    ]).start()
+    yield server
+    server.stop()
+
+
+# Every worker and daphne of the tests reaches the outside only through these fakes.
+def outside_world_env(scripted_llm, fake_openalex) -> dict:
+    return {
+        "OPENAI_BASE_URL": scripted_llm.url,
+        "UEDU_LLM_TIMEOUT_SECONDS": 10,
+        "OPENALEX_BASE_URL": fake_openalex.url,
+        "SEARXNG_URL": "",
+        "UEDU_TOOL_HTTP_BACKOFF_SECONDS": "0.05",
+        "UEDU_TOOL_CACHE_SECONDS": "0",
+    }
+
+
+@pytest.fixture(scope="session")
+def worker_process(django_db_setup, django_db_blocker, scripted_llm, fake_openalex):
     """One real Celery worker (threads pool) for the session, on the test database."""
     with django_db_blocker.unblock():
-        process = stack.start_worker(OPENAI_BASE_URL=scripted_llm.url, UEDU_LLM_TIMEOUT_SECONDS=10)
+        process = stack.start_worker(**outside_world_env(scripted_llm, fake_openalex))
     yield process
     process.stop()
 
@@ -94,10 +120,10 @@ def worker(worker_process, transactional_db, llm):
 
 
 @pytest.fixture(scope="session")
-def daphne_process(django_db_setup, django_db_blocker, scripted_llm):
+def daphne_process(django_db_setup, django_db_blocker, scripted_llm, fake_openalex):
     """daphne serving the ASGI app (HTTP, SSE, WebSocket) on the test database."""
     with django_db_blocker.unblock():
-        process = stack.start_daphne(OPENAI_BASE_URL=scripted_llm.url, UEDU_DR_HEARTBEAT_SECONDS=15)
+        process = stack.start_daphne(**outside_world_env(scripted_llm, fake_openalex), UEDU_DR_HEARTBEAT_SECONDS=15)
     yield process
     process.stop()
 
