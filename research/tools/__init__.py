@@ -11,7 +11,9 @@ from .registry import BoundToolbox, Tool, ToolContext, ToolDefinitionError, Tool
 REGISTRY = ToolRegistry()
 
 # One module per tool family; each registers its tools on REGISTRY.
-TOOL_MODULES: list[str] = []
+TOOL_MODULES: list[str] = [
+    "research.tools.materials",
+]
 
 _loaded = False
 
