@@ -65,6 +65,9 @@ def ensure_index(dim: int) -> bool:
     if dim in existing_dimensions():
         return False
     with connection.cursor() as cursor:
+        # Inside a caller's transaction, deferred foreign-key checks of rows written earlier would
+        # make PostgreSQL refuse DDL on the table ("pending trigger events"): run them now.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(create_index_sql(dim))
     return True
 
@@ -73,6 +76,7 @@ def drop_unused_indexes(keep: int) -> list[int]:
     """Drop HNSW indexes of dimensions no chunk uses any more (after a re-embed)."""
     dropped = []
     with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # see ensure_index
         for dim in sorted(existing_dimensions() - {keep}):
             cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {TABLE} WHERE embedding_dim = %s)", [dim])
             if not cursor.fetchone()[0]:

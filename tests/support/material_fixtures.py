@@ -1,5 +1,6 @@
-"""Fixtures for channel materials: eager Celery (the real task, run inline on commit), the fake
-OpenAI-compatible embeddings server, and a helper that uploads and indexes through the service."""
+"""Fixtures for channel materials, imported by tests/conftest.py: eager Celery (the real task,
+run inline on commit), the fake OpenAI-compatible embeddings server, and a helper that uploads
+and indexes through the service."""
 
 from __future__ import annotations
 
