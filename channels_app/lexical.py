@@ -43,10 +43,10 @@ def query_terms(query: str) -> list[str]:
     return list(seen)
 
 
-def websearch_query(query: str) -> str:
-    """Input for `websearch_to_tsquery('english', …)` matching passages with ANY of the terms.
-
-    OR, not AND: a student's question carries words the passage does not ("what does the course
-    say about…"); ranking, not matching, decides which passages win. websearch_to_tsquery never
-    raises on odd input, and the tokens here are bare words, so a query cannot inject operators."""
-    return " or ".join(query_terms(query))
+def tsquery_text(lexemes: list[str], operator: str = "|") -> str:
+    """A tsquery literal over already-normalised lexemes, each quoted, so that no query can inject
+    tsquery operators (`!`, `&`, `<->`, parentheses…) whatever characters it holds."""
+    if operator not in ("|", "&"):
+        raise ValueError(operator)
+    quoted = ("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
+    return f" {operator} ".join(quoted)

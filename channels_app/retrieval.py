@@ -5,8 +5,9 @@ Two rankings, fused by reciprocal rank fusion (RRF, Cormack et al. 2009: score =
   configured dimension (see channels_app.vector_index), only over chunks embedded by the
   configured model (vectors of another model are not comparable);
 - lexical: PostgreSQL full-text search over `search_vector`, in which Chinese text is stored as
-  character bigrams (see channels_app.lexical), ranked by ts_rank_cd. This side finds exact terms
-  the embedding model handles badly: all-MiniLM-L6-v2 turns most Han characters into [UNK].
+  character bigrams (see channels_app.lexical), ranked by ts_rank_cd, with very common lexemes
+  kept out of candidate selection (see _lexical_queries). This side finds exact terms the
+  embedding model handles badly: all-MiniLM-L6-v2 turns most Han characters into [UNK].
 
 Every query is bound to one channel id in SQL, on both sides and again on the final join; there is
 no parameter by which a caller can widen it.
@@ -15,6 +16,8 @@ no parameter by which a caller can widen it.
 from __future__ import annotations
 
 import re
+import threading
+import time
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -51,27 +54,79 @@ def _vector_literal(vector: list[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
-def _hybrid_sql(dim: int) -> str:
+# The share of all chunks holding each of the most common lexemes, from the planner's statistics:
+# ANALYZE (autovacuum runs it) keeps the most common elements of a tsvector column in pg_stats.
+# A lexeme not listed there is rarer than every listed one. Read at most every few minutes per
+# process: the statistics only change when ANALYZE runs.
+_TERM_STATISTICS_SQL = """
+SELECT e.elem, e.freq
+FROM pg_stats s CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(elem, freq)
+WHERE s.schemaname = current_schema() AND s.tablename = 'channels_app_materialchunk' AND s.attname = 'search_vector'
+  AND e.elem IS NOT NULL
+"""
+_TERM_STATISTICS_SECONDS = 300
+_term_statistics: tuple[float, dict[str, float]] = (0.0, {})
+_term_statistics_lock = threading.Lock()
+
+
+def forget_term_statistics() -> None:
+    """Read pg_stats again at the next search (after an ANALYZE, e.g. in tests)."""
+    global _term_statistics
+    _term_statistics = (0.0, {})
+
+
+def _lexeme_frequencies(cursor) -> dict[str, float]:
+    global _term_statistics
+    with _term_statistics_lock:
+        loaded_at, frequencies = _term_statistics
+        if time.monotonic() - loaded_at > _TERM_STATISTICS_SECONDS:
+            cursor.execute(_TERM_STATISTICS_SQL)
+            frequencies = dict(cursor.fetchall())
+            _term_statistics = (time.monotonic(), frequencies)
+    return frequencies
+
+
+def _lexical_queries(cursor, query: str) -> tuple[str, str] | None:
+    """(candidates, ranking) tsquery texts for the lexical side, or None when the query has no lexeme.
+
+    As in Elasticsearch's "common terms" query: lexemes in more than UEDU_RETRIEVAL_COMMON_TERM_CUTOFF
+    of all chunks (words like "student" in a course platform) do not select candidates, they only
+    rank the passages the rarer lexemes found. Matching on them would rank thousands of passages per
+    query for almost no signal (their IDF is near zero); when every lexeme is common, a passage
+    must hold all of them."""
+    # The query's lexemes, normalised exactly as chunk text is (bigrams, stemming, stop words).
+    cursor.execute("SELECT unnest(tsvector_to_array(to_tsvector('english', %s)))", [lexical.search_text(query)])
+    lexemes = [row[0] for row in cursor.fetchall()]
+    if not lexemes:
+        return None
+    frequencies = _lexeme_frequencies(cursor)
+    cutoff = settings.UEDU_RETRIEVAL_COMMON_TERM_CUTOFF
+    rare = [lexeme for lexeme in lexemes if frequencies.get(lexeme, 0.0) <= cutoff]
+    candidates = lexical.tsquery_text(rare, "|") if rare else lexical.tsquery_text(lexemes, "&")
+    return candidates, lexical.tsquery_text(lexemes, "|")
+
+
+def _hybrid_sql(dim: int, *, semantic: bool, lexical_side: bool) -> str:
     expression, cast = vector_index.vector_expression(dim), vector_index.query_cast(dim)
     # `embedding_dim = <literal>` (not a parameter) so the planner can match the partial index.
-    return f"""
-    WITH q AS (SELECT websearch_to_tsquery('english', %(terms)s) AS tsq),
-    semantic AS (
+    semantic_sql = f"""
         SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM (
             SELECT id, {expression} <=> %(vector)s::{cast} AS distance
             FROM channels_app_materialchunk
             WHERE channel_id = %(channel)s AND embedding_dim = {int(dim)} AND embedding_model = %(model)s
             ORDER BY distance LIMIT %(pool)s
-        ) nearest
-    ),
-    lexical AS (
+        ) nearest"""
+    lexical_sql = """
         SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
-            SELECT c.id, ts_rank_cd(c.search_vector, q.tsq, 1) AS score
-            FROM channels_app_materialchunk c CROSS JOIN q
-            WHERE c.channel_id = %(channel)s AND c.search_vector @@ q.tsq
-            ORDER BY score DESC, c.id LIMIT %(pool)s
-        ) matched
-    ),
+            SELECT id, ts_rank_cd(search_vector, %(ranking)s::tsquery, 1) AS score
+            FROM channels_app_materialchunk
+            WHERE channel_id = %(channel)s AND search_vector @@ %(candidates)s::tsquery
+            ORDER BY score DESC, id LIMIT %(pool)s
+        ) matched"""
+    nothing = "SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false"
+    return f"""
+    WITH semantic AS ({semantic_sql if semantic else nothing}),
+    lexical AS ({lexical_sql if lexical_side else nothing}),
     fused AS (
         SELECT COALESCE(s.id, l.id) AS id,
                COALESCE(1.0 / (%(rrf_k)s + s.rank), 0) + COALESCE(1.0 / (%(rrf_k)s + l.rank), 0) AS score,
@@ -105,27 +160,31 @@ def hybrid_search(
     k = max(1, min(int(k), MAX_K))
     if not query and query_vector is None:
         return []
-    model, dim = embeddings.model_name(), embeddings.dimension()
+    dim = embeddings.dimension()
     if use_vectors and query_vector is None:
         query_vector = embeddings.embed_texts([query])[0]
     params = {
         "channel": int(channel_id),
-        "terms": lexical.websearch_query(query) if use_lexical else "",
-        "vector": _vector_literal(query_vector) if use_vectors else _vector_literal([0.0] * dim),
-        "model": model if use_vectors else "",  # no model matches "": the semantic side is empty
+        "vector": _vector_literal(query_vector) if use_vectors else None,
+        "model": embeddings.model_name(),
         "pool": max(4 * k, 40),  # RRF needs deeper lists than the k it returns
         "rrf_k": RRF_K,
         "k": k,
     }
     with transaction.atomic(), connection.cursor() as cursor:
+        lexical_queries = _lexical_queries(cursor, query) if use_lexical and query else None
+        if lexical_queries:
+            params["candidates"], params["ranking"] = lexical_queries
+        if not use_vectors and not lexical_queries:
+            return []
         # SET LOCAL: only this transaction. strict_order iterative scans keep walking the HNSW
-        # graph until enough rows pass the channel filter (pgvector ≥ 0.8), instead of returning
+        # graph until enough rows pass the channel filter (pgvector >= 0.8), instead of returning
         # fewer than asked when the channel is a small part of the table.
         cursor.execute(
             "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'strict_order', true)",
             [str(max(settings.UEDU_RETRIEVAL_EF_SEARCH, params["pool"]))],
         )
-        cursor.execute(_hybrid_sql(dim), params)
+        cursor.execute(_hybrid_sql(dim, semantic=use_vectors, lexical_side=bool(lexical_queries)), params)
         rows = cursor.fetchall()
     return [
         Passage(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection, transaction
 
-from channels_app import lexical, vector_index
+from channels_app import lexical, retrieval, vector_index
 from channels_app.retrieval import hybrid_search, snippet
 from tests.support.documents import docx_bytes, pdf_bytes
 from tests.support.factories import make_channel
@@ -38,10 +38,10 @@ def test_postgres_default_parser_cannot_find_a_chinese_term_but_bigrams_can(db):
         cursor.execute("SELECT to_tsvector('english', %s) @@ plainto_tsquery('english', %s)", [passage, "倒數排名融合"])
         assert cursor.fetchone()[0] is False  # the whole run of Han characters is ONE lexeme
         cursor.execute(
-            "SELECT to_tsvector('english', %s) @@ websearch_to_tsquery('english', %s)",
-            [lexical.search_text(passage), lexical.websearch_query("倒數排名融合")],
+            "SELECT to_tsvector('english', %s) @@ plainto_tsquery('english', %s)",
+            [lexical.search_text(passage), lexical.search_text("倒數排名融合")],
         )
-        assert cursor.fetchone()[0] is True
+        assert cursor.fetchone()[0] is True  # 倒數 & 數排 & 排名 & 名融 & 融合
 
 
 def test_a_chinese_query_is_found_by_the_lexical_side_only(course):
@@ -89,6 +89,39 @@ def test_search_never_returns_another_channels_passages(personas, index_file):
         results = hybrid_search(mine.pk, query, k=10)
         assert {r.file_name for r in results} <= {"mine.pdf"}, query
     assert {r.file_name for r in hybrid_search(theirs.pk, "IRB", k=10)} == {"theirs.pdf", "more.pdf"}
+
+
+@pytest.fixture
+def fresh_term_statistics():
+    retrieval.forget_term_statistics()
+    yield
+    retrieval.forget_term_statistics()  # the ANALYZE below is rolled back with the test
+
+
+def test_common_terms_rank_passages_but_do_not_select_them(personas, index_file, settings, fresh_term_statistics):
+    # 30 passages say "student"; one also says "rubric". After ANALYZE the planner's statistics
+    # know "student" is in (nearly) every chunk, so it no longer pulls passages into the lexical list.
+    pages = [f"Student note {n}: the student reads chapter {n}." for n in range(30)] + ["A rubric for the student essay."]
+    index_file(personas.channel, personas.teacher, "notes.pdf", pdf_bytes(pages))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE channels_app_materialchunk")
+    retrieval.forget_term_statistics()
+
+    lexical_hits = hybrid_search(personas.channel.pk, "student rubric", k=10, use_vectors=False)
+    assert [hit.page for hit in lexical_hits] == [31]
+    # a query of common terms only must match all of them: page 31 has "student" but not "reads"
+    common_only = {hit.page for hit in hybrid_search(personas.channel.pk, "student reads", k=20, use_vectors=False)}
+    assert len(common_only) == 20 and 31 not in common_only
+
+    settings.UEDU_RETRIEVAL_COMMON_TERM_CUTOFF = 1.0  # cut-off off: every passage with "student" matches
+    assert len(hybrid_search(personas.channel.pk, "student rubric", k=20, use_vectors=False)) == 20
+
+
+def test_a_query_full_of_tsquery_operators_is_just_words(course):
+    channel, _ = course
+    results = hybrid_search(channel.pk, "Bloom' | !(taxonomy & <-> ''creating\\", k=3, use_vectors=False)
+    assert results and "Bloom" in results[0].text
+    assert lexical.tsquery_text(["it's", "a\\b"]) == "'it''s' | 'a\\\\b'"
 
 
 def test_an_empty_channel_or_query_returns_nothing(personas):

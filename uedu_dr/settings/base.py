@@ -284,6 +284,11 @@ UEDU_EMBEDDING_TIMEOUT_SECONDS = env.float("UEDU_EMBEDDING_TIMEOUT_SECONDS", def
 
 # Retrieval: HNSW candidate list size per query (recall against speed; see bench/retrieval.py).
 UEDU_RETRIEVAL_EF_SEARCH = _positive_int("UEDU_RETRIEVAL_EF_SEARCH", 100)
+# Lexemes found in more than this share of all chunks only rank passages, they do not select them
+# (Elasticsearch's cutoff_frequency idea); 1 turns the cut-off off.
+UEDU_RETRIEVAL_COMMON_TERM_CUTOFF = env.float("UEDU_RETRIEVAL_COMMON_TERM_CUTOFF", default=0.01)
+if not 0 < UEDU_RETRIEVAL_COMMON_TERM_CUTOFF <= 1:
+    raise ImproperlyConfigured("UEDU_RETRIEVAL_COMMON_TERM_CUTOFF must be a fraction in (0, 1]")
 
 LOGGING = {
     "version": 1,
