@@ -17,7 +17,8 @@ PAGES = ["Learning analytics measures data about learners.", "研究倫理審查
 
 
 @pytest.fixture(autouse=True)
-def english():
+def english(client):
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "en"  # pages follow the browser's language
     with translation.override("en"):
         yield
 
@@ -41,6 +42,14 @@ def test_the_teacher_uploads_a_file_and_it_is_indexed(client, personas, celery_e
     page = client.get(list_url(personas.channel))
     assert "“week1.pdf” was uploaded and is being indexed." in page.content.decode()
     assert "week1.pdf" in page.content.decode() and "Ready" in page.content.decode()
+
+
+def test_the_page_speaks_traditional_chinese_by_default(client, personas):
+    client.defaults.pop("HTTP_ACCEPT_LANGUAGE")
+    client.force_login(personas.teacher)
+    response = client.post(list_url(personas.channel), {"file": upload("notes.txt", b"hello")}, follow=True)
+    body = response.content.decode()
+    assert "課程教材" in body and "只能索引 PDF、DOCX 與 PPTX 檔案；「notes.txt」不屬於這些格式。" in body
 
 
 def test_a_bad_file_shows_its_error_on_the_page(client, personas):
