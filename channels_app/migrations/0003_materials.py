@@ -88,7 +88,7 @@ class Migration(migrations.Migration):
         migrations.RunSQL(
             sql=(
                 "CREATE INDEX chunk_embedding_hnsw_384 ON channels_app_materialchunk "
-                "USING hnsw ((embedding::vector(384)) vector_cosine_ops) WITH (m = 16, ef_construction = 64) "
+                "USING hnsw ((embedding::vector(384)) vector_cosine_ops) WITH (m = 16, ef_construction = 128) "
                 "WHERE embedding_dim = 384"
             ),
             reverse_sql="DROP INDEX IF EXISTS chunk_embedding_hnsw_384",

@@ -149,3 +149,19 @@ def test_snippet_centres_on_the_first_query_term():
     assert "IRB reviews consent" in short and short.startswith("…") and short.endswith("…")
     assert len(short) <= 122
     assert snippet("short text", "anything") == "short text"
+
+
+def test_the_migrations_index_is_the_one_vector_index_creates(db):
+    # reembed_materials creates indexes with channels_app.vector_index; the migration wrote its own
+    # SQL. Both must be the same index, or a re-created one would differ from a migrated one.
+    def definition():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [vector_index.index_name(384)])
+            return cursor.fetchone()[0]
+
+    migrated = definition()
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX {vector_index.index_name(384)}")
+    assert vector_index.ensure_index(384) is True
+    assert definition() == migrated
+    assert vector_index.ensure_index(384) is False
