@@ -10,10 +10,12 @@ class Command(BaseCommand):
     help = "Re-embed the chunks of every ready material with the configured backend and index the new dimension."
 
     def add_arguments(self, parser):
-        parser.add_argument("--all", action="store_true", help="also re-embed chunks already embedded by the configured model")
+        parser.add_argument(
+            "--all", dest="redo_all", action="store_true", help="also re-embed chunks already embedded by the configured model"
+        )
 
-    def handle(self, *args, all: bool = False, **options):
-        report = reembed_materials(force=all, log_line=lambda line: self.stdout.write(f"  {line}"))
+    def handle(self, *args, redo_all: bool = False, **options):
+        report = reembed_materials(force=redo_all, log_line=lambda line: self.stdout.write(f"  {line}"))
         self.stdout.write(
             f"{report['model']} ({report['dimension']} dimensions): {report['reembedded']} re-embedded, "
             f"{report['skipped']} already current, {len(report['failed'])} failed"
