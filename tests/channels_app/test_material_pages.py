@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import AnonymousUser  # noqa: F401
 from django.urls import reverse
 from django.utils import translation
 
