@@ -5,3 +5,12 @@ from django.utils.translation import gettext_lazy as _
 class ChannelsAppConfig(AppConfig):
     name = "channels_app"
     verbose_name = _("Course channels")
+
+    def ready(self) -> None:
+        from . import signals  # noqa: F401  (connects the file clean-up receiver)
+
+    def load_demo_data(self, stdout) -> None:
+        """Sample materials for the demo channel, uploaded and indexed through the real service."""
+        from .demo_materials import load_demo_materials
+
+        load_demo_materials(stdout)

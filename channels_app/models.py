@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from pgvector.django import VectorField
 
 
 class Channel(models.Model):
@@ -150,3 +153,116 @@ class ChatLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}/{self.type} #{self.pk} by {self.user_id}"
+
+
+def material_upload_to(material: "Material", filename: str) -> str:
+    # Content-addressed per channel: a path never collides and is not guessable from the name.
+    return f"materials/{material.channel_id}/{material.sha256}/{filename}"
+
+
+class Material(models.Model):
+    """A file a teacher uploaded to a channel (PDF, DOCX or PPTX), indexed into MaterialChunk rows.
+
+    One row per (channel, content hash): uploading the same bytes again returns this row.
+    A material is searchable only when `ready`; a `failed` one has a readable `error` and no chunks."""
+
+    class Kind(models.TextChoices):
+        PDF = "pdf", "PDF"
+        DOCX = "docx", "DOCX"
+        PPTX = "pptx", "PPTX"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Waiting to be indexed")
+        PROCESSING = "processing", _("Indexing")
+        READY = "ready", _("Ready")
+        FAILED = "failed", _("Failed")
+
+    class ErrorCode(models.TextChoices):
+        WRONG_TYPE = "wrong_type", _("Unsupported or mismatching file type")
+        TOO_LARGE = "too_large", _("File too large")
+        EMPTY = "empty", _("No extractable text")
+        ENCRYPTED = "encrypted", _("Password-protected file")
+        CORRUPT = "corrupt", _("Damaged or unreadable file")
+        TOO_MANY_CHUNKS = "too_many_chunks", _("Too much text")
+        EMBEDDING = "embedding", _("Embedding service failed")
+        MISSING_FILE = "missing_file", _("Stored file missing")
+        INTERNAL = "internal", _("Unexpected indexing error")
+
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="materials", verbose_name=_("channel"))
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("uploaded by")
+    )
+    # Refused uploads keep their row (with the error) but not their bytes.
+    file = models.FileField(_("file"), upload_to=material_upload_to, max_length=400, blank=True)
+    original_name = models.CharField(_("file name"), max_length=255)
+    kind = models.CharField(_("type"), max_length=8, choices=Kind.choices, blank=True)
+    size_bytes = models.BigIntegerField(_("size (bytes)"))
+    sha256 = models.CharField(_("SHA-256"), max_length=64)
+
+    status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    error_code = models.CharField(_("error type"), max_length=20, choices=ErrorCode.choices, blank=True)
+    error = models.TextField(_("error"), blank=True)
+    # Pages (PDF), slides (PPTX) or heading sections (DOCX) that held text.
+    unit_count = models.PositiveIntegerField(_("pages / slides / sections"), default=0)
+    chunk_count = models.PositiveIntegerField(_("chunks"), default=0)
+    embedding_model = models.CharField(_("embedding model"), max_length=200, blank=True)
+
+    created_at = models.DateTimeField(_("uploaded"), auto_now_add=True)
+    indexed_at = models.DateTimeField(_("indexed"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["channel", "sha256"], name="one_material_per_content_per_channel")]
+        verbose_name = _("material")
+        verbose_name_plural = _("materials")
+
+    def __str__(self) -> str:
+        return f"{self.original_name} ({self.channel.slug if self.channel_id else '?'})"
+
+    @property
+    def unit_label(self) -> str:
+        """How a location inside this file is written: 'p.' (PDF), 'slide' (PPTX), '§' (DOCX section)."""
+        return {self.Kind.PPTX: "slide", self.Kind.DOCX: "§"}.get(self.kind, "p.")
+
+    def locator(self, page: int) -> str:
+        return f"{self.original_name} {self.unit_label} {page}"
+
+
+class MaterialChunk(models.Model):
+    """A passage of a material with its page (slide, section) number, its embedding and its lexical form.
+
+    `channel` is denormalised from the material so that every search filters on one column of
+    this table. The embedding column is an untyped `vector`: its dimension follows the backend
+    (`embedding_dim`), and each dimension in use gets its own partial HNSW expression index
+    (see channels_app.vector_index)."""
+
+    material = models.ForeignKey(Material, on_delete=models.CASCADE, related_name="chunks")
+    # No index of its own: (channel, embedding_dim) below serves every lookup by channel.
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="+", db_index=False)
+    ordinal = models.PositiveIntegerField(_("position"))
+    page = models.PositiveIntegerField(_("page / slide / section"))
+    text = models.TextField(_("text"))
+    # The text as PostgreSQL's full-text parser should see it: CJK runs rewritten as overlapping
+    # character bigrams (the parser would otherwise keep a whole Chinese sentence as one word).
+    search_text = models.TextField()
+    search_vector = models.GeneratedField(
+        expression=SearchVector("search_text", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    embedding = VectorField()
+    embedding_model = models.CharField(max_length=200)
+    embedding_dim = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["material", "ordinal"]
+        constraints = [models.UniqueConstraint(fields=["material", "ordinal"], name="one_chunk_per_position")]
+        indexes = [
+            models.Index(fields=["channel", "embedding_dim"], name="chunk_channel_dim"),
+            GinIndex(fields=["search_vector"], name="chunk_search_vector_gin"),
+        ]
+        verbose_name = _("material chunk")
+        verbose_name_plural = _("material chunks")
+
+    def __str__(self) -> str:
+        return f"{self.material_id}#{self.ordinal} p.{self.page}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
-from .models import Channel, Membership
+from .models import Channel, Material, Membership
 
 
 def channels_for_user(user) -> QuerySet[Channel]:
@@ -19,3 +19,54 @@ def membership_role(user, channel: Channel) -> str | None:
     if channel.owner_id == user.pk:
         return Membership.Role.TEACHER
     return Membership.objects.filter(user=user, channel=channel).values_list("role", flat=True).first()
+
+
+# --------------------------------------------------------------------------- materials
+
+
+def can_manage_materials(user, channel: Channel) -> bool:
+    """Upload, delete and re-index: the channel's teachers (owner or teacher member) and platform admins."""
+    if not user.is_authenticated:
+        return False
+    return user.is_superuser or membership_role(user, channel) == Membership.Role.TEACHER
+
+
+def can_read_materials(user, channel: Channel) -> bool:
+    """Read passages and download files (citations link here): every member of the channel."""
+    if not user.is_authenticated:
+        return False
+    return user.is_superuser or membership_role(user, channel) is not None
+
+
+def manageable_channel_ids(user) -> set[int]:
+    if not user.is_authenticated:
+        return set()
+    if user.is_superuser:
+        return set(Channel.objects.values_list("pk", flat=True))
+    owned = Channel.objects.filter(owner=user).values_list("pk", flat=True)
+    taught = Membership.objects.filter(user=user, role=Membership.Role.TEACHER).values_list("channel_id", flat=True)
+    return set(owned) | set(taught)
+
+
+def channel_materials(channel: Channel) -> QuerySet[Material]:
+    return Material.objects.filter(channel=channel).select_related("uploaded_by").order_by("-created_at", "-id")
+
+
+def material_pages(material: Material) -> list[tuple[int, str]]:
+    """The indexed text of a material, page by page, with the chunk overlaps removed."""
+    pages: dict[int, str] = {}
+    for page, text in material.chunks.order_by("ordinal").values_list("page", "text"):
+        pages[page] = _merge_overlap(pages[page], text) if page in pages else text
+    return list(pages.items())
+
+
+def _merge_overlap(previous: str, following: str) -> str:
+    # A chunk starts with the whole sentences its predecessor ended with (see channels_app.chunking),
+    # so the overlap is a prefix of `following` that ends a sentence and is a suffix of `previous`.
+    # (A chunk's text is stripped, so a carried paragraph's final newline is not in `previous`.)
+    for end in range(min(len(previous), len(following)), 0, -1):
+        at_boundary = following[end - 1] in ".!?;。！？；」』”’）)" or following[end : end + 1] == "\n"
+        if at_boundary and previous.endswith(following[:end]):
+            return previous + following[end:]
+    separator = "" if previous.endswith(tuple("。！？；")) else " "
+    return previous + separator + following

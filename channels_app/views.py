@@ -1,9 +1,114 @@
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
 
-from .selectors import channels_for_user
+from . import materials as material_services
+from .forms import MaterialUploadForm
+from .models import Channel, Material
+from .selectors import (
+    can_manage_materials,
+    can_read_materials,
+    channel_materials,
+    channels_for_user,
+    manageable_channel_ids,
+    material_pages,
+)
 
 
 @login_required
 def home(request):
-    return render(request, "channels_app/home.html", {"channels": channels_for_user(request.user)})
+    return render(
+        request,
+        "channels_app/home.html",
+        {"channels": channels_for_user(request.user), "manageable": manageable_channel_ids(request.user)},
+    )
+
+
+def _channel(request, slug: str, *, manage: bool) -> Channel:
+    """The channel, checked for this user: outsiders get 404 (its existence is not theirs to know),
+    members who may read but not manage get 403."""
+    channel = get_object_or_404(Channel, slug=slug)
+    if not can_read_materials(request.user, channel):
+        raise Http404
+    if manage and not can_manage_materials(request.user, channel):
+        raise PermissionDenied
+    return channel
+
+
+@login_required
+def material_list(request, slug):
+    channel = _channel(request, slug, manage=True)
+    form = MaterialUploadForm()
+    if request.method == "POST":
+        form = MaterialUploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            material, created = material_services.material_upload(
+                channel=channel, user=request.user, uploaded_file=form.cleaned_data["file"]
+            )
+            name = material.original_name
+            if not created:
+                messages.info(request, _("“%(name)s” is already in this channel; nothing was changed.") % {"name": name})
+            elif material.status == Material.Status.FAILED:
+                messages.error(request, _("“%(name)s” cannot be indexed: %(error)s") % {"name": name, "error": material.error})
+            else:
+                messages.success(request, _("“%(name)s” was uploaded and is being indexed.") % {"name": name})
+            return redirect("material_list", slug=channel.slug)
+    items = list(channel_materials(channel))
+    busy = any(m.status in (Material.Status.PENDING, Material.Status.PROCESSING) for m in items)
+    return render(request, "channels_app/materials.html", {"channel": channel, "form": form, "materials": items, "busy": busy})
+
+
+@login_required
+def material_detail(request, slug, pk):
+    channel = _channel(request, slug, manage=False)
+    material = get_object_or_404(Material, pk=pk, channel=channel)
+    return render(
+        request,
+        "channels_app/material_detail.html",
+        {
+            "channel": channel,
+            "material": material,
+            "pages": material_pages(material),
+            "can_manage": can_manage_materials(request.user, channel),
+        },
+    )
+
+
+@login_required
+def material_file(request, slug, pk):
+    channel = _channel(request, slug, manage=False)
+    material = get_object_or_404(Material, pk=pk, channel=channel)
+    if not material.file:
+        raise Http404
+    try:
+        handle = material.file.open("rb")
+    except FileNotFoundError:
+        raise Http404 from None
+    return FileResponse(handle, as_attachment=True, filename=material.original_name)
+
+
+@login_required
+@require_POST
+def material_delete(request, slug, pk):
+    channel = _channel(request, slug, manage=True)
+    material = get_object_or_404(Material, pk=pk, channel=channel)
+    name = material.original_name
+    material_services.material_delete(material)
+    messages.success(request, _("“%(name)s” and its indexed passages were deleted.") % {"name": name})
+    return redirect("material_list", slug=channel.slug)
+
+
+@login_required
+@require_POST
+def material_reindex(request, slug, pk):
+    channel = _channel(request, slug, manage=True)
+    material = get_object_or_404(Material, pk=pk, channel=channel)
+    if material_services.material_reindex(material):
+        messages.success(request, _("“%(name)s” is being indexed again.") % {"name": material.original_name})
+    else:
+        messages.error(request, _("“%(name)s” has no stored file to index; upload a corrected file.") % {"name": material.original_name})
+    return redirect("material_list", slug=channel.slug)

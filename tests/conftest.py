@@ -8,6 +8,7 @@ import pytest
 
 from channels_app.models import Channel, Membership
 from tests.support.factories import add_member, make_channel, make_user
+from tests.support.material_fixtures import celery_eager, fake_embeddings, index_file  # noqa: F401  (fixtures)
 
 
 @dataclass

@@ -12,6 +12,7 @@ REGISTRY = ToolRegistry()
 
 # One module per tool family; each registers its tools on REGISTRY.
 TOOL_MODULES: list[str] = [
+    "research.tools.materials",  # the channel's own course materials: the first place to look
     "research.tools.catalogue",  # the Uedu catalogue and internal platform documents
     "research.tools.scholarly",  # OpenAlex
     "research.tools.web",  # web_search, fetch_url (only where the channel enables web tools)

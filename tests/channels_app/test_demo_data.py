@@ -35,3 +35,28 @@ def test_demo_data_refuses_with_debug_off_unless_forced(db, settings):
     assert get_user_model().objects.filter(username="admin").count() == 0
     call_command("load_demo_data", "--force")
     assert get_user_model().objects.filter(username="admin").exists()
+
+
+def test_demo_materials_are_indexed_once_and_answer_questions_with_file_and_page(db, settings):
+    from channels_app.models import Material, MaterialChunk
+    from research.tools import REGISTRY, ToolContext
+
+    settings.DEBUG = True
+    call_command("load_demo_data")
+    course = Channel.objects.get(slug="demo-course")
+    materials = {m.original_name: m for m in Material.objects.filter(channel=course)}
+    assert set(materials) == {"EDS101_week1-4_handout.pdf", "EDS101_資料倫理與IRB講義.docx", "EDS101_Bloom與RAG投影片.pptx"}
+    assert all(m.status == "ready" and m.chunk_count > 0 for m in materials.values()), [(m.original_name, m.error) for m in materials.values()]
+    chunks = MaterialChunk.objects.count()
+
+    call_command("load_demo_data")  # the content hash makes the second run a no-op
+    assert Material.objects.count() == 3 and MaterialChunk.objects.count() == chunks
+
+    box = REGISTRY.bind(ToolContext(user_id=course.owner_id, channel_id=course.pk))
+    english = box.call("search_channel_materials", {"query": "What does an IRB check before data collection?"})
+    assert english.sources[0].locator == "EDS101_week1-4_handout.pdf p. 3"
+    chinese = box.call("search_channel_materials", {"query": "去識別化要移除哪些資料？"})
+    assert chinese.sources[0].locator == "EDS101_資料倫理與IRB講義.docx § 4"
+    assert "學號" in chinese.sources[0].text
+    slides = box.call("search_channel_materials", {"query": "reciprocal rank fusion"})
+    assert slides.sources[0].locator == "EDS101_Bloom與RAG投影片.pptx slide 4"

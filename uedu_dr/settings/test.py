@@ -7,6 +7,7 @@ tests start inherit REDIS_URL and receive DATABASE_URL explicitly, so they join 
 
 import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -20,6 +21,9 @@ if not os.environ.get("REDIS_URL"):
 from .dev import *  # noqa: E402,F401,F403
 from .dev import DATABASES  # noqa: E402
 
+# Uploaded materials of this run go to a scratch folder, never into var/media.
+MEDIA_ROOT = Path(tempfile.mkdtemp(prefix="uedu-test-media-"))
+atexit.register(shutil.rmtree, MEDIA_ROOT, ignore_errors=True)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 DATABASES["default"]["TEST"] = {"NAME": f"test_uedu_dr_{os.getpid()}"}

