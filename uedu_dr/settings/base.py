@@ -253,6 +253,10 @@ if UEDU_DR_UNSUPPORTED_POLICY not in ("mark", "drop"):
 UEDU_DR_WORST_CASE_USD = Decimal(env.str("UEDU_DR_WORST_CASE_USD")) if env.str("UEDU_DR_WORST_CASE_USD", default="") else None
 UEDU_DR_COST_ALERT_INTERVAL_MINUTES = _positive_int("UEDU_DR_COST_ALERT_INTERVAL_MINUTES", 10)
 
+# Bloom classification of every question written to the chat log (research.services.bloom).
+UEDU_BLOOM_MAX_ATTEMPTS = _positive_int("UEDU_BLOOM_MAX_ATTEMPTS", 3)
+UEDU_BLOOM_RETRY_SECONDS = _positive_int("UEDU_BLOOM_RETRY_SECONDS", 30)  # doubled after each failure
+
 if UEDU_DR_STALE_AFTER_SECONDS <= 2 * UEDU_DR_HEARTBEAT_SECONDS:
     raise ImproperlyConfigured("UEDU_DR_STALE_AFTER_SECONDS must exceed twice UEDU_DR_HEARTBEAT_SECONDS")
 
