@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from channels_app.models import Channel, ChatLog, Membership
 from quotas.models import CostReservation
+from research.governance.models import Study, StudyResearcher
 from research.models import ResearchStep, ResearchTask
 from tests.support.factories import PASSWORD, make_user
 
@@ -24,7 +25,7 @@ def _url(model, action="changelist", *args):
 
 @pytest.fixture
 def world(personas):
-    """The personas as staff (as the demo accounts are), and a task in each channel."""
+    """The personas as staff (as the demo accounts are), a task in each channel, a study each."""
     p = personas
     for user in (p.teacher, p.other_teacher, p.ta, p.super_ta, p.other_super_ta):
         user.is_staff = True
@@ -38,7 +39,12 @@ def world(personas):
         user=p.other_super_ta, channel=other_channel, user_question="SECRET-QUESTION-B", trigger_mode="forced"
     )
     ResearchStep.objects.create(task=theirs, index=1, phase="action", tool_name="search_external_papers", args={})
-    p.__dict__.update(other_channel=other_channel, task=mine, other_task=theirs)
+    researcher = make_user("res_a", staff=True)
+    study = Study.objects.create(protocol_number="NTU-REC 202507EM058", title="A", approved_from=date(2025, 8, 1), approved_to=date(2099, 1, 1), status="active")
+    study.channels.add(p.channel)
+    StudyResearcher.objects.create(study=study, user=researcher, agreement_signed_on=date(2025, 9, 1))
+    other_study = Study.objects.create(protocol_number="NTU-REC 999", title="B", approved_from=date(2025, 8, 1), approved_to=date(2099, 1, 1))
+    p.__dict__.update(other_channel=other_channel, task=mine, other_task=theirs, researcher=researcher, study=study, other_study=other_study)
     return p
 
 
@@ -61,9 +67,10 @@ def test_a_student_cannot_log_into_the_admin(client, world):
 
 def test_the_index_shows_each_role_only_its_models(client, world):
     expectations = {
-        world.teacher: ({"channel", "membership", "researchtask", "researchstep"}, {"chatlog", "usageentry"}),
-        world.ta: ({"researchtask"}, {"channel", "researchstep", "chatlog"}),
-        world.super_ta: ({"researchtask", "researchstep", "researchevent"}, {"channel", "membership"}),
+        world.teacher: ({"channel", "membership", "researchtask", "researchstep", "channelconsent"}, {"chatlog", "usageentry", "study"}),
+        world.ta: ({"researchtask"}, {"channel", "researchstep", "chatlog", "study"}),
+        world.super_ta: ({"researchtask", "researchstep", "researchevent"}, {"channel", "membership", "study"}),
+        world.researcher: ({"study"}, {"channel", "researchtask", "chatlog", "exportaudit", "usageentry"}),
     }
     for user, (visible, hidden) in expectations.items():
         html = as_(client, user).get("/admin/").content.decode()
@@ -228,6 +235,34 @@ def test_another_channels_super_ta_cannot_open_this_channels_task(client, world)
     assert str(world.other_task.task_uuid) in listing and str(world.task.task_uuid) not in listing
 
 
+# --------------------------------------------------------------------------- researcher
+
+
+def test_a_researcher_sees_only_their_studies_and_the_export_screen(client, world):
+    as_(client, world.researcher)
+    listing = client.get(_url(Study)).content.decode()
+    assert "NTU-REC 202507EM058" in listing and "NTU-REC 999" not in listing
+    assert client.get(_url(Study, "change", world.study.pk)).status_code == 200
+    assert client.post(_url(Study, "change", world.study.pk), {"title": "changed"}).status_code == 403
+    assert client.get(_url(Study, "change", world.other_study.pk)).status_code == 404
+    assert client.get(f"/admin/governance/study/{world.study.pk}/export/").status_code == 200
+    assert client.get(f"/admin/governance/study/{world.other_study.pk}/export/").status_code == 404
+    for model in (Channel, ResearchTask, ChatLog):
+        assert client.get(_url(model)).status_code == 403
+    # The export action leads to the study's own export screen.
+    response = client.post(_url(Study), {"action": "export_data", "_selected_action": [world.study.pk]})
+    assert response.status_code == 302 and response["Location"].endswith(f"/governance/study/{world.study.pk}/export/")
+    response = client.post(_url(Study), {"action": "export_data", "_selected_action": [world.other_study.pk]})
+    assert "export" not in response.get("Location", "")
+
+
+def test_the_pseudonym_key_is_never_shown(client, world, admin_user):
+    key_hex = bytes(world.study.pseudonym_key).hex()
+    as_(client, admin_user)
+    page = client.get(_url(Study, "change", world.study.pk)).content.decode()
+    assert "pseudonym" not in page.lower() and key_hex not in page
+
+
 # --------------------------------------------------------------------------- platform admin
 
 
@@ -238,7 +273,7 @@ def admin_user(db):
 
 def test_a_platform_admin_sees_everything(client, world, admin_user):
     as_(client, admin_user)
-    for model in (Channel, Membership, ResearchTask, ResearchStep, ChatLog):
+    for model in (Channel, Membership, ResearchTask, ResearchStep, ChatLog, Study):
         assert client.get(_url(model)).status_code == 200, model
     assert client.get(_url(Channel, "change", world.other_channel.pk)).status_code == 200
     assert "SECRET-QUESTION-B" in client.get(_url(ResearchTask, "change", world.other_task.pk)).content.decode()
@@ -254,7 +289,7 @@ def test_the_cost_dashboard_shows_todays_figures_to_platform_admins_only(client,
     CostReservation.objects.create(reference="r3", user=world.other_student, day=today, reserved_usd=Decimal("4"), spent_usd=Decimal("0.5"), settled=True)
     CostReservation.objects.create(reference="r4", user=world.other_student, day=today - timedelta(days=1), reserved_usd=Decimal("9"), spent_usd=Decimal("9"), settled=True)
 
-    for user in (world.teacher, world.super_ta):
+    for user in (world.teacher, world.super_ta, world.researcher):
         assert as_(client, user).get("/admin/cost-dashboard/").status_code == 403
     page = as_(client, admin_user).get("/admin/cost-dashboard/").content.decode()
 
@@ -284,10 +319,11 @@ def test_every_demo_account_gets_a_working_admin_for_its_role(client, db, settin
     call_command("load_demo_data")
     User = get_user_model()
     expectations = {
-        "admin": ["/admin/cost-dashboard/", "/admin/quotas/usageentry/"],
+        "admin": ["/admin/cost-dashboard/", "/admin/governance/exportaudit/"],
         "teacher": ["/admin/channels_app/channel/", "/admin/research/researchtask/"],
         "ta": ["/admin/research/researchtask/"],
         "superta": ["/admin/research/researchtask/", "/admin/research/researchstep/"],
+        "researcher": ["/admin/governance/study/"],
     }
     for username, links in expectations.items():
         client.force_login(User.objects.get(username=username))
@@ -296,5 +332,8 @@ def test_every_demo_account_gets_a_working_admin_for_its_role(client, db, settin
         for link in links:
             assert link in index.content.decode(), (username, link)
             assert client.get(link).status_code == 200, (username, link)
+    client.force_login(User.objects.get(username="researcher"))
+    study = Study.objects.get(protocol_number="NTU-REC 202507EM058")
+    assert client.get(f"/admin/governance/study/{study.pk}/export/").status_code == 200
     client.force_login(User.objects.get(username="student1"))
     assert client.get("/admin/").status_code == 302

@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "channels_app",
     "quotas",
     "research",
+    "research.governance",
 ]
 
 MIDDLEWARE = [
@@ -256,6 +257,12 @@ UEDU_DR_COST_ALERT_INTERVAL_MINUTES = _positive_int("UEDU_DR_COST_ALERT_INTERVAL
 # Bloom classification of every question written to the chat log (research.services.bloom).
 UEDU_BLOOM_MAX_ATTEMPTS = _positive_int("UEDU_BLOOM_MAX_ATTEMPTS", 3)
 UEDU_BLOOM_RETRY_SECONDS = _positive_int("UEDU_BLOOM_RETRY_SECONDS", 30)  # doubled after each failure
+
+# Research data governance: the IRB approval whose informed-consent framework a channel adopts
+# when its teacher switches Deep Research on (research.governance.consent).
+UEDU_RESEARCH_CONSENT_FRAMEWORK = env.str("UEDU_RESEARCH_CONSENT_FRAMEWORK", default="NTU-REC 202507EM058").strip()
+if not UEDU_RESEARCH_CONSENT_FRAMEWORK:
+    raise ImproperlyConfigured("UEDU_RESEARCH_CONSENT_FRAMEWORK must name the IRB approval (e.g. 'NTU-REC 202507EM058')")
 
 if UEDU_DR_STALE_AFTER_SECONDS <= 2 * UEDU_DR_HEARTBEAT_SECONDS:
     raise ImproperlyConfigured("UEDU_DR_STALE_AFTER_SECONDS must exceed twice UEDU_DR_HEARTBEAT_SECONDS")
