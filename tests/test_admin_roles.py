@@ -139,7 +139,8 @@ def test_a_teacher_cannot_make_or_remove_a_teacher(client, world):
     make_user("s_dave")
     promote = _members(world.channel) + [{"user": "s_dave", "role": "teacher"}]
     response = client.post(_url(Channel, "change", world.channel.pk), _channel_form(world.channel, promote))
-    assert response.status_code == 200 and "Only platform admins" in response.content.decode()
+    # The admin speaks Traditional Chinese by default (the platform's LANGUAGE_CODE).
+    assert response.status_code == 200 and "只有平台管理員可以將成員設為頻道教師" in response.content.decode()
     assert not Membership.objects.filter(user__username="s_dave").exists()
 
     members = _members(world.channel)
@@ -292,6 +293,8 @@ def test_the_cost_dashboard_shows_todays_figures_to_platform_admins_only(client,
     for user in (world.teacher, world.super_ta, world.researcher):
         assert as_(client, user).get("/admin/cost-dashboard/").status_code == 403
     page = as_(client, admin_user).get("/admin/cost-dashboard/").content.decode()
+    assert "平台成本儀表板" in page and "今日成本最高的使用者" in page
+    assert "Top users by cost today" in as_(client, admin_user).get("/admin/cost-dashboard/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
 
     assert '<td id="spent">1.7500</td>' in page
     assert '<td id="reserved">2.5000</td>' in page

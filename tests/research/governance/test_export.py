@@ -319,5 +319,5 @@ def test_the_admin_refuses_a_researcher_without_a_signed_agreement(study, client
     url = f"/admin/governance/study/{study.study_obj.pk}/export/"
     response = client.post(url, {"date_from": "2026-01-01", "date_to": timezone.localdate().isoformat(), "format": "csv"})
     assert response.status_code == 403 and response["Content-Type"].startswith("text/html")
-    assert "responsibility agreement" in response.content.decode()
+    assert "研究者責任書" in response.content.decode()  # the refusal, in the default language
     assert ExportAudit.objects.get().outcome == "refused"
