@@ -5,9 +5,14 @@ platform admins. Nobody else, on every endpoint, page and socket; everyone else 
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from datetime import datetime, time, timedelta
+
+from django.db.models import Case, Count, DecimalField, Exists, F, OuterRef, Q, QuerySet, Sum, Value, When
+from django.utils import timezone
 
 from channels_app.models import Membership
+from quotas.models import CostReservation
+from quotas.services import cost_status
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
@@ -43,14 +48,6 @@ def user_tasks(user, *, status: str | None = None, limit: int = 20) -> QuerySet[
 def platform_dashboard(day=None) -> dict:
     """The platform admins' view of today's Deep Research: cost against the cap (the same figures
     the cap and the alert use), tasks by status, and who spent the most."""
-    from datetime import datetime, time, timedelta
-
-    from django.db.models import Case, Count, DecimalField, F, Sum, Value, When
-    from django.utils import timezone
-
-    from quotas.models import CostReservation
-    from quotas.services import cost_status
-
     status = cost_status(day)
     start = timezone.make_aware(datetime.combine(status.day, time.min))
     tasks = ResearchTask.objects.filter(created_at__gte=start, created_at__lt=start + timedelta(days=1))
