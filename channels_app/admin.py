@@ -1,53 +1,177 @@
+"""Channels in the admin, scoped by role (see admin_scoping): platform admins manage every channel;
+a teacher changes the settings and members of the channels they own and nothing else."""
+
 from django import forms
 from django.contrib import admin, messages
-from django.utils.translation import gettext as _, gettext_lazy, ngettext
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.forms.models import BaseInlineFormSet
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from . import materials as material_services
+from .admin_scoping import OWNER, ChannelScopedAdmin, ChannelScopedInline, PlatformAdminOnly, is_platform_admin
 from .models import Channel, ChatLog, Material, MaterialChunk, Membership
 
+# What a teacher may change on their own channel: the Deep Research section and the course text.
+# Name, code, slug and owner come from the registrar (platform admins).
+TEACHER_EDITABLE = {
+    "description", "syllabus", "deep_research_enabled", "web_tools_enabled", "auto_suggest_threshold", "system_prompt",
+    "plan_review", "web_allowed_domains", "web_denied_domains",
+}
 
-class MembershipInline(admin.TabularInline):
+
+class UsernameField(forms.ModelChoiceField):
+    """A member is named by exact username. An autocomplete would need the user list, which a
+    teacher must not browse; typing a known username reveals nothing more than it already knows."""
+
+    widget = forms.TextInput
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("queryset", get_user_model().objects.filter(is_active=True))
+        kwargs.setdefault("to_field_name", "username")
+        kwargs.setdefault("error_messages", {"invalid_choice": _("No active user has this username.")})
+        super().__init__(**kwargs)
+
+
+class MembershipForm(forms.ModelForm):
+    user = UsernameField(label=_("username"))
+
+    class Meta:
+        model = Membership
+        fields = ["user", "role"]
+
+    # Set by the formset/admin: whether the editing user is a platform admin.
+    platform_admin = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:  # show (and compare against) the username, not the user's id
+            self.initial["user"] = self.instance.user.username
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.platform_admin:
+            return cleaned
+        # A teacher manages TAs, Super TAs and students. The teacher role means unlimited quota
+        # (a cost defence), so only platform admins grant or take it away.
+        initial_role = self.instance.role if self.instance.pk else None
+        if initial_role == Membership.Role.TEACHER and self.has_changed():
+            raise ValidationError(_("Only platform admins can change a teacher's membership."))
+        if cleaned.get("role") == Membership.Role.TEACHER and initial_role != Membership.Role.TEACHER:
+            raise ValidationError(_("Only platform admins can make someone a teacher of a channel."))
+        return cleaned
+
+
+class MembershipFormSet(BaseInlineFormSet):
+    platform_admin = True
+
+    def _construct_form(self, i, **kwargs):
+        form = super()._construct_form(i, **kwargs)
+        form.platform_admin = self.platform_admin
+        return form
+
+    def clean(self):
+        super().clean()
+        if self.platform_admin:
+            return
+        for form in self.deleted_forms:
+            if form.instance.pk and form.instance.role == Membership.Role.TEACHER:
+                raise ValidationError(_("Only platform admins can remove a teacher from a channel."))
+
+
+class MembershipInline(ChannelScopedInline, admin.TabularInline):
     model = Membership
+    form = MembershipForm
+    formset = MembershipFormSet
     extra = 0
-    autocomplete_fields = ["user"]
+    view_roles = change_roles = add_roles = delete_roles = {OWNER}
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        formset.platform_admin = is_platform_admin(request.user)
+        return formset
 
 
 @admin.register(Channel)
-class ChannelAdmin(admin.ModelAdmin):
+class ChannelAdmin(ChannelScopedAdmin):
+    channel_path = ""
+    view_roles = change_roles = {OWNER}  # add and delete: platform admins only
+
     list_display = ["name", "slug", "course_code", "owner", "deep_research_enabled", "web_tools_enabled"]
     list_filter = ["deep_research_enabled", "web_tools_enabled"]
     search_fields = ["name", "slug", "course_code", "owner__username"]
-    prepopulated_fields = {"slug": ["name"]}
-    autocomplete_fields = ["owner"]
     inlines = [MembershipInline]
     fieldsets = [
         (None, {"fields": ["name", "slug", "course_code", "owner", "description", "syllabus"]}),
-        ("Deep Research", {"fields": ["deep_research_enabled", "web_tools_enabled", "auto_suggest_threshold", "system_prompt"]}),
+        (_("Deep Research"), {"fields": ["deep_research_enabled", "web_tools_enabled", "auto_suggest_threshold", "plan_review",
+                                         "web_allowed_domains", "web_denied_domains", "system_prompt"]}),
     ]
+
+    def get_readonly_fields(self, request, obj=None):
+        if is_platform_admin(request.user):
+            return []
+        return [name for name in ("name", "slug", "course_code", "owner") if name not in TEACHER_EDITABLE]
+
+    def get_prepopulated_fields(self, request, obj=None):
+        return {"slug": ["name"]} if is_platform_admin(request.user) else {}
+
+    def get_autocomplete_fields(self, request):
+        return ["owner"] if is_platform_admin(request.user) else []
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(ChannelScopedAdmin):
+    view_roles = change_roles = add_roles = delete_roles = {OWNER}
+
+    form = MembershipForm
     list_display = ["user", "channel", "role", "joined_at"]
-    list_filter = ["role", "channel"]
+    list_filter = ["role"]
     search_fields = ["user__username", "channel__slug", "channel__name"]
-    autocomplete_fields = ["user", "channel"]
+    fields = ["channel", "user", "role"]
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        form.platform_admin = is_platform_admin(request.user)
+        return form
+
+    def has_delete_permission(self, request, obj=None):
+        # The teacher membership goes with the channel's ownership (platform admins only).
+        if obj is not None and obj.role == Membership.Role.TEACHER and not is_platform_admin(request.user):
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_deleted_objects(self, objs, request):
+        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
+        if not is_platform_admin(request.user) and any(m.role == Membership.Role.TEACHER for m in objs):
+            perms_needed = {*perms_needed, str(Membership._meta.verbose_name)}
+        return deleted, model_count, perms_needed, protected
 
 
 @admin.register(ChatLog)
-class ChatLogAdmin(admin.ModelAdmin):
-    list_display = ["id", "channel", "user", "kind", "type", "bloom_level", "created_at"]
+class ChatLogAdmin(PlatformAdminOnly, admin.ModelAdmin):
+    """The chat log is research data and a record of what was said: platform admins read it
+    (and may delete a row), nobody edits it."""
+
+    list_display = ["id", "channel", "user", "kind", "type", "bloom_level", "bloom_attempts", "created_at"]
     list_filter = ["kind", "type", "bloom_level", "channel"]
     search_fields = ["content", "user__username", "channel__slug"]
-    raw_id_fields = ["in_reply_to", "deep_research_task"]
-    readonly_fields = ["created_at"]
     date_hierarchy = "created_at"
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in ChatLog._meta.fields]
+
+    def has_add_permission(self, request, *args):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 class MaterialAddForm(forms.ModelForm):
     """The admin's upload form: a channel and a file; everything else comes from the service."""
 
-    upload = forms.FileField(label=gettext_lazy("File"), allow_empty_file=True, help_text=gettext_lazy("PDF, DOCX or PPTX."))
+    upload = forms.FileField(label=_("File"), allow_empty_file=True, help_text=_("PDF, DOCX or PPTX."))
 
     class Meta:
         model = Material
@@ -55,7 +179,12 @@ class MaterialAddForm(forms.ModelForm):
 
 
 @admin.register(Material)
-class MaterialAdmin(admin.ModelAdmin):
+class MaterialAdmin(ChannelScopedAdmin):
+    """A teacher uploads, checks and re-indexes the materials of the channels they own."""
+
+    channel_path = "channel"
+    view_roles = change_roles = add_roles = delete_roles = {OWNER}
+
     list_display = ["original_name", "channel", "kind", "status", "error_code", "unit_count", "chunk_count", "size_bytes", "created_at"]
     list_filter = ["status", "kind", "error_code", "channel"]
     search_fields = ["original_name", "sha256", "channel__slug", "channel__name"]
@@ -89,21 +218,21 @@ class MaterialAdmin(admin.ModelAdmin):
         obj.pk = material.pk
         obj.refresh_from_db()
         if not created:
-            self.message_user(request, _("This file is already in the channel; the existing material is shown."), messages.WARNING)
+            self.message_user(request, gettext("This file is already in the channel; the existing material is shown."), messages.WARNING)
         elif material.status == Material.Status.FAILED:
-            self.message_user(request, _("The file cannot be indexed: %(error)s") % {"error": material.error}, messages.ERROR)
+            self.message_user(request, gettext("The file cannot be indexed: %(error)s") % {"error": material.error}, messages.ERROR)
 
-    @admin.action(description=gettext_lazy("Re-index selected materials"))
+    @admin.action(description=_("Re-index selected materials"))
     def reindex(self, request, queryset):
         queued = sum(1 for material in queryset if material_services.material_reindex(material))
         self.message_user(request, ngettext("%(count)d material queued for indexing.", "%(count)d materials queued for indexing.", queued) % {"count": queued})
         skipped = queryset.count() - queued
         if skipped:
-            self.message_user(request, _("%(count)d refused uploads have no stored file and were skipped.") % {"count": skipped}, messages.WARNING)
+            self.message_user(request, gettext("%(count)d refused uploads have no stored file and were skipped.") % {"count": skipped}, messages.WARNING)
 
 
 @admin.register(MaterialChunk)
-class MaterialChunkAdmin(admin.ModelAdmin):
+class MaterialChunkAdmin(PlatformAdminOnly, admin.ModelAdmin):
     """Read-only: chunks are written by the indexing job only."""
 
     list_display = ["material", "ordinal", "page", "preview", "embedding_model", "embedding_dim"]
@@ -116,7 +245,7 @@ class MaterialChunkAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).defer("embedding", "search_vector")
 
-    @admin.display(description=gettext_lazy("text"))
+    @admin.display(description=_("text"))
     def preview(self, obj):
         return obj.text[:120]
 

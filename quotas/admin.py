@@ -1,10 +1,15 @@
 from django.contrib import admin
 
+from channels_app.admin_scoping import PlatformAdminOnly
+
 from .models import CostAlert, CostReservation, UsageEntry
+
+# Quotas and platform cost are platform business: only platform admins see these pages, whatever
+# model permissions another staff user may have been given.
 
 
 @admin.register(UsageEntry)
-class UsageEntryAdmin(admin.ModelAdmin):
+class UsageEntryAdmin(PlatformAdminOnly, admin.ModelAdmin):
     list_display = ["user", "kind", "amount", "reference", "reason", "created_at"]
     list_filter = ["kind"]
     search_fields = ["user__username", "reference", "reason"]
@@ -19,7 +24,7 @@ class UsageEntryAdmin(admin.ModelAdmin):
 
 
 @admin.register(CostReservation)
-class CostReservationAdmin(admin.ModelAdmin):
+class CostReservationAdmin(PlatformAdminOnly, admin.ModelAdmin):
     list_display = ["reference", "user", "day", "reserved_usd", "spent_usd", "settled", "created_at"]
     list_filter = ["settled", "day"]
     search_fields = ["reference", "user__username"]
@@ -36,7 +41,7 @@ class CostReservationAdmin(admin.ModelAdmin):
 
 
 @admin.register(CostAlert)
-class CostAlertAdmin(admin.ModelAdmin):
+class CostAlertAdmin(PlatformAdminOnly, admin.ModelAdmin):
     list_display = ["day", "cost_usd", "threshold_usd", "recipients", "sent_at"]
 
     def has_change_permission(self, request, obj=None):

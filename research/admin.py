@@ -1,9 +1,27 @@
-from django.contrib import admin
+"""Research tasks in the admin: read-only records, scoped by role (channels_app.admin_scoping).
 
+- platform admins: every task, step and event;
+- a channel's teacher (owner) and its Super TAs: the channel's tasks in full (question, plan,
+  answer, steps) — the same people the result page admits (research.selectors.visible_tasks);
+- its TAs: the channel's tasks as operational records (who, status, cost, timing) without the
+  question, answer or steps, which the source document reserves for the roles above.
+"""
+
+from django.contrib import admin
 from django.db.models import Avg, Count, Sum
 from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.translation import gettext_lazy as _
+
+from channels_app.admin_scoping import (
+    CONTENT_ROLES,
+    TA,
+    ChannelScopedAdmin,
+    ChannelScopedInline,
+    PlatformAdminOnly,
+    is_platform_admin,
+    request_channel_ids,
+)
 
 from .models import (
     AnswerFeedback,
@@ -17,9 +35,17 @@ from .models import (
     TranscriptEntry,
 )
 
+# What a TA sees of a task: enough to follow the channel's usage, nothing the student wrote or got.
+TA_FIELDS = [
+    "task_uuid", "user", "channel", "status", "trigger_mode", "language", "tokens_used", "cost_usd",
+    "duration_seconds", "limit_hit", "stop_reason", "created_at", "started_at", "finished_at",
+]
 
-class ResearchStepInline(admin.TabularInline):
+
+class ResearchStepInline(ChannelScopedInline, admin.TabularInline):
     model = ResearchStep
+    parent_channel_path = "channel"
+    view_roles = CONTENT_ROLES
     extra = 0
     can_delete = False
     fields = ["index", "round", "phase", "tool_name", "status", "duration_ms", "result_preview"]
@@ -27,8 +53,10 @@ class ResearchStepInline(admin.TabularInline):
     show_change_link = True
 
 
-class ResearchClaimInline(admin.TabularInline):
+class ResearchClaimInline(ChannelScopedInline, admin.TabularInline):
     model = ResearchClaim
+    parent_channel_path = "channel"
+    view_roles = CONTENT_ROLES
     extra = 0
     can_delete = False
     fields = ["index", "text", "citations", "verdict", "tiers", "confidence", "web_only", "action"]
@@ -37,41 +65,100 @@ class ResearchClaimInline(admin.TabularInline):
 
 
 @admin.register(ResearchTask)
-class ResearchTaskAdmin(admin.ModelAdmin):
+class ResearchTaskAdmin(ChannelScopedAdmin):
+    view_roles = CONTENT_ROLES | {TA}
+    # Nobody edits a research record; the channel's teacher and Super TAs may write the reviewer
+    # note of a task flagged for review; platform admins may delete one (ChannelScopedAdmin).
+
     list_display = ["task_uuid", "user", "channel", "status", "trigger_mode", "tokens_used", "cost_usd", "limit_hit", "created_at"]
-    list_filter = ["status", "trigger_mode", "limit_hit", "channel"]
-    search_fields = ["task_uuid", "user__username", "user_question", "channel__slug"]
+    # Related-only: the filter lists the channels of the rows in scope, not every channel's name.
+    list_filter = ["status", "trigger_mode", "needs_review", "limit_hit", ("channel", admin.RelatedOnlyFieldListFilter)]
     date_hierarchy = "created_at"
-    readonly_fields = [f.name for f in ResearchTask._meta.fields]
     inlines = [ResearchClaimInline, ResearchStepInline]
+    list_select_related = ["user", "channel"]
+
+    def _sees_content(self, request, obj=None) -> bool:
+        if is_platform_admin(request.user):
+            return True
+        ids = request_channel_ids(request, CONTENT_ROLES)
+        return obj.channel_id in ids if obj is not None else False
+
+    def has_change_permission(self, request, obj=None):
+        # Only the reviewer note is ever editable, by those who may review the task.
+        if obj is None:
+            return is_platform_admin(request.user) or bool(request_channel_ids(request, CONTENT_ROLES))
+        return obj.needs_review and self._sees_content(request, obj)
+
+    def get_fields(self, request, obj=None):
+        if self._sees_content(request, obj):
+            return [f.name for f in ResearchTask._meta.fields if f.name != "id"]
+        return TA_FIELDS
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = self.get_fields(request, obj)
+        if obj is not None and obj.needs_review and self._sees_content(request, obj):
+            return [f for f in fields if f != "review_note"]
+        return fields
+
+    def save_model(self, request, obj, form, change):
+        from research.services.review import add_review_note
+
+        if change and "review_note" in form.changed_data:
+            add_review_note(task=obj, user=request.user, note=obj.review_note)
+
+    def get_search_fields(self, request):
+        if is_platform_admin(request.user):
+            return ["task_uuid", "user__username", "user_question", "channel__slug"]
+        return ["task_uuid", "user__username", "channel__slug"]
+
+    def get_search_results(self, request, queryset, search_term):
+        # Searching the question would let a TA probe what students asked: questions are only
+        # searched in the channels where the user may read them.
+        results, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        if search_term and not is_platform_admin(request.user):
+            content_ids = request_channel_ids(request, CONTENT_ROLES)
+            if content_ids:
+                results = results | queryset.filter(channel__in=content_ids, user_question__icontains=search_term)
+        return results, may_have_duplicates
+
+    def get_inlines(self, request, obj):
+        return self.inlines if self._sees_content(request, obj) else []
+
+
+class _TaskContentAdmin(ChannelScopedAdmin):
+    channel_path = "task__channel"
+    view_roles = CONTENT_ROLES
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_add_permission(self, request):
+        return False
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields]
 
 
 @admin.register(ResearchStep)
-class ResearchStepAdmin(admin.ModelAdmin):
+class ResearchStepAdmin(_TaskContentAdmin):
     list_display = ["task", "index", "round", "phase", "tool_name", "status", "duration_ms"]
     list_filter = ["phase", "status", "tool_name"]
     search_fields = ["task__task_uuid", "tool_name"]
-    readonly_fields = [f.name for f in ResearchStep._meta.fields]
+    list_select_related = ["task"]
 
 
 @admin.register(ResearchEvent)
-class ResearchEventAdmin(admin.ModelAdmin):
+class ResearchEventAdmin(_TaskContentAdmin):
     list_display = ["task", "seq", "type", "created_at"]
     list_filter = ["type"]
     search_fields = ["task__task_uuid", "type"]
-    readonly_fields = [f.name for f in ResearchEvent._meta.fields]
+    list_select_related = ["task"]
 
 
-class SuperuserOnlyAdmin(admin.ModelAdmin):
-    """Platform-wide figures and raw transcripts are for platform admins only."""
+class SuperuserOnlyAdmin(PlatformAdminOnly, admin.ModelAdmin):
+    """Platform-wide figures and raw transcripts: platform admins read them, nobody edits them."""
 
-    def has_module_permission(self, request):
-        return request.user.is_active and request.user.is_superuser
-
-    def has_view_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_superuser
-
-    def has_add_permission(self, request):
+    def has_add_permission(self, request, *args):
         return False
 
     def has_change_permission(self, request, obj=None):
@@ -165,7 +252,13 @@ class TranscriptEntryAdmin(SuperuserOnlyAdmin):
 
 
 @admin.register(AnswerFeedback)
-class AnswerFeedbackAdmin(admin.ModelAdmin):
+class AnswerFeedbackAdmin(ChannelScopedAdmin):
+    """Feedback on answers: visible to the channel's teacher and Super TAs; promoting a report to
+    the failure dataset is for platform admins."""
+
+    channel_path = "task__channel"
+    view_roles = CONTENT_ROLES
+
     list_display = ["task", "user", "useful", "reason", "citation_number", "created_at"]
     list_filter = ["useful", "reason"]
     search_fields = ["task__task_uuid", "note"]
@@ -191,24 +284,12 @@ class AnswerFeedbackAdmin(admin.ModelAdmin):
 
 
 @admin.register(SourceStat)
-class SourceStatAdmin(admin.ModelAdmin):
+class SourceStatAdmin(PlatformAdminOnly, admin.ModelAdmin):
     list_display = ["kind", "key", "passed", "failed", "reports", "weight", "pinned"]
     list_filter = ["kind", "pinned"]
     list_editable = ["pinned"]
     search_fields = ["key"]
     readonly_fields = ["passed", "failed", "reports"]
-
-    def has_module_permission(self, request):
-        return request.user.is_active and request.user.is_superuser
-
-    def has_view_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_superuser
-
-    def has_change_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_superuser
-
-    def has_add_permission(self, request):
-        return request.user.is_active and request.user.is_superuser
 
     def has_delete_permission(self, request, obj=None):
         return False
@@ -221,22 +302,10 @@ class SourceStatAdmin(admin.ModelAdmin):
 
 
 @admin.register(FailureCase)
-class FailureCaseAdmin(admin.ModelAdmin):
+class FailureCaseAdmin(PlatformAdminOnly, admin.ModelAdmin):
     list_display = ["id", "question", "language", "created_by", "created_at"]
     search_fields = ["question", "what_was_wrong"]
     readonly_fields = ["task", "created_by", "created_at"]
 
-    def has_module_permission(self, request):
-        return request.user.is_active and request.user.is_superuser
-
-    def has_view_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_superuser
-
-    def has_change_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_superuser
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return request.user.is_active and request.user.is_superuser
+    def has_add_permission(self, request, *args):
+        return False  # cases come from reported answers (the feedback admin's action)

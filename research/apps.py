@@ -10,3 +10,4 @@ class ResearchConfig(AppConfig):
         from research import tools
 
         tools.load()  # a tool with a broken definition fails here, at start-up
+        from research import receivers  # noqa: F401  (Bloom classification of new questions)

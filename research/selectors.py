@@ -5,9 +5,14 @@ platform admins. Nobody else, on every endpoint, page and socket; everyone else 
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from datetime import datetime, time, timedelta
+
+from django.db.models import Case, Count, DecimalField, Exists, F, OuterRef, Q, QuerySet, Sum, Value, When
+from django.utils import timezone
 
 from channels_app.models import Membership
+from quotas.models import CostReservation
+from quotas.services import cost_status
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
@@ -38,3 +43,35 @@ def user_tasks(user, *, status: str | None = None, limit: int = 20) -> QuerySet[
     if status:
         tasks = tasks.filter(status=status)
     return tasks[:limit]
+
+
+def platform_dashboard(day=None) -> dict:
+    """The platform admins' view of today's Deep Research: cost against the cap (the same figures
+    the cap and the alert use), tasks by status, and who spent the most."""
+    status = cost_status(day)
+    start = timezone.make_aware(datetime.combine(status.day, time.min))
+    tasks = ResearchTask.objects.filter(created_at__gte=start, created_at__lt=start + timedelta(days=1))
+    counts = dict(tasks.order_by().values_list("status").annotate(n=Count("pk")))
+    by_status = [{"status": s, "label": label, "count": counts.get(s, 0)} for s, label in ResearchTask.Status.choices]
+    money = DecimalField(max_digits=12, decimal_places=6)
+    top_users = (
+        CostReservation.objects.filter(day=status.day)
+        .values("user__username")
+        .annotate(
+            spent=Sum(Case(When(settled=True, then=F("spent_usd")), default=Value(0), output_field=money)),
+            reserved=Sum(Case(When(settled=False, then=F("reserved_usd")), default=Value(0), output_field=money)),
+            runs=Count("pk"),
+        )
+        .annotate(committed=F("spent") + F("reserved"))
+        .order_by("-committed", "user__username")[:10]
+    )
+    return {
+        "cost": status,
+        "committed": status.committed,
+        "cap_used_percent": round(float(status.committed / status.cap * 100), 1) if status.cap else None,
+        "over_alert": status.committed > status.alert_threshold,
+        "tasks_by_status": by_status,
+        "tasks_today": sum(counts.values()),
+        "running_now": ResearchTask.objects.filter(status=ResearchTask.Status.RUNNING).count(),
+        "top_users": list(top_users),
+    }

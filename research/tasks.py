@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from research.services import lifecycle, runner
+from research.services import bloom, lifecycle, runner
 
 # Celery enforces these only in the prefork pool; in the threads pool the engine's own clock
 # (max_seconds + grace, with every LLM call's timeout cut to the time left) bounds a run, and
@@ -22,3 +22,10 @@ def run_research(task_id: int) -> None:
 @shared_task(ignore_result=True)
 def reap_stale_tasks() -> dict:
     return lifecycle.reap_stale_tasks()
+
+
+@shared_task(ignore_result=True)
+def classify_bloom(chat_log_id: int) -> None:
+    outcome = bloom.classify(chat_log_id)
+    if outcome.status == "retry":
+        classify_bloom.apply_async((chat_log_id,), countdown=outcome.retry_in)

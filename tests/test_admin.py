@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from tests.support.factories import make_user
 
-PROJECT_APPS = {"channels_app", "quotas", "research", "catalogue"}
+PROJECT_APPS = {"channels_app", "quotas", "research", "catalogue", "governance"}
 
 
 @pytest.fixture

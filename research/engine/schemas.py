@@ -106,3 +106,14 @@ CONTEXT = _object(
         },
     }
 )
+
+BLOOM_LEVELS = ["remember", "understand", "apply", "analyze", "evaluate", "create"]
+
+BLOOM = _object(
+    {
+        "level": {"type": "string", "enum": BLOOM_LEVELS},
+        # No bounds: a right level with a confidence of 1.2 is still a right level (clamped on use).
+        "confidence": {"type": "number"},
+        "rationale": _STR,
+    }
+)

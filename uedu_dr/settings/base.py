@@ -24,7 +24,7 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    "uedu_dr.apps.UeduAdminConfig",  # django.contrib.admin with the project's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "quotas",
     "research",
     "research.catalogue",
+    "research.governance",
 ]
 
 MIDDLEWARE = [
@@ -269,6 +270,16 @@ for _complexity, _budget in UEDU_DR_BUDGETS.items():
 # Worst-case cost one start reserves against the daily cap; unset = derived from limits and prices.
 UEDU_DR_WORST_CASE_USD = Decimal(env.str("UEDU_DR_WORST_CASE_USD")) if env.str("UEDU_DR_WORST_CASE_USD", default="") else None
 UEDU_DR_COST_ALERT_INTERVAL_MINUTES = _positive_int("UEDU_DR_COST_ALERT_INTERVAL_MINUTES", 10)
+
+# Bloom classification of every question written to the chat log (research.services.bloom).
+UEDU_BLOOM_MAX_ATTEMPTS = _positive_int("UEDU_BLOOM_MAX_ATTEMPTS", 3)
+UEDU_BLOOM_RETRY_SECONDS = _positive_int("UEDU_BLOOM_RETRY_SECONDS", 30)  # doubled after each failure
+
+# Research data governance: the IRB approval whose informed-consent framework a channel adopts
+# when its teacher switches Deep Research on (research.governance.consent).
+UEDU_RESEARCH_CONSENT_FRAMEWORK = env.str("UEDU_RESEARCH_CONSENT_FRAMEWORK", default="NTU-REC 202507EM058").strip()
+if not UEDU_RESEARCH_CONSENT_FRAMEWORK:
+    raise ImproperlyConfigured("UEDU_RESEARCH_CONSENT_FRAMEWORK must name the IRB approval (e.g. 'NTU-REC 202507EM058')")
 
 if UEDU_DR_STALE_AFTER_SECONDS <= 2 * UEDU_DR_HEARTBEAT_SECONDS:
     raise ImproperlyConfigured("UEDU_DR_STALE_AFTER_SECONDS must exceed twice UEDU_DR_HEARTBEAT_SECONDS")

@@ -27,3 +27,6 @@ atexit.register(shutil.rmtree, MEDIA_ROOT, ignore_errors=True)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 DATABASES["default"]["TEST"] = {"NAME": f"test_uedu_dr_{os.getpid()}"}
+# A failed Bloom classification is retried after this many seconds (doubling): short in tests so
+# a real worker's retry is seen within a test.
+UEDU_BLOOM_RETRY_SECONDS = 1

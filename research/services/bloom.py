@@ -1,0 +1,89 @@
+"""Bloom classification of the questions in the chat log (Cognomics).
+
+Every request row (a Deep Research question or an ordinary chat question) is classified once, in
+the background, by a light structured LLM call. A failure leaves the level empty and is retried a
+bounded number of times (settings.UEDU_BLOOM_MAX_ATTEMPTS): each attempt is claimed by a
+conditional UPDATE of bloom_attempts, so duplicate deliveries and retries together can never run
+more attempts than the bound, and a row already classified is never classified again."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+
+from channels_app.models import ChatLog
+from research.engine import prompts, schemas
+from research.engine.llm import LLMError
+
+from .llm_factory import llm_configured, make_client
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BloomOutcome:
+    status: str  # classified | retry | gave_up | skipped
+    attempts: int = 0
+
+    @property
+    def retry_in(self) -> int:
+        """Seconds before the next attempt: the base delay, doubled after each failure."""
+        return settings.UEDU_BLOOM_RETRY_SECONDS * 2 ** max(0, self.attempts - 1)
+
+
+def needs_classification(chat_log: ChatLog) -> bool:
+    return chat_log.kind == ChatLog.Kind.REQUEST and not chat_log.bloom_level
+
+
+def classify(chat_log_id: int) -> BloomOutcome:
+    if not llm_configured():
+        log.warning("Bloom classification of chat log %s skipped: no LLM is configured", chat_log_id)
+        return BloomOutcome("skipped")
+    limit = settings.UEDU_BLOOM_MAX_ATTEMPTS
+    claimed = ChatLog.objects.filter(
+        pk=chat_log_id, kind=ChatLog.Kind.REQUEST, bloom_level="", bloom_attempts__lt=limit
+    ).update(bloom_attempts=F("bloom_attempts") + 1)
+    if not claimed:  # gone, classified already, or out of attempts
+        return BloomOutcome("skipped")
+    row = ChatLog.objects.filter(pk=chat_log_id).values("content", "bloom_attempts").first()
+    if row is None:
+        return BloomOutcome("skipped")
+    attempts = row["bloom_attempts"]
+    try:
+        verdict = make_client().structured(
+            "bloom",
+            [{"role": "system", "content": prompts.BLOOM}, {"role": "user", "content": f"Student's question:\n{row['content']}"}],
+            schemas.BLOOM,
+            "bloom_level",
+            max_tokens=500,
+        )
+    except LLMError as exc:
+        log.warning("Bloom classification of chat log %s failed (attempt %s/%s): %s", chat_log_id, attempts, limit, exc)
+        return BloomOutcome("retry" if attempts < limit else "gave_up", attempts)
+    ChatLog.objects.filter(pk=chat_log_id, bloom_level="").update(
+        bloom_level=verdict["level"],
+        bloom_confidence=min(1.0, max(0.0, float(verdict["confidence"]))),
+        bloom_rationale=verdict["rationale"][:1000],
+    )
+    return BloomOutcome("classified", attempts)
+
+
+def enqueue(chat_log_id: int) -> None:
+    """Queue the classification; never let a broker failure break the write that asked for it
+    (the level just stays empty, which is what a failed classification looks like anyway)."""
+    from research.tasks import classify_bloom
+
+    try:
+        classify_bloom.delay(chat_log_id)
+    except Exception as exc:
+        log.error("could not queue the Bloom classification of chat log %s: %s", chat_log_id, exc)
+
+
+def enqueue_on_commit(chat_log: ChatLog) -> None:
+    if needs_classification(chat_log):
+        chat_log_id = chat_log.pk
+        transaction.on_commit(lambda: enqueue(chat_log_id), robust=True)

@@ -1,0 +1,30 @@
+"""The project's admin site: Django's, plus the platform cost dashboard and role-aware links on
+the index page. Who sees which model is decided by each ModelAdmin (channels_app.admin_scoping)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import path, reverse
+from django.utils.translation import gettext_lazy as _
+
+
+class UeduAdminSite(admin.AdminSite):
+    site_header = _("Uedu Deep Research administration")
+    site_title = _("Uedu Deep Research")
+    index_title = _("Administration")
+    index_template = "admin/uedu_index.html"
+
+    def get_urls(self):
+        # Imported here: the site is built before the apps' models are ready.
+        from research.admin_views import cost_dashboard
+
+        return [
+            path("cost-dashboard/", self.admin_view(cost_dashboard), name="cost_dashboard"),
+            *super().get_urls(),
+        ]
+
+    def index(self, request, extra_context=None):
+        links = []
+        if request.user.is_active and request.user.is_superuser:
+            links.append({"url": reverse("admin:cost_dashboard", current_app=self.name), "label": _("Platform cost dashboard")})
+        return super().index(request, {"uedu_links": links, **(extra_context or {})})

@@ -1,0 +1,9 @@
+from django.contrib.admin.apps import AdminConfig
+
+
+class UeduAdminConfig(AdminConfig):
+    """The admin with the project's site (role-aware index, platform cost dashboard).
+
+    Replacing the default site keeps `admin.site` and `@admin.register` working unchanged."""
+
+    default_site = "uedu_dr.admin_site.UeduAdminSite"
