@@ -19,7 +19,7 @@ from channels_app.models import ChatLog
 from research.engine import Limits, ResearchInput, ResearchResult, UsageMeter, run_research
 from research.engine.llm import LLMError
 from research.models import ResearchStep, ResearchTask
-from research.tools import REGISTRY, ToolContext
+from research.tools import REGISTRY, ToolContext, ToolRegistry
 
 from . import events, settlement
 from .heartbeat import monitor
@@ -49,11 +49,16 @@ def engine_limits() -> Limits:
 class TaskSink:
     """Stores steps and events of one task as the engine reports them."""
 
-    def __init__(self, task: ResearchTask):
+    def __init__(self, task: ResearchTask, meter: UsageMeter | None = None):
         self.task_id = task.pk
         self.task_uuid = task.task_uuid
+        self.meter = meter
 
     def emit(self, type: str, data: dict) -> None:
+        data = dict(data)
+        if self.meter is not None:
+            # The progress card shows tokens used so far; only the runner's meter knows them.
+            data.setdefault("tokens_used", self.meter.total_tokens)
         events.record_event(self.task_id, self.task_uuid, type, _jsonable(data))
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
@@ -89,8 +94,11 @@ def _close_connection() -> None:
     connection.close()
 
 
-def execute_task(task_id: int) -> None:
-    """Celery entry point. Safe to call twice: only the first call claims the task."""
+def execute_task(task_id: int, *, registry: ToolRegistry = REGISTRY) -> None:
+    """Celery entry point. Safe to call twice: only the first call claims the task.
+
+    `registry` is the product's tool registry; another one (a fixed corpus) serves tests that
+    need known sources from a research run in their own process."""
     now = timezone.now()
     claimed = ResearchTask.objects.filter(pk=task_id, status=ResearchTask.Status.QUEUED).update(
         status=ResearchTask.Status.RUNNING, started_at=now, last_heartbeat_at=now
@@ -104,7 +112,7 @@ def execute_task(task_id: int) -> None:
     started = time.monotonic()
     try:
         events.record_event(task.pk, task.task_uuid, "status_change", {"from": "queued", "to": "running"})
-        result = _run_engine(task, meter)
+        result = _run_engine(task, meter, registry)
     except events.TaskGone:
         return
     except LLMError as exc:
@@ -118,9 +126,9 @@ def execute_task(task_id: int) -> None:
     finish(task, result, meter, duration=time.monotonic() - started)
 
 
-def _run_engine(task: ResearchTask, meter: UsageMeter) -> ResearchResult:
+def _run_engine(task: ResearchTask, meter: UsageMeter, registry: ToolRegistry) -> ResearchResult:
     channel = task.channel
-    toolbox = REGISTRY.bind(
+    toolbox = registry.bind(
         ToolContext(
             user_id=task.user_id,
             channel_id=channel.pk,
@@ -139,7 +147,7 @@ def _run_engine(task: ResearchTask, meter: UsageMeter) -> ResearchResult:
         ),
         llm=make_client(meter),
         tools=toolbox,
-        sink=TaskSink(task),
+        sink=TaskSink(task, meter),
         is_cancelled=_is_cancelled(task.pk),
         limits=engine_limits(),
     )
