@@ -19,3 +19,16 @@ def membership_role(user, channel: Channel) -> str | None:
     if channel.owner_id == user.pk:
         return Membership.Role.TEACHER
     return Membership.objects.filter(user=user, channel=channel).values_list("role", flat=True).first()
+
+
+def can_manage_channel(user, channel: Channel) -> bool:
+    """Channel settings: the channel's teachers (its owner or a teacher member) and platform admins."""
+    if not user.is_authenticated:
+        return False
+    return user.is_superuser or membership_role(user, channel) == Membership.Role.TEACHER
+
+
+def is_member(user, channel: Channel) -> bool:
+    if not user.is_authenticated:
+        return False
+    return user.is_superuser or membership_role(user, channel) is not None
