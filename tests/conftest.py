@@ -97,7 +97,9 @@ def worker(worker_process, transactional_db, llm):
 def daphne_process(django_db_setup, django_db_blocker, scripted_llm):
     """daphne serving the ASGI app (HTTP, SSE, WebSocket) on the test database."""
     with django_db_blocker.unblock():
-        process = stack.start_daphne(OPENAI_BASE_URL=scripted_llm.url, UEDU_DR_HEARTBEAT_SECONDS=15)
+        # DEBUG off as in production: error pages are the site's own, not Django's debug pages
+        # (which use inline styles a strict Content-Security-Policy rightly blocks).
+        process = stack.start_daphne(OPENAI_BASE_URL=scripted_llm.url, UEDU_DR_HEARTBEAT_SECONDS=15, DEBUG="false")
     yield process
     process.stop()
 

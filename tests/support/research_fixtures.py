@@ -14,8 +14,11 @@ from django.db import connection
 from django.utils import timezone
 
 from channels_app.models import ChatLog
+from research.engine.types import Source, ToolResult
 from research.models import ResearchTask
 from research.services import events, lifecycle, runner
+from research.tools.registry import ToolContext, ToolRegistry
+from tests.support.corpus_tools import DOCS
 
 CITATIONS = [
     {"number": 1, "source_id": 1, "title": "Learning analytics overview", "url": "https://docs.example/la",
@@ -79,10 +82,6 @@ def start_here(monkeypatch, registry, *, user, channel, question, trigger_mode="
 def gated_registry(gate: threading.Event, *, timeout: float = 60):
     """The test corpus's tools, each waiting for `gate` before answering: a test can look at a
     research while its tool calls are still running, then let them finish."""
-    from research.engine.types import Source, ToolResult
-    from research.tools.registry import ToolContext, ToolRegistry
-    from tests.support.corpus_tools import DOCS
-
     registry = ToolRegistry()
 
     @registry.tool("materials")
