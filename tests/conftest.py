@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from django.utils import translation
 
 from channels_app.models import Channel, Membership
 from tests.support.factories import add_member, make_channel, make_user
@@ -22,6 +23,15 @@ class Personas:
     other_teacher: object
     other_super_ta: object
     admin: object
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in the site's default language (zh-hant), whatever language an earlier
+    test's requests left active in this thread."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ request to any host but the test server fails the test."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -15,11 +14,7 @@ import pytest
 
 from tests.support.factories import PASSWORD
 
-# Playwright's sync API keeps an event loop in this thread; the Django ORM calls the tests make
-# between browser steps are still plain synchronous calls.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, expect, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -33,7 +28,17 @@ PHONE = {"width": 390, "height": 844}
 expect.set_options(timeout=30_000)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(autouse=True)
+def _orm_beside_playwright(monkeypatch):
+    """Playwright's sync API keeps its event loop "running" in this thread, so Django would take
+    the ORM calls a test makes between browser steps for calls from async code. They are plain
+    synchronous calls; allow them for browser tests only (servers started from here never see
+    this: tests.support.stack leaves it out of their environment)."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+# Package scope: the browser (and Playwright's event loop) is gone before other test packages run.
+@pytest.fixture(scope="package")
 def browser():
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does)")

@@ -6,7 +6,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from channels_app.models import ChatLog
 from quotas.models import UsageEntry
@@ -109,7 +109,8 @@ def test_the_reaper_fails_a_task_whose_worker_stopped_beating(db, personas, sett
     ResearchStep.objects.create(task=task, index=1, phase="action", tool_name="search_channel_materials", status="ok")
     ResearchStep.objects.create(task=task, index=2, phase="action", tool_name="search_external_papers", status="running")
 
-    assert lifecycle.reap_stale_tasks() == {"running": 1, "queued": 0}
+    with translation.override("en"):  # the stored reason is in the platform's language
+        assert lifecycle.reap_stale_tasks() == {"running": 1, "queued": 0}
 
     task.refresh_from_db()
     assert task.status == "failed" and "no heartbeat" in task.error
@@ -127,7 +128,8 @@ def test_the_reaper_leaves_live_tasks_alone_and_fails_unclaimed_ones(db, persona
     ResearchTask.objects.filter(pk=live.pk).update(status="running", last_heartbeat_at=timezone.now())
     ResearchTask.objects.filter(pk=stuck.pk).update(created_at=timezone.now() - timedelta(minutes=11))
 
-    assert lifecycle.reap_stale_tasks() == {"running": 0, "queued": 1}
+    with translation.override("en"):
+        assert lifecycle.reap_stale_tasks() == {"running": 0, "queued": 1}
     stuck.refresh_from_db()
     live.refresh_from_db()
     assert stuck.status == "failed" and "no worker" in stuck.error
