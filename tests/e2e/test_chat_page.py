@@ -4,7 +4,6 @@ Bloom badge, and a reload that shows the same conversation."""
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 
@@ -55,8 +54,21 @@ def assert_citation_links_resolve(page: Page, task: ResearchTask) -> None:
 # --------------------------------------------------------------------------- forced research, live
 
 
+def hold(llm, role: str) -> threading.Event:
+    """The scripted LLM's `role` calls wait until the returned event is set, then answer as usual:
+    the test decides how long a research stays in that phase."""
+    release = threading.Event()
+
+    def held(body):
+        release.wait(30)
+        return llm._default(role, body, None)
+
+    llm.on(role, held)
+    return release
+
+
 def test_a_forced_research_shows_progress_then_its_answer_and_a_reload_shows_the_same(open_as, personas, llm):
-    llm.reset(Scenario(latency={"*": 0.6}))
+    release = hold(llm, "action")
     page = open_as(personas.student)
     chat(page, personas)
     expect(page.locator("#dr-quota")).to_have_text("今日剩餘 20／20 次")
@@ -77,6 +89,7 @@ def test_a_forced_research_shows_progress_then_its_answer_and_a_reload_shows_the
     expect(card.locator("[data-role=tokens]")).not_to_have_text("0")
     expect(card.locator("[data-role=elapsed]")).to_have_text(re.compile(r"^\d+:\d\d$"))
     shot(page, "chat-progress-card")
+    release.set()
 
     task = ResearchTask.objects.get(user=personas.student)
     assert task.trigger_mode == "forced"
@@ -99,13 +112,8 @@ def test_a_forced_research_shows_progress_then_its_answer_and_a_reload_shows_the
 def test_the_student_watches_tool_calls_arrive_and_follows_a_citation(open_as, personas, llm, monkeypatch):
     """A research over a known corpus, run by the real runner in this process (tools wait for a
     gate): the page opened mid-research catches up from the stored events, then follows live."""
-    gate, reflected = threading.Event(), threading.Event()
-
-    def reflection(body):  # holds the research after its tool calls until the test has looked
-        reflected.wait(30)
-        return {"content": json.dumps({"sufficient": True, "missing": [], "covered_sub_questions": [1], "reasoning": "enough"})}
-
-    llm.on("reflection", reflection)
+    gate = threading.Event()
+    reflected = hold(llm, "reflection")  # keeps the card up after the tool calls, until the test has looked
     task, here = start_here(monkeypatch, gated_registry(gate), user=personas.student, channel=personas.channel, question=COMPLEX)
     page = open_as(personas.student)
     wait_for(lambda: task.steps.filter(status="running").count() == 2, message="both tool calls to start")
@@ -161,7 +169,7 @@ def test_the_student_watches_tool_calls_arrive_and_follows_a_citation(open_as, p
 
 
 def test_cancelling_midway_shows_a_calm_message(open_as, personas, llm):
-    llm.reset(Scenario(latency={"action": 2.0, "reflection": 2.0, "synthesizer": 2.0, "verifier": 2.0}))
+    release = hold(llm, "action")
     page = open_as(personas.student)
     chat(page, personas)
     page.click("#dr-toggle")
@@ -170,6 +178,8 @@ def test_cancelling_midway_shows_a_calm_message(open_as, personas, llm):
     card = page.locator(".dr-card")
     expect(card.locator("[data-role=subquestions] li")).to_have_count(3)
     card.locator("[data-action=cancel]").click()
+    wait_for(lambda: ResearchTask.objects.filter(user=personas.student, cancel_requested=True).exists(), message="the cancel")
+    release.set()  # the engine stops at its next check
 
     status = page.locator(".dr-status.status-cancelled")
     expect(status).to_contain_text("這項研究已取消")
