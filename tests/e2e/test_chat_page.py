@@ -16,7 +16,6 @@ from quotas import services as quotas
 from research.models import ResearchTask
 from tests.e2e.conftest import PHONE, shot
 from tests.support.research_fixtures import gated_registry, start_here
-from tests.support.scripted_llm import Scenario
 from tests.support.stack import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
