@@ -21,21 +21,22 @@ def membership_role(user, channel: Channel) -> str | None:
     return Membership.objects.filter(user=user, channel=channel).values_list("role", flat=True).first()
 
 
-# --------------------------------------------------------------------------- materials
-
-
-def can_manage_materials(user, channel: Channel) -> bool:
-    """Upload, delete and re-index: the channel's teachers (owner or teacher member) and platform admins."""
+def can_manage_channel(user, channel: Channel) -> bool:
+    """Channel settings and materials (upload, delete, re-index): the channel's teachers (its
+    owner or a teacher member) and platform admins."""
     if not user.is_authenticated:
         return False
     return user.is_superuser or membership_role(user, channel) == Membership.Role.TEACHER
 
 
-def can_read_materials(user, channel: Channel) -> bool:
-    """Read passages and download files (citations link here): every member of the channel."""
+def is_member(user, channel: Channel) -> bool:
+    """Members read the channel's chat, passages and files (citations link there)."""
     if not user.is_authenticated:
         return False
     return user.is_superuser or membership_role(user, channel) is not None
+
+
+# --------------------------------------------------------------------------- materials
 
 
 def manageable_channel_ids(user) -> set[int]:

@@ -10,8 +10,8 @@ from . import materials as material_services
 from .forms import MaterialUploadForm
 from .models import Channel, Material
 from .selectors import (
-    can_manage_materials,
-    can_read_materials,
+    can_manage_channel,
+    is_member,
     channel_materials,
     channels_for_user,
     manageable_channel_ids,
@@ -32,9 +32,9 @@ def _channel(request, slug: str, *, manage: bool) -> Channel:
     """The channel, checked for this user: outsiders get 404 (its existence is not theirs to know),
     members who may read but not manage get 403."""
     channel = get_object_or_404(Channel, slug=slug)
-    if not can_read_materials(request.user, channel):
+    if not is_member(request.user, channel):
         raise Http404
-    if manage and not can_manage_materials(request.user, channel):
+    if manage and not can_manage_channel(request.user, channel):
         raise PermissionDenied
     return channel
 
@@ -73,7 +73,7 @@ def material_detail(request, slug, pk):
             "channel": channel,
             "material": material,
             "pages": material_pages(material),
-            "can_manage": can_manage_materials(request.user, channel),
+            "can_manage": can_manage_channel(request.user, channel),
         },
     )
 

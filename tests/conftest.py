@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from django.utils import translation
 
 from channels_app.models import Channel, Membership
 from tests.support.factories import add_member, make_channel, make_user
@@ -23,6 +24,15 @@ class Personas:
     other_teacher: object
     other_super_ta: object
     admin: object
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in the site's default language (zh-hant), whatever language an earlier
+    test's requests left active in this thread."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture
@@ -124,7 +134,9 @@ def worker(worker_process, transactional_db, llm):
 def daphne_process(django_db_setup, django_db_blocker, scripted_llm, fake_openalex):
     """daphne serving the ASGI app (HTTP, SSE, WebSocket) on the test database."""
     with django_db_blocker.unblock():
-        process = stack.start_daphne(**outside_world_env(scripted_llm, fake_openalex), UEDU_DR_HEARTBEAT_SECONDS=15)
+        # DEBUG off as in production: error pages are the site's own, not Django's debug pages
+        # (which use inline styles a strict Content-Security-Policy rightly blocks).
+        process = stack.start_daphne(**outside_world_env(scripted_llm, fake_openalex), UEDU_DR_HEARTBEAT_SECONDS=15, DEBUG="false")
     yield process
     process.stop()
 
@@ -133,3 +145,19 @@ def daphne_process(django_db_setup, django_db_blocker, scripted_llm, fake_openal
 def live(worker, daphne_process):
     """The whole stack: daphne in front, a Celery worker behind, the scripted LLM beyond."""
     return daphne_process
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_stray_connections(django_db_setup, django_db_blocker):
+    """At the end of the run, end any connection to the test database that a background thread
+    (heartbeat monitor, tool threads of an in-process research) still holds, so that the test
+    database can be dropped instead of piling up on the embedded server."""
+    yield
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        connection.close()

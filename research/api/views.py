@@ -8,7 +8,6 @@ import logging
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from django.utils.translation import gettext as _
-from django_ratelimit.core import get_usage
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.decorators import api_view, renderer_classes
@@ -18,6 +17,7 @@ from rest_framework.response import Response
 
 from channels_app.models import Channel
 from quotas import services as quotas
+from quotas.ratelimits import enforce_rate
 from research.feed import TaskEventFeed
 from research.selectors import get_visible_task, user_tasks
 from research.services import analytics, context, feedback, judge, lifecycle, plan_review, review
@@ -47,25 +47,6 @@ class EventStreamRenderer(BaseRenderer):
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
         return JSONRenderer().render(data)
-
-
-def enforce_rate(request: Request, group: str, rate: str) -> None:
-    """django-ratelimit's counter on the shared Redis cache, answered 429 with Retry-After.
-
-    If the cache is unreachable the request goes through: quota and cap, the other defences,
-    live in PostgreSQL and still hold."""
-    try:
-        usage = get_usage(request, group=group, key="user", rate=rate, method="POST", increment=True)
-    except Exception as exc:
-        log.warning("rate limit check skipped (cache unavailable): %s", exc)
-        return
-    if usage and usage["should_limit"]:
-        raise ServiceError(
-            "rate_limited",
-            _("Too many requests in a short time; please wait a moment and try again."),
-            status=429,
-            retry_after=max(1, int(usage["time_left"])),
-        )
 
 
 def _channel(channel_id: int) -> Channel:

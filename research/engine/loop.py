@@ -146,11 +146,17 @@ class ResearchRun:
             counter_searches = self.counter_search(gatherer) if self.wants_counter_search() else None
             self.checkpoint(enforce_limits=False)  # a cancel during the last call stops before writing
             draft = synthesize(self)
-            self.conflicts_found = len(draft.conflicts)
-            draft, conflict_rounds = self.resolve_conflicts(gatherer, draft)
-            answer, citations, verification = finalize(
-                self, draft, conflict_rounds=conflict_rounds, counter_searches=counter_searches, credibility=self.credibility
-            )
+            if len(self.registry) == 0:
+                # The engine's own "nothing to cite" message: nothing to verify, nothing to mark.
+                answer, citations = draft.answer, []
+                verification = {"status": "no_sources", "claims": [], "counts": {}, "conflicts": [], "retries": self.retries}
+                self.sink.emit("verification_done", {"status": "no_sources", "counts": {}, "conflicts": 0, "citations": 0})
+            else:
+                self.conflicts_found = len(draft.conflicts)
+                draft, conflict_rounds = self.resolve_conflicts(gatherer, draft)
+                answer, citations, verification = finalize(
+                    self, draft, conflict_rounds=conflict_rounds, counter_searches=counter_searches, credibility=self.credibility
+                )
         except Cancelled:
             return self._result("cancelled", "cancelled")
         except PhaseFailed as exc:

@@ -27,9 +27,10 @@ TIER_WEIGHT = {"internal": 1.0, "structured": 1.0, "scholarly": 0.9, "web": 0.6}
 LOW_CREDIBILITY = 0.65
 
 TEXT = {
-    "unverified": {"en": " *(not supported by the cited sources)*", "zh": " *（此句未獲引用來源支持）*"},
-    "uncited": {"en": " *(no source cited)*", "zh": " *（此句未附來源）*"},
-    "web_only": {"en": " *(web sources only)*", "zh": " *（僅依據網路來源）*"},
+    # Plain text, no emphasis: CommonMark does not close "*…*" next to CJK punctuation.
+    "unverified": {"en": " ⚠ (not supported by the cited sources)", "zh": "⚠（此句未獲引用來源支持）"},
+    "uncited": {"en": " ⚠ (no source cited)", "zh": "⚠（此句未附來源）"},
+    "web_only": {"en": " (web sources only)", "zh": "（僅依據網路來源）"},
     "conflicts": {"en": "Unresolved / conflicting evidence", "zh": "未決／相互矛盾的證據"},
     "counter": {"en": "Counter-evidence check", "zh": "反證檢查"},
     "no_counter": {

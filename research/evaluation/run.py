@@ -65,7 +65,7 @@ def run_item(item: Item, *, k: int, judge: Judge, model: str | None = None, keep
     try:
         runs: list[ResearchTask] = []
         for _ in range(k):
-            task, _ = lifecycle.task_start(user=owner, channel=channel, question=item.question, enqueue=False)
+            task, _ = lifecycle.task_start(user=owner, channel=channel, question=item.question, queue=False)
             runner.execute_task(task.pk, model=model)
             task.refresh_from_db()
             runs.append(task)

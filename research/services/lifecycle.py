@@ -43,11 +43,11 @@ def check_can_research(user, channel: Channel) -> None:
         raise ServiceError("deep_research_disabled", _("Deep Research is not enabled in this channel."), status=403)
 
 
-def task_start(*, user, channel: Channel, question: str, trigger_mode: str = "forced", enqueue: bool = True,
+def task_start(*, user, channel: Channel, question: str, trigger_mode: str = "forced", queue: bool = True,
                context: dict | None = None) -> tuple[ResearchTask, ChatLog]:
     """Create the task and its request row, then queue it once the rows are committed.
 
-    `enqueue=False` leaves it queued for a caller that runs it in-process (the evaluation)."""
+    `queue=False` leaves it queued for a caller that runs it in-process (the evaluation)."""
     question = validate_question(question)
     if trigger_mode not in ResearchTask.TriggerMode.values:
         raise ServiceError("bad_trigger_mode", _("trigger_mode must be 'forced' or 'auto'."))
@@ -80,12 +80,12 @@ def task_start(*, user, channel: Channel, question: str, trigger_mode: str = "fo
             "task_created",
             {"question": question, "trigger_mode": trigger_mode, "channel_id": channel.pk, "request_log_id": request_log.pk},
         )
-        if enqueue:
-            transaction.on_commit(lambda: _enqueue(task.pk))
+        if queue:
+            transaction.on_commit(lambda: enqueue(task.pk))
     return task, request_log
 
 
-def _enqueue(task_id: int) -> None:
+def enqueue(task_id: int) -> None:
     from research.tasks import run_research
 
     try:

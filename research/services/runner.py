@@ -14,13 +14,14 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy
 
 from channels_app.models import ChatLog
 from research.engine import Limits, LLMClient, ResearchInput, ResearchResult, UsageMeter, run_research
 from research.engine.llm import LLMError
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
-from research.tools import REGISTRY, ToolContext
+from research.tools import REGISTRY, ToolContext, ToolRegistry
 
 from . import credibility, events, plan_review, quality, settlement
 from .heartbeat import monitor
@@ -56,9 +57,10 @@ class TaskSink:
     written by the engine's own thread at its next event (and at the end), so helper threads
     never hold database connections."""
 
-    def __init__(self, task: ResearchTask):
+    def __init__(self, task: ResearchTask, meter: UsageMeter | None = None):
         self.task_id = task.pk
         self.task_uuid = task.task_uuid
+        self.meter = meter
         self._pending: list[dict] = []
         self._lock = threading.Lock()
         self._seq = 0
@@ -81,6 +83,10 @@ class TaskSink:
 
     def emit(self, type: str, data: dict) -> None:
         self.flush()
+        data = dict(data)
+        if self.meter is not None:
+            # The progress card shows tokens used so far; only the runner's meter knows them.
+            data.setdefault("tokens_used", self.meter.total_tokens)
         events.record_event(self.task_id, self.task_uuid, type, _jsonable(data))
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
@@ -124,18 +130,19 @@ def _close_connection() -> None:
     connection.close()
 
 
-def execute_task(task_id: int, *, toolbox=None, model: str | None = None) -> None:
+def execute_task(task_id: int, *, toolbox=None, model: str | None = None, registry: ToolRegistry = REGISTRY) -> None:
     """Celery entry point. Safe to call twice: only the first call claims the task.
 
     `toolbox` and `model` are for replays: recorded tool results instead of live tools, and
-    another model for every role."""
+    another model for every role. `registry` is the product's tool registry; another one (a
+    fixed corpus) serves tests that need known sources from a research run in their own process."""
     try:
-        _execute(task_id, toolbox=toolbox, model=model)
+        _execute(task_id, toolbox=toolbox, model=model, registry=registry)
     finally:
         connection.close()  # worker threads live on; the connection should not
 
 
-def _execute(task_id: int, *, toolbox=None, model: str | None = None) -> None:
+def _execute(task_id: int, *, toolbox, model: str | None, registry: ToolRegistry) -> None:
     now = timezone.now()
     claimed = ResearchTask.objects.filter(pk=task_id, status=ResearchTask.Status.QUEUED).update(
         status=ResearchTask.Status.RUNNING, started_at=now, last_heartbeat_at=now
@@ -146,11 +153,11 @@ def _execute(task_id: int, *, toolbox=None, model: str | None = None) -> None:
     task = ResearchTask.objects.select_related("channel", "user").get(pk=task_id)
     monitor.register(task.pk, task.task_uuid)
     meter = UsageMeter()
-    sink = TaskSink(task)
+    sink = TaskSink(task, meter)
     started = time.monotonic()
     try:
         events.record_event(task.pk, task.task_uuid, "status_change", {"from": "queued", "to": "running"})
-        result = _run_engine(task, meter, sink, toolbox=toolbox, model=model)
+        result = _run_engine(task, meter, sink, toolbox=toolbox or toolbox_for(task, registry), model=model)
     except events.TaskGone:
         return
     except LLMError as exc:
@@ -168,9 +175,9 @@ def _execute(task_id: int, *, toolbox=None, model: str | None = None) -> None:
     finish(task, result, meter, duration=time.monotonic() - started)
 
 
-def toolbox_for(task: ResearchTask):
+def toolbox_for(task: ResearchTask, registry: ToolRegistry = REGISTRY):
     channel = task.channel
-    return REGISTRY.bind(
+    return registry.bind(
         ToolContext(
             user_id=task.user_id,
             channel_id=channel.pk,
@@ -183,7 +190,7 @@ def toolbox_for(task: ResearchTask):
     )
 
 
-def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbox=None, model: str | None = None) -> ResearchResult:
+def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbox, model: str | None = None) -> ResearchResult:
     channel = task.channel
     config = llm_config()
     if model:
@@ -203,7 +210,7 @@ def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbo
             context=task.context_json or {},
         ),
         llm=client,
-        tools=toolbox or toolbox_for(task),
+        tools=toolbox,
         sink=sink,
         is_cancelled=_is_cancelled(task.pk),
         limits=engine_limits(),
@@ -213,8 +220,8 @@ def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbo
 
 
 STATUS_MESSAGES = {
-    "cancelled": "Research cancelled.",
-    "failed": "Research failed: {error}",
+    "cancelled": gettext_lazy("Research cancelled."),
+    "failed": gettext_lazy("Research failed: %(error)s"),
 }
 
 
@@ -269,7 +276,8 @@ def write_response_log(task: ResearchTask) -> ChatLog:
     if task.status == ResearchTask.Status.COMPLETED:
         content = task.final_answer
     else:
-        content = STATUS_MESSAGES[task.status].format(error=task.error or "unknown error")
+        with translation.override(task.language):  # the student's language, not the worker's
+            content = str(STATUS_MESSAGES[task.status]) % {"error": task.error or "unknown error"}
     return ChatLog.objects.create(
         channel_id=task.channel_id,
         user_id=task.user_id,

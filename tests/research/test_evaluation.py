@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 
 def _research(channel, user, question: str) -> ResearchTask:
-    task, _ = lifecycle.task_start(user=user, channel=channel, question=question, enqueue=False)
+    task, _ = lifecycle.task_start(user=user, channel=channel, question=question, queue=False)
     runner.execute_task(task.pk)
     task.refresh_from_db()
     return task

@@ -11,6 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from django.utils import translation
 from kombu import Connection
 
 from quotas.models import UsageEntry
@@ -28,7 +29,7 @@ QUESTION = "請比較教育資料科學課程與學習分析研究的主題"
 
 def queued_task(personas, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION, enqueue=False)
+        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION, queue=False)
     return task
 
 
@@ -51,7 +52,8 @@ def test_a_worker_killed_mid_research_is_failed_by_the_reaper_and_keeps_its_step
     settings.UEDU_DR_HEARTBEAT_SECONDS = 1
     settings.UEDU_DR_STALE_AFTER_SECONDS = 3
     time.sleep(3.5)  # the heartbeat goes stale
-    assert lifecycle.reap_stale_tasks()["running"] == 1
+    with translation.override("en"):
+        assert lifecycle.reap_stale_tasks()["running"] == 1
 
     task.refresh_from_db()
     assert task.status == "failed" and "no heartbeat" in task.error

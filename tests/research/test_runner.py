@@ -6,7 +6,8 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 
 from channels_app.models import ChatLog
 from quotas.models import UsageEntry
@@ -75,7 +76,8 @@ def test_cancelling_mid_research_keeps_the_steps_and_refunds_half(worker, person
     assert not ResearchStep.objects.filter(task=task, status="running").exists()
     refund = UsageEntry.objects.get(reference=str(task.task_uuid), kind="refund")
     assert refund.amount == Decimal("-0.50")
-    assert ChatLog.objects.get(kind="response", deep_research_task=task).content == "Research cancelled."
+    with translation.override("zh-hant"):  # the question was Chinese: so is the conversation
+        assert ChatLog.objects.get(kind="response", deep_research_task=task).content == gettext("Research cancelled.") == "研究已取消。"
 
 
 def test_a_task_nobody_claims_can_be_cancelled_at_once_with_a_full_refund(db, personas, django_capture_on_commit_callbacks):
@@ -109,7 +111,8 @@ def test_the_reaper_fails_a_task_whose_worker_stopped_beating(db, personas, sett
     ResearchStep.objects.create(task=task, index=1, phase="action", tool_name="search_channel_materials", status="ok")
     ResearchStep.objects.create(task=task, index=2, phase="action", tool_name="search_external_papers", status="running")
 
-    assert lifecycle.reap_stale_tasks() == {"running": 1, "queued": 0}
+    with translation.override("en"):  # the stored reason is in the platform's language
+        assert lifecycle.reap_stale_tasks() == {"running": 1, "queued": 0}
 
     task.refresh_from_db()
     assert task.status == "failed" and "no heartbeat" in task.error
@@ -127,7 +130,8 @@ def test_the_reaper_leaves_live_tasks_alone_and_fails_unclaimed_ones(db, persona
     ResearchTask.objects.filter(pk=live.pk).update(status="running", last_heartbeat_at=timezone.now())
     ResearchTask.objects.filter(pk=stuck.pk).update(created_at=timezone.now() - timedelta(minutes=11))
 
-    assert lifecycle.reap_stale_tasks() == {"running": 0, "queued": 1}
+    with translation.override("en"):
+        assert lifecycle.reap_stale_tasks() == {"running": 0, "queued": 1}
     stuck.refresh_from_db()
     live.refresh_from_db()
     assert stuck.status == "failed" and "no worker" in stuck.error

@@ -24,6 +24,9 @@ BIN = Path(sys.executable).parent
 
 def child_env(**overrides: str) -> dict:
     env = dict(os.environ)
+    # Browser tests allow ORM calls beside Playwright's event loop in the test process only;
+    # servers must keep Django's async-safety checks.
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     env.update(
         DJANGO_SETTINGS_MODULE="uedu_dr.settings.test",
         DATABASE_URL=devstack.postgres_url(connection.settings_dict),

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "uedu_dr.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -178,6 +179,19 @@ ADMINS = [tuple(pair.split(":", 1)) for pair in env.list("ADMINS", default=[]) i
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Scripts and styles only from our own static files; WebSockets to ourselves; no framing, no
+# plugins, no foreign images (an answer can never make the browser call another host).
+CONTENT_SECURITY_POLICY = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'", "data:"],
+    "connect-src": ["'self'", "ws:", "wss:"],
+    "frame-ancestors": ["'none'"],
+    "base-uri": ["'self'"],
+    "form-action": ["'self'"],
+    "object-src": ["'none'"],
+}
 SESSION_COOKIE_HTTPONLY = True
 
 # --------------------------------------------------------------------------- REST framework
@@ -244,7 +258,8 @@ UEDU_DR_MAX_QUESTION_CHARS = _positive_int("UEDU_DR_MAX_QUESTION_CHARS", 2000)
 # Rate limits per user (django-ratelimit syntax, e.g. "5/m"), on the shared Redis cache.
 UEDU_DR_RATE_START = env.str("UEDU_DR_RATE_START", default="5/m")
 UEDU_DR_RATE_JUDGE = env.str("UEDU_DR_RATE_JUDGE", default="20/m")
-for _name in ("UEDU_DR_RATE_START", "UEDU_DR_RATE_JUDGE"):
+UEDU_CHAT_RATE = env.str("UEDU_CHAT_RATE", default="20/m")  # ordinary ClassroomGPT messages
+for _name in ("UEDU_DR_RATE_START", "UEDU_DR_RATE_JUDGE", "UEDU_CHAT_RATE"):
     if not re.fullmatch(r"\d+/\d*[smhd]", globals()[_name]):
         raise ImproperlyConfigured(f"{_name} must look like '5/m' (count/period), got {globals()[_name]!r}")
 

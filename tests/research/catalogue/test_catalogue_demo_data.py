@@ -52,7 +52,7 @@ def test_catalogue_pages_show_demo_rows_as_demo_and_need_a_login(client, db, set
     ):
         page = client.get(url)
         assert page.status_code == 200, url
-        assert "Invented sample data for demonstrations" in page.content.decode(), url
+        assert "示範用的虛構資料" in page.content.decode(), url  # the page speaks zh-Hant by default
     advisor_page = client.get("/catalogue/advisors/lin-yu-ting/").content.decode()
     paper = AdvisorPaper.objects.filter(advisor__slug="lin-yu-ting").first()
     assert f'id="paper-{paper.pk}"' in advisor_page  # the anchor a paper citation points at

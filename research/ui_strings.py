@@ -1,0 +1,58 @@
+"""Texts the browser scripts show, translated on the server (the scripts carry no UI text).
+
+`%(name)s` placeholders are filled in by the script."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext as _
+
+
+def js_strings() -> dict:
+    return {
+        "phase": {
+            "queued": _("Waiting to start…"),
+            "planning": _("Planning the research…"),
+            "researching": _("Gathering evidence (round %(round)s)…"),
+            "calling": _("Calling tools…"),
+            "reflecting": _("Checking whether the evidence is enough…"),
+            "writing": _("Writing the answer…"),
+            "verifying": _("Checking every citation…"),
+            "finishing": _("Finishing…"),
+            "completed": _("Done"),
+            "failed": _("Stopped"),
+            "cancelled": _("Cancelled"),
+        },
+        "step_status": {
+            "running": _("running"),
+            "ok": _("done"),
+            "error": _("error"),
+            "cancelled": _("cancelled"),
+            "failed": _("failed"),
+        },
+        "limit_reason": {
+            "max_steps": _("the step limit"),
+            "max_tokens": _("the token limit"),
+            "max_seconds": _("the time limit"),
+            "tool_budget": _("the tool-call budget"),
+        },
+        "limit_hit": _("Reached %(reason)s: the answer is written from what was found so far."),
+        "reconnecting": _("Connection lost; reconnecting…"),
+        "cancelling": _("Cancelling…"),
+        "cancel_failed": _("Could not cancel: %(message)s"),
+        "quota_left": _("%(remaining)s of %(limit)s left today"),
+        "quota_unlimited": _("No daily limit"),
+        "quota_empty": _("No researches left today"),
+        "quota_cap": _("Deep Research is paused for today"),
+        "network_error": _("Could not reach the server. Your text is still in the box; please try again."),
+        "thinking": _("The assistant is answering…"),
+        "starting": _("Starting Deep Research…"),
+        "judging": _("Checking whether this question suits Deep Research…"),
+        "placeholder_chat": _("Ask a question about the course…"),
+        "placeholder_research": _("Ask Deep Research a complex question…"),
+        "dr_on": _("Deep Research on: your next message starts a research"),
+        "copied": _("Link copied."),
+        "copy_failed": _("Copy failed; copy the address from the address bar."),
+        "acknowledged": _("Thank you. Remember to check the sources yourself."),
+        "bloom_title": _("Bloom level of this question"),
+        "load_failed": _("Could not load the result; reload the page to see it."),
+    }

@@ -1,0 +1,11 @@
+from django.urls import path
+
+from . import pages
+
+urlpatterns = [
+    path("my", pages.my_history, name="research_my"),
+    path("task/<uuid:task_uuid>", pages.result, name="research_result"),
+    path("task/<uuid:task_uuid>/answer.md", pages.download, name="research_download"),
+    path("task/<uuid:task_uuid>/turn", pages.turn_fragment, name="research_turn"),
+    path("task/<uuid:task_uuid>/outcome", pages.outcome_fragment, name="research_outcome"),
+]
