@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test stop bench messages
+.PHONY: run test stop messages
 
 # Rebuilt when requirements.txt changes; an existing virtualenv (or a symlink to one) is reused.
 $(VENV)/.installed: requirements.txt
@@ -15,9 +15,13 @@ $(VENV)/.installed: requirements.txt
 run: $(VENV)/.installed
 	$(PY) -m uedu_dr.launcher
 
+# The embedded servers a test run had to start are stopped again afterwards (a stack that
+# `make run` is using stays up).
 test: $(VENV)/.installed
-	$(PY) manage.py compilemessages -v 0 --ignore $(VENV)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	@was=$$($(PY) -m uedu_dr.devstack status); \
+	$(PY) manage.py compilemessages -v 0 --ignore $(VENV) && $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ "$$was" != "up" ] && [ -z "$$DATABASE_URL" ]; then $(PY) -m uedu_dr.devstack stop >/dev/null; fi; \
+	exit $$rc
 
 stop: $(VENV)/.installed
 	$(PY) -m uedu_dr.devstack stop

@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=100)
     parser.add_argument("--window", type=float, default=60.0, help="seconds over which the starts are spread")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per scripted LLM call")
-    parser.add_argument("--cap-share", type=float, default=0.7, help="the daily cap admits this share of the worst cases at once")
+    parser.add_argument("--cap-share", type=float, default=0.2, help="the daily cap admits this share of the worst cases at once")
     args = parser.parse_args()
 
     worst = Decimal("0.10")

@@ -218,12 +218,22 @@ def stop() -> None:
     print(f"stopped: {', '.join(stopped) or 'nothing was running'}")
 
 
-if __name__ == "__main__":  # python -m uedu_dr.devstack {up,stop,urls}
+def status() -> str:
+    """'up' when both embedded servers are running, 'down' otherwise (used by `make test` to stop
+    only what it started)."""
+    pg_up = (PGDATA / "postmaster.pid").exists()
+    state = _valkey_state()
+    return "up" if pg_up and state and _ping(state["port"]) else "down"
+
+
+if __name__ == "__main__":  # python -m uedu_dr.devstack {up,stop,urls,status}
     command = sys.argv[1] if len(sys.argv) > 1 else "urls"
-    if command == "stop":
+    if command == "status":
+        print(status())
+    elif command == "stop":
         stop()
     elif command in ("up", "urls"):
         print(f"DATABASE_URL={postgres_url(ensure_postgres())}")
         print(f"REDIS_URL={ensure_valkey()}")
     else:
-        sys.exit("usage: python -m uedu_dr.devstack {up|stop|urls}")
+        sys.exit("usage: python -m uedu_dr.devstack {up|stop|urls|status}")

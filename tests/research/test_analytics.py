@@ -4,7 +4,7 @@ from research.services import analytics, lifecycle
 
 def _completed_task(personas, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
     ResearchTask.objects.filter(pk=task.pk).update(status="completed", final_answer="A [1].")
     task.refresh_from_db()
     return task

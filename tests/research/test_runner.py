@@ -82,7 +82,7 @@ def test_cancelling_mid_research_keeps_the_steps_and_refunds_half(worker, person
 
 def test_a_task_nobody_claims_can_be_cancelled_at_once_with_a_full_refund(db, personas, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):  # never reaches the broker
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
     lifecycle.task_cancel(user=personas.student, task=task)
     task.refresh_from_db()
     assert task.status == "cancelled"
@@ -94,7 +94,7 @@ def test_only_the_owner_may_cancel(db, personas, django_capture_on_commit_callba
     from uedu_dr.errors import ServiceError
 
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
     with pytest.raises(ServiceError) as err:
         lifecycle.task_cancel(user=personas.teacher, task=task)
     assert err.value.status == 403
@@ -105,7 +105,7 @@ def test_only_the_owner_may_cancel(db, personas, django_capture_on_commit_callba
 def test_the_reaper_fails_a_task_whose_worker_stopped_beating(db, personas, settings, django_capture_on_commit_callbacks):
     settings.UEDU_DR_STALE_AFTER_SECONDS = 60
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
     ResearchTask.objects.filter(pk=task.pk).update(status="running", started_at=timezone.now() - timedelta(minutes=5),
                                                    last_heartbeat_at=timezone.now() - timedelta(seconds=61))
     ResearchStep.objects.create(task=task, index=1, phase="action", tool_name="search_channel_materials", status="ok")
@@ -125,8 +125,8 @@ def test_the_reaper_fails_a_task_whose_worker_stopped_beating(db, personas, sett
 def test_the_reaper_leaves_live_tasks_alone_and_fails_unclaimed_ones(db, personas, settings, django_capture_on_commit_callbacks):
     settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS = 600
     with django_capture_on_commit_callbacks(execute=False):
-        live, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
-        stuck, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="另一個比較學習分析的問題")
+        live, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+        stuck, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="另一個比較學習分析的問題")
     ResearchTask.objects.filter(pk=live.pk).update(status="running", last_heartbeat_at=timezone.now())
     ResearchTask.objects.filter(pk=stuck.pk).update(created_at=timezone.now() - timedelta(minutes=11))
 
@@ -142,7 +142,7 @@ def test_without_an_llm_the_research_fails_with_a_clear_error(transactional_db, 
     settings.OPENAI_BASE_URL = ""
     settings.OPENAI_API_KEY = ""
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
     runner.execute_task(task.pk)
     task.refresh_from_db()
     assert task.status == "failed"
@@ -152,7 +152,7 @@ def test_without_an_llm_the_research_fails_with_a_clear_error(transactional_db, 
 
 def test_a_second_execution_of_a_finished_task_changes_nothing(transactional_db, personas, llm, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
     runner.execute_task(task.pk)
     count = ResearchEvent.objects.filter(task=task).count()
     runner.execute_task(task.pk)

@@ -116,7 +116,7 @@ def test_websocket_refuses_other_origins_and_strangers(live, personas, client, d
     from research.services import lifecycle
 
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION)
+        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question=QUESTION)
     ResearchTask.objects.filter(pk=task.pk).update(status="cancelled")
 
     with pytest.raises(InvalidStatus) as refused:
