@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
 from research.engine import ResearchResult
@@ -84,17 +84,31 @@ def _keys(citation: dict) -> list[tuple[str, str]]:
 
 
 def record_verdicts(task: ResearchTask, result: ResearchResult) -> None:
-    """Count each citation of a verified claim as passed (supported, partial) or failed."""
+    """Count each citation of a verified claim as passed (supported, partial) or failed, in one
+    upsert for the whole task."""
     by_number = {c.number: c.as_dict() for c in result.citations}
+    counts: dict[tuple[str, str], list[int]] = {}
     for claim in result.verification.get("claims", []):
-        field = {"supported": "passed", "partial": "passed", "unsupported": "failed"}.get(claim["verdict"])
+        field = {"supported": 0, "partial": 0, "unsupported": 1}.get(claim["verdict"])
         if field is None:
             continue
         for number in claim.get("citations", []):
             citation = by_number.get(number)
             if citation:
                 for kind, key in _keys(citation):
-                    _bump(kind, key, field)
+                    if key:
+                        counts.setdefault((kind, key), [0, 0])[field] += 1
+    if not counts:
+        return
+    rows = [(kind, key, passed, failed) for (kind, key), (passed, failed) in sorted(counts.items())]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO deep_research_source_stats (kind, key, passed, failed, reports, pinned, updated_at) VALUES "
+            + ", ".join(["(%s, %s, %s, %s, 0, '', now())"] * len(rows))
+            + " ON CONFLICT (kind, key) DO UPDATE SET passed = deep_research_source_stats.passed + EXCLUDED.passed,"
+            " failed = deep_research_source_stats.failed + EXCLUDED.failed, updated_at = now()",
+            [value for row in rows for value in row],
+        )
 
 
 def record_report(feedback: AnswerFeedback) -> None:

@@ -4,6 +4,7 @@ channel layer after commit. Clients that miss a signal catch up from the table."
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import uuid
@@ -41,21 +42,28 @@ def serialize(event: ResearchEvent, task_uuid) -> dict:
 def record_event(task_id: int, task_uuid, type: str, data: dict) -> dict:
     """Store the event with the next seq of its task and signal it once the row is committed.
 
-    The seq comes from an UPDATE … RETURNING on the task row: the row lock serialises writers
-    across threads and processes, so seq order is commit order and replay never sees a gap
-    that is later filled."""
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "UPDATE deep_research_tasks SET event_seq = event_seq + 1 WHERE id = %s RETURNING event_seq",
-                [task_id],
+    One statement does both: the seq comes from an UPDATE … RETURNING on the task row, whose row
+    lock serialises writers across threads and processes, and the INSERT uses it in the same
+    statement (one round trip, atomic on its own). Seq order is therefore commit order, and a
+    replay never sees a gap that is later filled."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH next AS (
+                UPDATE deep_research_tasks SET event_seq = event_seq + 1 WHERE id = %s RETURNING event_seq
             )
-            row = cursor.fetchone()
-        if row is None:
-            raise TaskGone(task_id)
-        event = ResearchEvent.objects.create(task_id=task_id, seq=row[0], type=type, data=data)
-        payload = serialize(event, task_uuid)
-        transaction.on_commit(lambda: signal(task_uuid, payload))
+            INSERT INTO deep_research_events (task_id, seq, type, data, created_at)
+            SELECT %s, event_seq, %s, %s::jsonb, now() FROM next
+            RETURNING seq, created_at
+            """,
+            [task_id, task_id, type, json.dumps(data, ensure_ascii=False)],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise TaskGone(task_id)
+    payload = {"seq": row[0], "type": type, "task_uuid": str(task_uuid), "ts": row[1].isoformat(), "data": data}
+    # Inside a caller's transaction the signal waits for its commit; otherwise it goes now.
+    transaction.on_commit(lambda: signal(task_uuid, payload))
     return payload
 
 

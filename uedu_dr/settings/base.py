@@ -423,6 +423,7 @@ if UEDU_EMBEDDING_BACKEND == "local" and UEDU_EMBEDDING_DIMENSIONS != 384:
 if UEDU_EMBEDDING_DIMENSIONS > 4000:
     raise ImproperlyConfigured("UEDU_EMBEDDING_DIMENSIONS above 4000 cannot be indexed by pgvector's HNSW")
 UEDU_EMBEDDING_BATCH_SIZE = _positive_int("UEDU_EMBEDDING_BATCH_SIZE", 64)
+UEDU_EMBEDDING_TORCH_THREADS = _positive_int("UEDU_EMBEDDING_TORCH_THREADS", 1)  # local backend: CPU threads per encoding
 # Embeddings may live on another server than the chat model (vLLM serves one model per process).
 UEDU_EMBEDDING_BASE_URL = env.str("UEDU_EMBEDDING_BASE_URL", default="") or OPENAI_BASE_URL
 UEDU_EMBEDDING_API_KEY = env.str("UEDU_EMBEDDING_API_KEY", default="") or OPENAI_API_KEY
