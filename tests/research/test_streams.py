@@ -153,3 +153,25 @@ def test_the_rate_limit_holds_across_two_processes_sharing_redis(worker, persona
     finally:
         first.stop()
         second.stop()
+
+
+SOCKET_VISIBILITY = {
+    "student": True, "other_student": False, "teacher": True, "other_teacher": False, "ta": False,
+    "super_ta": True, "other_super_ta": False, "admin": True, "outsider": False,
+}
+
+
+@pytest.mark.parametrize("who, allowed", SOCKET_VISIBILITY.items())
+def test_the_socket_follows_the_visibility_rule(live, personas, client, who, allowed):
+    from research.services import lifecycle
+
+    task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question=QUESTION)
+    ResearchTask.objects.filter(pk=task.pk).update(status="cancelled")
+    headers = {"Cookie": session_cookie(client, getattr(personas, who)), "Origin": live.extra["url"]}
+    if allowed:
+        with connect(ws_url(live, task.task_uuid), additional_headers=headers, open_timeout=10) as ws:
+            assert json.loads(ws.recv(timeout=10))["type"] == "connected"
+            assert json.loads(ws.recv(timeout=10))["type"] == "task_created"
+    else:
+        with pytest.raises(InvalidStatus):
+            connect(ws_url(live, task.task_uuid), additional_headers=headers, open_timeout=10)
