@@ -19,7 +19,7 @@ from channels_app.models import ChatLog
 from research.engine import prompts, schemas
 from research.engine.llm import LLMError
 
-from .llm_factory import llm_configured, make_client
+from .llm_factory import llm_configured, ask_about_question
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +54,7 @@ def classify(chat_log_id: int) -> BloomOutcome:
         return BloomOutcome("skipped")
     attempts = row["bloom_attempts"]
     try:
-        verdict = make_client().structured(
-            "bloom",
-            [{"role": "system", "content": prompts.BLOOM}, {"role": "user", "content": f"Student's question:\n{row['content']}"}],
-            schemas.BLOOM,
-            "bloom_level",
-            max_tokens=500,
-        )
+        verdict = ask_about_question("bloom", prompts.BLOOM, row["content"], schemas.BLOOM, "bloom_level", max_tokens=500)
     except LLMError as exc:
         log.warning("Bloom classification of chat log %s failed (attempt %s/%s): %s", chat_log_id, attempts, limit, exc)
         return BloomOutcome("retry" if attempts < limit else "gave_up", attempts)

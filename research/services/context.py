@@ -9,7 +9,7 @@ from research.engine.llm import LLMError
 from uedu_dr.errors import ServiceError
 
 from .lifecycle import validate_question
-from .llm_factory import llm_configured, make_client
+from .llm_factory import ask_about_question, require_llm
 
 MAX_VALUE = 200
 
@@ -17,16 +17,9 @@ MAX_VALUE = 200
 def check_context(question: str) -> dict:
     """{needs_clarification, questions: [{key, question, default}]} — advice only."""
     question = validate_question(question)
-    if not llm_configured():
-        raise ServiceError("llm_not_configured", _("No language model is configured."), status=503)
+    require_llm()
     try:
-        data = make_client().structured(
-            "context",
-            [{"role": "system", "content": prompts.CONTEXT}, {"role": "user", "content": f"Student's question:\n{question}"}],
-            schemas.CONTEXT,
-            "context_check",
-            max_tokens=600,
-        )
+        data = ask_about_question("context", prompts.CONTEXT, question, schemas.CONTEXT, "context_check", max_tokens=600)
     except LLMError as exc:
         raise ServiceError("context_unavailable", _("The clarification service is unavailable right now."), status=503) from exc
     questions = [{k: q[k][:MAX_VALUE] if isinstance(q[k], str) else q[k] for k in ("key", "question", "default")} for q in data["questions"]]

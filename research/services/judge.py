@@ -10,21 +10,14 @@ from research.engine.llm import LLMError
 from uedu_dr.errors import ServiceError
 
 from .lifecycle import validate_question
-from .llm_factory import llm_configured, make_client
+from .llm_factory import ask_about_question, require_llm
 
 
 def judge_question(question: str, channel: Channel | None = None) -> dict:
     question = validate_question(question)
-    if not llm_configured():
-        raise ServiceError("llm_not_configured", _("No language model is configured."), status=503)
+    require_llm()
     try:
-        verdict = make_client().structured(
-            "judge",
-            [{"role": "system", "content": prompts.JUDGE}, {"role": "user", "content": f"Student's question:\n{question}"}],
-            schemas.JUDGE,
-            "deep_research_judge",
-            max_tokens=400,
-        )
+        verdict = ask_about_question("judge", prompts.JUDGE, question, schemas.JUDGE, "deep_research_judge", max_tokens=400)
     except LLMError as exc:
         raise ServiceError("judge_unavailable", _("The suggestion service is unavailable right now."), status=503) from exc
     result = {

@@ -12,19 +12,6 @@ from tests.support.corpus_tools import CTX, corpus_registry
 from tests.support.scripted_llm import Scenario, ScriptedLLM
 
 
-@pytest.fixture(scope="module")
-def server():
-    srv = ScriptedLLM().start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def llm(server):
-    server.reset()
-    return server
-
-
 def client(server, **overrides) -> LLMClient:
     config = LLMConfig(models={"default": "gpt-5.4-mini"}, base_url=server.url, api_key="test", timeout=5, max_retries=2,
                        prices={"default": [1.0, 2.0]})

@@ -9,20 +9,7 @@ import pytest
 
 from research.engine import Limits, LLMClient, LLMConfig, NullSink, ResearchInput, UsageMeter, run_research
 from tests.support.corpus_tools import CTX, corpus_registry
-from tests.support.scripted_llm import Scenario, ScriptedLLM, sources_in
-
-
-@pytest.fixture(scope="module")
-def server():
-    srv = ScriptedLLM().start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture
-def llm(server):
-    server.reset()
-    return server
+from tests.support.scripted_llm import Scenario, sources_in
 
 
 def run(server, *, registry=None, **inp):
