@@ -303,6 +303,5 @@ def plan_view(task: ResearchTask) -> dict:
         "context": [(str(CONTEXT_LABELS.get(k, k)), v) for k, v in (task.context_json or {}).items() if v],
         "edited": bool(edits.get("sub_questions")),
         "original": original if edits.get("sub_questions") else [],
-        "edited_by": edits.get("by", ""),
         "timed_out": bool(edits.get("timed_out")),
     }

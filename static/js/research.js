@@ -514,9 +514,11 @@
       }, function () { target.disabled = false; feedbackStatus(box, U.t("network_error")); });
     } else if (action === "feedback-citation") {
       var number = Number(target.getAttribute("data-citation"));
+      var said = target.parentNode.querySelector(".error");
+      if (said) said.remove(); // a previous attempt's message
+      var note = document.createElement("span");
+      note.setAttribute("role", "status");
       sendFeedback(box, { reason: "source_does_not_say", citation_number: number }).then(function (result) {
-        var note = document.createElement("span");
-        note.setAttribute("role", "status");
         if (result.ok) {
           note.className = "small reported";
           note.textContent = U.t("feedback.reported_citation");
@@ -524,10 +526,15 @@
         } else {
           target.disabled = false;
           note.className = "small error";
-          note.textContent = U.errorMessage(result);
-          target.after(" ", note);
+          note.textContent = " " + U.errorMessage(result);
+          target.after(note);
         }
-      }, function () { target.disabled = false; });
+      }, function () {
+        target.disabled = false;
+        note.className = "small error";
+        note.textContent = " " + U.t("network_error");
+        target.after(note);
+      });
     }
   }
 
