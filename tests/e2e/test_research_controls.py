@@ -5,6 +5,7 @@ and the budgets the planner's complexity sets."""
 from __future__ import annotations
 
 import re
+import threading
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -18,6 +19,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 VAGUE = "最近的學習分析研究有哪些重要發現？"
 COMPLETE = "2020 到 2024 年學習分析研究有哪些重要發現？"
 COMPLEX = "請比較學習分析與布魯姆分類法在課程設計中的角色"
+
+
+def hold(llm, role: str) -> threading.Event:
+    """The scripted LLM's `role` calls wait until the returned event is set: after the plan is
+    continued, the research stays in its evidence phase until the test has looked at the card."""
+    release = threading.Event()
+
+    def held(body):
+        release.wait(30)
+        return llm._default(role, body, None)
+
+    llm.on(role, held)
+    return release
 
 
 def ask_deep_research(page: Page, personas, question: str) -> None:
@@ -68,6 +82,7 @@ def test_start_anyway_starts_without_a_context(open_as, personas, llm):
 def test_the_student_edits_the_plan_and_the_research_follows_the_edited_plan(open_as, personas, llm):
     personas.channel.plan_review = "required"
     personas.channel.save()
+    release = hold(llm, "action")
     page = open_as(personas.student)
     ask_deep_research(page, personas, COMPLEX)
 
@@ -111,6 +126,7 @@ def test_the_student_edits_the_plan_and_the_research_follows_the_edited_plan(ope
     expect(card.locator("[data-role=plan-note]")).to_have_text("依修改後的計畫進行研究。")
     expect(card.locator("[data-role=subquestions] li")).to_have_text(edited)
     expect(teacher_card.locator("[data-role=subquestions] li")).to_have_text(edited)  # live for every viewer
+    release.set()
     expect(page.locator(f'.dr-answer[data-task="{task.task_uuid}"]')).to_be_visible()
     task.refresh_from_db()
     assert task.status == "completed"
@@ -125,6 +141,7 @@ def test_the_plan_review_refuses_an_empty_plan_and_continuing_unchanged_keeps_th
     # "required" waits five minutes (UEDU_DR_PLAN_REVIEW_SECONDS): no race with the clock under load.
     personas.channel.plan_review = "required"
     personas.channel.save()
+    release = hold(llm, "action")
     page = open_as(personas.student)
     ask_deep_research(page, personas, COMPLEX)
     review = page.locator(".dr-card [data-role=review]")
@@ -142,6 +159,7 @@ def test_the_plan_review_refuses_an_empty_plan_and_continuing_unchanged_keeps_th
     expect(review.locator("[data-role=review-list] input")).to_have_count(3)
     review.get_by_role("button", name="繼續研究").click()
     expect(page.locator(".dr-card [data-role=plan-note]")).to_have_text("依原計畫進行研究。")
+    release.set()
     wait_for(lambda: ResearchTask.objects.get(pk=task.pk).status == "completed", timeout=30, message="the research")
     task.refresh_from_db()
     assert task.plan_edits_json == {} and len(task.plan_json["sub_questions"]) == 3
