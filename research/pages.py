@@ -5,19 +5,23 @@ goes through the visibility rule; whoever may not see a task gets 404."""
 from __future__ import annotations
 
 from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from channels_app.conversation import research_turn
+from research.forms import ReviewNoteForm, ReviewQueueFilter
 from research.models import ResearchTask
-from research.presentation import answer_markdown
+from research.presentation import answer_markdown, ledger_view, plan_view
 from research.selectors import get_visible_task, user_tasks
-from research.services import analytics
+from research.services import analytics, feedback, review
 from uedu_dr.errors import ServiceError
 
 
@@ -28,13 +32,75 @@ def _task_or_404(request, task_uuid) -> ResearchTask:
         raise Http404 from None
 
 
+def _reviewers_only(request) -> None:
+    if not review.reviews_any_channel(request.user):
+        raise Http404  # like channel settings: pages you have no part in do not exist for you
+
+
 @login_required
 @require_GET
 def result(request, task_uuid):
     task = _task_or_404(request, task_uuid)
     analytics.record_result_view(task, request.user)
-    steps = list(task.steps.order_by("index"))
-    return render(request, "research/result.html", {"task": task, "steps": steps, "plan": task.plan_json or {}})
+    return _result_page(request, task)
+
+
+def _result_page(request, task: ResearchTask, *, review_form: ReviewNoteForm | None = None, status: int = 200):
+    reviewer = review.can_review(request.user, task)
+    if reviewer and review_form is None:
+        review_form = ReviewNoteForm(initial={"note": task.review_note})
+    context = {
+        "task": task,
+        "steps": list(task.steps.order_by("index")),
+        "plan": plan_view(task),
+        "ledger": ledger_view(task),
+        "can_review": reviewer,
+        "review_form": review_form if reviewer else None,
+        "feedback_rows": list(task.feedback.select_related("user").order_by("-created_at")) if reviewer else [],
+    }
+    return render(request, "research/result.html", context, status=status)
+
+
+@login_required
+@require_POST
+def review_note(request, task_uuid):
+    """The channel's teacher or a Super TA writes (or rewrites) the reviewer note of a research."""
+    task = _task_or_404(request, task_uuid)
+    if not review.can_review(request.user, task):
+        raise PermissionDenied  # may see the research, may not review it
+    form = ReviewNoteForm(request.POST)
+    if form.is_valid():
+        try:
+            review.add_review_note(task=task, user=request.user, note=form.cleaned_data["note"])
+        except ServiceError as exc:
+            form.add_error("note", exc.message)
+        else:
+            messages.success(request, gettext("Reviewer note saved."))
+            return redirect(reverse("research_result", args=[task.task_uuid]) + "#review")
+    return _result_page(request, task, review_form=form, status=400)
+
+
+@login_required
+@require_GET
+def review_queue(request):
+    """Researches with unresolved conflicts in the channels the user reviews, newest first."""
+    _reviewers_only(request)
+    form = ReviewQueueFilter(request.GET or None)
+    include_reviewed = form.is_valid() and form.cleaned_data["reviewed"]
+    tasks = review.review_queue(request.user, include_reviewed=include_reviewed)
+    page = Paginator(tasks, 25).get_page(request.GET.get("page"))
+    return render(request, "research/review_queue.html",
+                  {"form": form, "page": page, "include_reviewed": include_reviewed})
+
+
+@login_required
+@require_GET
+def feedback_list(request):
+    """Readers' feedback on answers in the channels the user teaches or reviews as Super TA."""
+    _reviewers_only(request)
+    rows = feedback.feedback_for_reviewer(request.user).select_related("task__user").order_by("-created_at", "-pk")
+    page = Paginator(rows, 50).get_page(request.GET.get("page"))
+    return render(request, "research/feedback.html", {"page": page})
 
 
 @login_required

@@ -12,8 +12,10 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from research.models import ResearchTask
+from research.models import AnswerFeedback, ResearchClaim, ResearchMetrics, ResearchTask
 from research.rendering import render_markdown
+from research.services.feedback import MAX_NOTE as FEEDBACK_NOTE_MAX
+from research.services.plan_review import MAX_CHARS, MAX_SUB_QUESTIONS
 
 VERDICT_LABELS = {
     "supported": gettext_lazy("supported"),
@@ -21,6 +23,7 @@ VERDICT_LABELS = {
     "unsupported": gettext_lazy("not supported"),
     "unverified": gettext_lazy("not verified"),
     "no_citation": gettext_lazy("without a source"),
+    "fabricated_citation": gettext_lazy("with an invented citation"),
 }
 LIMIT_LABELS = {
     "max_steps": gettext_lazy("the step limit"),
@@ -58,6 +61,9 @@ class AnswerView:
     verification_incomplete: bool = False
     limit_label: str = ""
     can_acknowledge: bool = False
+    # "Report a problem" offers these; "this source does not say this" belongs to one citation.
+    report_reasons: list[tuple[str, str]] = field(default_factory=list)
+    feedback_note_max: int = 0
 
 
 def answer_view(task: ResearchTask, user) -> AnswerView:
@@ -108,12 +114,16 @@ def answer_view(task: ResearchTask, user) -> AnswerView:
         verification_incomplete=verification.get("status") == "incomplete",
         limit_label=str(LIMIT_LABELS.get(task.limit_hit, task.limit_hit)) if task.limit_hit else "",
         can_acknowledge=user.is_authenticated and user.pk == task.user_id,
+        report_reasons=[(value, str(label)) for value, label in AnswerFeedback.Reason.choices
+                        if value != AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY],
+        feedback_note_max=FEEDBACK_NOTE_MAX,
     )
 
 
 def progress_limits() -> dict:
     """The engine's limits as the card shows them before the plan reports its own."""
-    return {"max_steps": settings.UEDU_DR_MAX_STEPS, "max_tokens": settings.UEDU_DR_MAX_TOKENS}
+    return {"max_steps": settings.UEDU_DR_MAX_STEPS, "max_tokens": settings.UEDU_DR_MAX_TOKENS,
+            "max_sub_questions": MAX_SUB_QUESTIONS, "max_sub_question_chars": MAX_CHARS}
 
 
 def answer_markdown(task: ResearchTask, page_url: str) -> str:
@@ -136,3 +146,162 @@ def answer_markdown(task: ResearchTask, page_url: str) -> str:
         lines.append("")
     lines += ["---", "", _("This answer was compiled by AI from several sources; check the citations yourself. It may not be submitted as coursework."), "", page_url, ""]
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the claim ledger
+
+TIER_LABELS = {
+    "internal": gettext_lazy("Uedu internal"),
+    "structured": gettext_lazy("structured data"),
+    "scholarly": gettext_lazy("scholarly"),
+    "web": gettext_lazy("web"),
+}
+ACTION_LABELS = {
+    "kept": gettext_lazy("kept as written"),
+    "marked": gettext_lazy("marked in the answer"),
+    "dropped": gettext_lazy("removed from the answer"),
+}
+HYPOTHESIS_LABELS = {
+    "open": gettext_lazy("still open"),
+    "supported": gettext_lazy("supported"),
+    "refuted": gettext_lazy("refuted"),
+}
+COMPLEXITY_LABELS = {
+    "simple": gettext_lazy("simple"),
+    "moderate": gettext_lazy("moderate"),
+    "complex": gettext_lazy("complex"),
+}
+CONTEXT_LABELS = {
+    "time_range": gettext_lazy("Time range"),
+    "subject": gettext_lazy("Subject"),
+    "source_language": gettext_lazy("Source language"),
+    "source_preference": gettext_lazy("Preferred sources"),
+}
+# Claims the reader should not take at face value: the ledger shows them apart.
+DOUBTFUL_VERDICTS = {"unsupported", "no_citation", "fabricated_citation"}
+
+
+@dataclass
+class ClaimView:
+    index: int
+    text: str
+    citations: list[tuple[int, str]]  # (number, "#anchor" or "" when the number is not in the list)
+    verdict: str
+    verdict_label: str
+    reason: str
+    tiers: list[str]
+    confidence_percent: int
+    action: str
+    action_label: str
+    web_only: bool
+
+    @property
+    def doubtful(self) -> bool:
+        return self.verdict in DOUBTFUL_VERDICTS or self.action == "dropped"
+
+
+@dataclass
+class MetricView:
+    key: str
+    label: str
+    value: str
+    detail: str
+
+
+@dataclass
+class LedgerView:
+    claims: list[ClaimView]
+    metrics: list[MetricView]
+    counter_evidence: list[dict]
+    counter_searches: int | None
+    hypotheses: list[dict]
+
+    @property
+    def doubtful_count(self) -> int:
+        return sum(1 for c in self.claims if c.doubtful)
+
+    @property
+    def counter_check_ran(self) -> bool:
+        return self.counter_searches is not None or bool(self.counter_evidence)
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{round(value * 100)}%"
+
+
+def _metrics(task: ResearchTask) -> list[MetricView]:
+    try:
+        m = task.metrics
+    except ResearchMetrics.DoesNotExist:
+        return []
+    return [
+        MetricView("citation_coverage", _("Citation coverage"), _percent(m.citation_coverage),
+                   _("%(cited)d of %(total)d factual sentences cite a source") % {"cited": m.cited_sentences, "total": m.factual_sentences}),
+        MetricView("unsupported_rate", _("Unsupported claims"), _percent(m.unsupported_rate),
+                   _("%(n)d claims unsupported, uncited or citing an invented source") % {"n": m.unsupported_claims}),
+        MetricView("conflicts", _("Conflicts found / shown"), f"{m.conflicts_found} / {m.conflicts_shown}",
+                   _("disagreements between sources, and how many the answer shows")),
+        MetricView("low_credibility_share", _("Low-credibility sources"), _percent(m.low_credibility_share),
+                   _("%(low)d of %(total)d cited sources") % {"low": m.low_credibility_citations, "total": m.citations}),
+    ]
+
+
+def ledger_view(task: ResearchTask) -> LedgerView:
+    """The claim ledger, the quality metrics and the counter-evidence check of a finished task."""
+    anchor = citation_anchor(task)
+    numbers = set()
+    for raw in task.citations_json or []:
+        try:
+            numbers.add(int(raw.get("number")))
+        except (TypeError, ValueError):
+            continue
+    verdicts = dict(ResearchClaim.Verdict.choices)
+    claims = []
+    for claim in task.claims.order_by("index"):
+        cited = []
+        for n in claim.citations or []:
+            if isinstance(n, int):
+                cited.append((n, f"#{anchor}-{n}" if n in numbers else ""))
+        claims.append(ClaimView(
+            index=claim.index,
+            text=claim.text,
+            citations=cited,
+            verdict=claim.verdict,
+            verdict_label=str(verdicts.get(claim.verdict, claim.verdict)),
+            reason=claim.reason,
+            tiers=[str(TIER_LABELS.get(t, t)) for t in claim.tiers or []],
+            confidence_percent=round((claim.confidence or 0) * 100),
+            action=claim.action,
+            action_label=str(ACTION_LABELS.get(claim.action, claim.action)),
+            web_only=claim.web_only,
+        ))
+    verification = task.verification_json or {}
+    counter = []
+    for item in verification.get("counter_evidence") or []:
+        cited = [n for n in item.get("citations", []) if isinstance(n, int)]
+        counter.append({"summary": str(item.get("summary", "")),
+                        "citations": [(n, f"#{anchor}-{n}" if n in numbers else "") for n in cited]})
+    searches = verification.get("counter_searches")
+    hypotheses = [
+        {"text": str(h.get("text", "")), "status": h.get("status", "open"),
+         "label": str(HYPOTHESIS_LABELS.get(h.get("status", "open"), h.get("status", "")))}
+        for h in verification.get("hypotheses") or []
+    ]
+    return LedgerView(claims=claims, metrics=_metrics(task), counter_evidence=counter,
+                      counter_searches=searches if isinstance(searches, int) else None, hypotheses=hypotheses)
+
+
+def plan_view(task: ResearchTask) -> dict:
+    """The plan as researched, with the context agreed before the run and any edits made to it."""
+    plan = task.plan_json or {}
+    edits = task.plan_edits_json or {}
+    original = edits.get("original") or []
+    return {
+        "sub_questions": plan.get("sub_questions") or [],
+        "hypotheses": plan.get("hypotheses") or [],
+        "complexity": str(COMPLEXITY_LABELS.get(plan.get("complexity"), plan.get("complexity") or "")),
+        "context": [(str(CONTEXT_LABELS.get(k, k)), v) for k, v in (task.context_json or {}).items() if v],
+        "edited": bool(edits.get("sub_questions")),
+        "original": original if edits.get("sub_questions") else [],
+        "timed_out": bool(edits.get("timed_out")),
+    }

@@ -7,7 +7,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from channels_app.models import Membership
+from channels_app.models import Channel, Membership
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
@@ -25,6 +25,16 @@ def can_review(user, task: ResearchTask) -> bool:
     if user.is_superuser:
         return True
     return ResearchTask.objects.filter(reviewer_channels_filter(user), pk=task.pk).exists()
+
+
+def reviews_any_channel(user) -> bool:
+    """Whether the user reviews anything at all: owns a channel, is a Super TA somewhere, or is a
+    platform admin. Decides whether the review queue and feedback pages exist for them."""
+    if not user.is_authenticated:
+        return False
+    if user.is_superuser:
+        return True
+    return Channel.objects.filter(owner=user).exists() or Membership.objects.filter(user=user, role=Membership.Role.SUPER_TA).exists()
 
 
 def review_queue(user, *, include_reviewed: bool = False) -> QuerySet[ResearchTask]:

@@ -9,6 +9,7 @@ from django.utils.html import json_script
 
 from research import presentation
 from research.rendering import render_markdown
+from research.services import review
 from research.ui_strings import js_strings
 
 register = template.Library()
@@ -39,3 +40,20 @@ def pretty_json(value) -> str:
 def markdown(text):
     """A model's Markdown as sanitised HTML (ClassroomGPT replies; answers go through answer_view)."""
     return render_markdown(text)
+
+
+@register.filter
+def citation_anchor(task) -> str:
+    """Prefix of a task's citation ids in its answer (append "-N")."""
+    return presentation.citation_anchor(task)
+
+
+@register.simple_tag(takes_context=True)
+def is_reviewer(context) -> bool:
+    """Whether the navigation offers the review queue and the feedback page (cached per request)."""
+    request = context.get("request")
+    if request is None:
+        return False
+    if not hasattr(request, "_uedu_is_reviewer"):
+        request._uedu_is_reviewer = review.reviews_any_channel(request.user)
+    return request._uedu_is_reviewer

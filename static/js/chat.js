@@ -16,6 +16,7 @@
   var toggle = document.getElementById("dr-toggle");
   var quotaLine = document.getElementById("dr-quota");
   var suggestion = document.getElementById("suggestion");
+  var clarify = document.getElementById("clarify");
   var conversation = document.getElementById("conversation");
   var channelId = Number(page.getAttribute("data-channel-id"));
   var researchEnabled = page.getAttribute("data-dr-enabled") === "true";
@@ -56,6 +57,7 @@
 
   function hideSuggestion() {
     suggestion.hidden = true;
+    clarify.hidden = true;
   }
 
   function appendTurn(node) {
@@ -140,9 +142,50 @@
     });
   }
 
+  /* Context alignment: before a research starts, ask the server whether the question leaves out
+     something the research needs (a time range, …). It only advises: if it cannot say, start. */
   function startResearch(text, mode) {
+    if (!text.trim()) {
+      doStart(text, mode, null); // the start answers with its own readable message
+      return;
+    }
+    setBusy(true, "checking_context");
+    U.request("POST", page.getAttribute("data-context-url"), { question: text }).then(function (result) {
+      setBusy(false);
+      var questions = result.ok && result.data.needs_clarification ? result.data.questions || [] : [];
+      if (questions.length) showClarify(mode, questions);
+      else doStart(text, mode, null);
+    }, function () {
+      setBusy(false);
+      doStart(text, mode, null);
+    });
+  }
+
+  function showClarify(mode, questions) {
+    var fields = clarify.querySelector('[data-role="fields"]');
+    fields.textContent = "";
+    questions.forEach(function (q) {
+      var label = document.createElement("label");
+      label.className = "clarify-field";
+      label.setAttribute("for", "clarify-" + q.key);
+      label.textContent = q.question;
+      var input = document.createElement("input");
+      input.type = "text";
+      input.id = "clarify-" + q.key;
+      input.name = q.key;
+      input.maxLength = 200;
+      input.value = q["default"] || "";
+      fields.append(label, input);
+    });
+    clarify.setAttribute("data-mode", mode);
+    clarify.hidden = false;
+    clarify.querySelector('[data-action="start-with-context"]').focus();
+  }
+
+  function doStart(text, mode, context) {
     setBusy(true, "starting");
     var payload = { question: text, channel_id: channelId, trigger_mode: mode };
+    if (context) payload.context = context;
     U.request("POST", page.getAttribute("data-start-url"), payload).then(function (result) {
       setBusy(false);
       refreshQuota();
@@ -236,6 +279,20 @@
     hideSuggestion();
     if (action.getAttribute("data-action") === "upgrade") startResearch(box.value, "auto");
     else sendChat(box.value);
+  });
+  clarify.addEventListener("click", function (event) {
+    var action = event.target.closest("[data-action]");
+    if (!action || busy) return;
+    var mode = clarify.getAttribute("data-mode") || "forced";
+    var context = null;
+    if (action.getAttribute("data-action") === "start-with-context") {
+      context = {};
+      clarify.querySelectorAll('[data-role="fields"] input').forEach(function (input) {
+        if (input.value.trim()) context[input.name] = input.value.trim();
+      });
+    }
+    clarify.hidden = true;
+    doStart(box.value, mode, context);
   });
 
   refreshQuota();

@@ -13,7 +13,7 @@ def url(p):
 
 
 def valid(**overrides):
-    data = {"deep_research_enabled": "on", "auto_suggest_threshold": "0.7", "system_prompt": "Be kind."}
+    data = {"deep_research_enabled": "on", "auto_suggest_threshold": "0.7", "plan_review": "off", "system_prompt": "Be kind."}
     data.update(overrides)
     return {k: v for k, v in data.items() if v is not None}
 
@@ -84,3 +84,36 @@ def test_an_over_long_system_prompt_is_refused(client, personas):
     response = client.post(url(personas), valid(system_prompt="x" * 4001), HTTP_ACCEPT_LANGUAGE="en")
     assert response.status_code == 400 and "at most 4000 characters" in response.content.decode()
     assert Channel.objects.get(pk=personas.channel.pk).system_prompt == ""
+
+
+def test_saving_plan_review_and_web_domain_rules(client, personas):
+    client.force_login(personas.teacher)
+    response = client.post(url(personas), valid(plan_review="required", web_allowed_domains=" .NTU.edu.tw \r\n\r\nedu.tw\r\nntu.edu.tw",
+                                                web_denied_domains="spam.example"))
+    assert response.status_code == 302
+    channel = Channel.objects.get(pk=personas.channel.pk)
+    assert channel.plan_review == "required"
+    assert channel.web_allowed_domains == "ntu.edu.tw\nedu.tw"  # lower-cased, leading dot and repeats gone
+    assert channel.allowed_domains == ("ntu.edu.tw", "edu.tw") and channel.denied_domains == ("spam.example",)
+    page = client.get(url(personas)).content.decode()
+    assert '<option value="required" selected>' in page and "ntu.edu.tw\nedu.tw</textarea>" in page
+
+
+@pytest.mark.parametrize("field", ["web_allowed_domains", "web_denied_domains"])
+@pytest.mark.parametrize("line", ["https://example.edu", "example.edu/papers", "*.example.edu", "localhost", "two words.edu"])
+def test_a_line_that_is_not_a_domain_is_named_and_nothing_is_saved(client, personas, field, line):
+    client.force_login(personas.teacher)
+    response = client.post(url(personas), valid(plan_review="optional", **{field: f"good.edu\n{line}"}), HTTP_ACCEPT_LANGUAGE="en")
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert f"Not a domain name: {line}." in page.replace("&#x27;", "'") and "nothing was saved" in page
+    assert f"good.edu\n{line}</textarea>" in page  # what the teacher typed stays
+    channel = Channel.objects.get(pk=personas.channel.pk)
+    assert (channel.plan_review, channel.web_allowed_domains, channel.web_denied_domains) == ("off", "", "")
+
+
+def test_an_unknown_plan_review_mode_is_refused(client, personas):
+    client.force_login(personas.teacher)
+    response = client.post(url(personas), valid(plan_review="sometimes"))
+    assert response.status_code == 400
+    assert Channel.objects.get(pk=personas.channel.pk).plan_review == "off"

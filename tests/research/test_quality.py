@@ -52,7 +52,7 @@ def catalogue(db):
 
 
 def run_in_process(personas, question="比較教育資料科學課程與研究群的主題"):
-    task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question=question)
+    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=question, queue=False)
     runner.execute_task(task.pk)
     task.refresh_from_db()
     return task

@@ -1,0 +1,197 @@
+"""Evidence quality and readers' feedback in a real browser: the claim ledger of a research whose
+claims the verifier rejects, a conflicted research in the teacher's review queue with a Super TA's
+note the student then reads, and a student's feedback the teacher finds on the feedback page."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from research.models import AnswerFeedback, ResearchTask
+from tests.e2e.conftest import shot
+from tests.support.research_fixtures import stored_research
+from tests.support.scripted_llm import Scenario, sources_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# The demo catalogue answers this question with citable courses and research clusters.
+COMPLEX = "比較教育資料科學課程與研究群的主題"
+
+
+@pytest.fixture
+def catalogue(transactional_db):
+    from django.apps import apps
+
+    apps.get_app_config("catalogue").load_demo_data(open(os.devnull, "w"))
+
+
+def start_research(page: Page, personas, question: str = COMPLEX) -> None:
+    page.goto(f"/channels/{personas.channel.slug}/")
+    expect(page.locator("#send")).to_be_enabled()
+    page.click("#dr-toggle")
+    page.fill("#message", question)
+    page.click("#send")
+
+
+def test_the_ledger_sets_apart_the_claims_the_verifier_did_not_accept(open_as, personas, llm, catalogue):
+    llm.reset(Scenario(verdict="unsupported"))
+    page = open_as(personas.student)
+    start_research(page, personas)
+    answer = page.locator(".dr-answer")
+    expect(answer).to_be_visible()
+    task = ResearchTask.objects.get(user=personas.student)
+    assert task.status == "completed"
+    claims = list(task.claims.order_by("index"))
+    unsupported = [c for c in claims if c.verdict == "unsupported"]
+    assert unsupported, "the scripted verifier rejected every cited claim"
+
+    answer.get_by_role("link", name="結果頁").click()
+    ledger = page.locator("#ledger")
+    expect(ledger.locator(".claim")).to_have_count(len(claims))
+    expect(ledger.locator(".claim.doubtful")).to_have_count(len(unsupported))
+    expect(ledger.locator(".doubtful-count")).to_have_text(f"有 {len(unsupported)} 項主張未獲其來源支持。")
+    first = ledger.locator(".claim.verdict-unsupported").first
+    expect(first.locator(".badge.verdict")).to_have_text("無根據")
+    expect(first.locator(".badge.action")).to_have_text("已在答案中標註")
+    expect(first).to_contain_text(unsupported[0].text)
+    # each claim's [N] leads to its entry in the citation list
+    number = unsupported[0].citations[0]
+    first.get_by_role("link", name=f"[{number}]").click()
+    expect(page.locator(f"#cite-{task.task_uuid.hex[:12]}-{number} details")).to_have_attribute("open", "")
+    metrics = ledger.locator(".metrics")
+    expect(metrics.locator(".metric-unsupported_rate .metric-value")).to_have_text("100%")
+    expect(metrics.locator(".metric-citation_coverage dt")).to_have_text("引用覆蓋率")
+    ledger.scroll_into_view_if_needed()
+    shot(page, "result-claim-ledger")
+
+
+def _conflicted_writer(llm):
+    """The writer reports two sources that disagree, every time it writes (so the conflict stays)."""
+
+    def handler(body):
+        ids = sorted(i for i, _, _ in sources_in(body))
+        if len(ids) < 2:
+            return llm._default("synthesizer", body, None)
+        return {"content": json.dumps({
+            "answer": f"## Answer\n\nLearning analytics informs course design [{ids[0]}].", "citations": [], "counter_evidence": [],
+            "conflicts": [{"topic": "Effect on grades", "positions": [
+                {"summary": "Dashboards raise grades", "source_ids": [ids[0]]},
+                {"summary": "No measurable effect", "source_ids": [ids[-1]]}]}],
+        }, ensure_ascii=False)}
+
+    return handler
+
+
+def test_a_conflicted_research_reaches_the_review_queue_and_the_student_reads_the_super_tas_note(open_as, personas, llm, catalogue):
+    llm.on("synthesizer", _conflicted_writer(llm))
+    student = open_as(personas.student)
+    start_research(student, personas)
+    expect(student.locator(".dr-answer .conflicts")).to_contain_text("Effect on grades")
+    task = ResearchTask.objects.get(user=personas.student)
+    assert task.needs_review is True
+
+    teacher = open_as(personas.teacher)
+    teacher.get_by_role("link", name="待審閱清單").click()
+    row = teacher.locator(".queue-row")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text(COMPLEX)
+    expect(row.locator(".conflict-count")).to_have_text("1 項未決衝突")
+    expect(row.locator(".awaiting-review")).to_have_text("等待審閱")
+    shot(teacher, "review-queue")
+
+    super_ta = open_as(personas.super_ta)
+    super_ta.get_by_role("link", name="待審閱清單").click()
+    super_ta.locator(".queue-row a").click()
+    review = super_ta.locator("#review")
+    expect(review).to_contain_text("尚未有人審閱")
+    review.get_by_role("button", name="儲存備註").click()  # empty first: explained, nothing stored
+    expect(review.locator(".error")).to_have_text("請輸入備註。")
+    assert ResearchTask.objects.get(pk=task.pk).review_note == ""
+    note = "兩篇研究對「成績」的定義不同，請以課程第 3 週的講義為準。"
+    review.locator("textarea").fill(note)
+    review.get_by_role("button", name="儲存備註").click()
+    expect(super_ta.locator(".message.success")).to_have_text("已儲存審閱者備註。")
+    expect(super_ta.locator("#review .review-status")).to_contain_text("最近由 sta_a 於")
+    task.refresh_from_db()
+    assert (task.review_note, task.reviewed_by_id) == (note, personas.super_ta.pk)
+
+    teacher.reload()
+    expect(teacher.locator(".queue-row")).to_have_count(0)  # reviewed: out of the queue
+
+    student.goto(f"/deep_research/task/{task.task_uuid}")
+    shown = student.locator(".dr-answer .review-note")
+    expect(shown.locator(".review-note-text")).to_have_text(note)
+    expect(shown.locator(".review-note-by")).to_contain_text("sta_a，")
+    expect(student.locator("#review")).to_have_count(0)  # the student reads the note, never the form
+    expect(student.get_by_role("link", name="待審閱清單")).to_have_count(0)
+    shown.scroll_into_view_if_needed()
+    shot(student, "result-reviewer-note")
+    student.goto(f"/channels/{personas.channel.slug}/")
+    expect(student.locator(".dr-answer .review-note-text")).to_have_text(note)  # also in the chat's answer bubble
+
+
+def test_a_student_reports_an_answer_and_a_citation_and_the_teacher_sees_both(open_as, personas, llm):
+    task = stored_research(personas.student, personas.channel, question="學習分析如何支持課程設計？")
+    student = open_as(personas.student)
+    student.goto(f"/channels/{personas.channel.slug}/")
+    answer = student.locator(f'.dr-answer[data-task="{task.task_uuid}"]')
+    box = answer.locator(".feedback")
+    box.get_by_role("button", name="沒有幫助").click()
+    form = box.locator("form.feedback-form")
+    expect(form).to_be_visible()
+    expect(form).to_contain_text("抱歉沒有幫上忙。哪裡有問題？")
+    form.locator("select[name=reason]").select_option(label="事實錯誤")
+    form.locator("textarea[name=note]").fill("第二句的年份不對。")
+    shot(student, "answer-feedback-form")
+    form.get_by_role("button", name="送出").click()
+    expect(box.locator("[data-role=feedback-status]")).to_have_text("謝謝你的回饋。")
+    expect(form).to_be_hidden()
+    expect(box.get_by_role("button", name="沒有幫助")).to_be_disabled()
+
+    citation = answer.locator(f"#cite-{task.task_uuid.hex[:12]}-2")
+    citation.locator("summary").click()
+    citation.get_by_role("button", name="這個來源沒有這樣說").click()
+    expect(citation.locator(".reported")).to_have_text("已回報，謝謝。")
+    rows = list(AnswerFeedback.objects.filter(task=task).order_by("pk").values_list("useful", "reason", "citation_number", "note"))
+    assert rows == [(False, "wrong_fact", None, "第二句的年份不對。"), (None, "source_does_not_say", 2, "")]
+
+    teacher = open_as(personas.teacher)
+    teacher.get_by_role("link", name="答案回饋").click()
+    listed = teacher.locator(".feedback-page .feedback-row")
+    expect(listed).to_have_count(2)
+    expect(listed.nth(0)).to_contain_text("這個來源沒有這樣說")
+    expect(listed.nth(0).locator(".feedback-citation")).to_have_text("引用 [2]")
+    expect(listed.nth(1).locator(".badge.useful-no")).to_have_text("沒有幫助")
+    expect(listed.nth(1)).to_contain_text("事實錯誤")
+    expect(listed.nth(1).locator(".feedback-note")).to_have_text("第二句的年份不對。")
+    expect(listed.nth(1)).to_contain_text("s_alice")
+    shot(teacher, "feedback-page")
+    listed.nth(0).locator(".feedback-citation").click()  # straight to the reported source
+    expect(teacher.locator(f"#cite-{task.task_uuid.hex[:12]}-2 details")).to_have_attribute("open", "")
+    expect(teacher.locator("#feedback .feedback-row")).to_have_count(2)
+
+
+def test_the_teacher_switches_plan_review_and_the_web_domain_lists(open_as, personas, llm):
+    from channels_app.models import Channel
+
+    teacher = open_as(personas.teacher)
+    teacher.goto(f"/channels/{personas.channel.slug}/settings/")
+    teacher.locator("#id_plan_review").select_option("required")
+    teacher.locator("#id_web_allowed_domains").fill("edu.tw\nhttps://papers.example/list")
+    teacher.locator("#id_web_denied_domains").fill("spam.example")
+    teacher.get_by_role("button", name="儲存").click()
+    expect(teacher.locator(".field.has-error .error")).to_contain_text("不是網域名稱：https://papers.example/list")
+    channel = Channel.objects.get(pk=personas.channel.pk)
+    assert (channel.plan_review, channel.web_allowed_domains, channel.web_denied_domains) == ("off", "", "")
+    expect(teacher.locator("#id_web_denied_domains")).to_have_value("spam.example")  # nothing typed is lost
+
+    teacher.locator("#id_web_allowed_domains").fill("edu.tw\nPapers.Example")
+    teacher.get_by_role("button", name="儲存").click()
+    expect(teacher.locator(".message.success")).to_have_text("設定已儲存。")
+    channel.refresh_from_db()
+    assert (channel.plan_review, channel.allowed_domains, channel.denied_domains) == ("required", ("edu.tw", "papers.example"), ("spam.example",))
+    expect(teacher.locator("#id_plan_review")).to_have_value("required")
+    shot(teacher, "settings-plan-review-domains", full_page=True)
