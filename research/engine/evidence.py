@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from . import prompts, schemas
+from .errors import PhaseFailed
 from .llm import LLMError
 from .sources import neutralise, render_observations, render_source
 from .types import Source, ToolResult
@@ -252,8 +253,6 @@ class Gatherer:
                     + render_observations(run.registry, budget_chars=budget),
                 },
             ]
-
-        from .loop import PhaseFailed
 
         try:
             data = run.structured("reflection", build, schemas.REFLECTION, "reflection", enforce_limits=True)

@@ -13,28 +13,13 @@ import time
 from typing import Callable
 
 from . import prompts, schemas
+from .errors import Cancelled, LimitReached, PhaseFailed
 from .evidence import Gatherer, TurnFailed
 from .llm import LLMClient, LLMError, LLMUnavailable
 from .sources import SourceRegistry
 from .types import EventSink, Limits, ResearchInput, ResearchResult, Source, Toolbox
 from .verification import finalize
 from .writing import Draft, synthesize
-
-
-class Cancelled(Exception):
-    pass
-
-
-class PhaseFailed(Exception):
-    def __init__(self, phase: str, cause: Exception | str):
-        self.phase = phase
-        super().__init__(f"{phase} failed: {cause}")
-
-
-class LimitReached(Exception):
-    def __init__(self, reason: str, value, limit):
-        self.reason, self.value, self.limit = reason, value, limit
-        super().__init__(reason)
 
 
 def _lang(code: str) -> str:

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Callable
 
 from . import prompts, schemas
+from .errors import PhaseFailed
 from .answer import Numbering, is_factual, join, rewrite_markers, segments
 from .sources import neutralise
 from .types import TIER_RANK, Citation, Source
@@ -183,8 +184,6 @@ def finalize(run: "ResearchRun", draft: Draft, *, conflict_rounds: int, counter_
 
 
 def _verify(run: "ResearchRun", claims) -> tuple[dict[int, dict], bool]:
-    from .loop import PhaseFailed
-
     batches = [claims[i : i + VERIFY_BATCH] for i in range(0, len(claims), VERIFY_BATCH)]
     verdicts: dict[int, dict] = {}
     incomplete = False
