@@ -19,5 +19,7 @@ urlpatterns = [
     path("", include("channels_app.urls")),
 ]
 
+handler400 = "uedu_dr.request_limits.bad_request"
+
 if settings.DEBUG:
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
