@@ -11,32 +11,16 @@ body before the application server has received it."""
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
-from django.http import JsonResponse
-from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext as _
+
+from .error_pages import refusal
 
 
 def body_limit(request) -> int:
     if request.META.get("CONTENT_TYPE", "").lower().startswith("multipart/form-data"):
         return settings.UEDU_MATERIALS_MAX_UPLOAD_BYTES + settings.UEDU_MAX_REQUEST_BYTES
     return settings.UEDU_MAX_REQUEST_BYTES
-
-
-def wants_json(request) -> bool:
-    return (
-        request.path.startswith("/api/")
-        or request.headers.get("X-Requested-With") == "fetch"
-        or "application/json" in request.headers.get("Accept", "")
-    )
-
-
-def refusal(request, status: int, code: str, message: str):
-    """The API's error shape for scripts, a readable page for browsers."""
-    if wants_json(request):
-        return JsonResponse({"error": {"code": code, "message": message}}, status=status, json_dumps_params={"ensure_ascii": False})
-    return render(request, "request_refused.html", {"status": status, "message": message}, status=status)
 
 
 class RequestSizeLimitMiddleware:
@@ -58,13 +42,3 @@ class RequestSizeLimitMiddleware:
             return refusal(request, 413, "request_too_large", message)
         return self.get_response(request)
 
-
-def bad_request(request, exception=None):
-    """handler400: what Django's own parsers refuse once they read a body (form fields over
-    DATA_UPLOAD_MAX_MEMORY_SIZE inside a multipart upload, too many fields, a broken multipart
-    body) gets the same readable answer as the size check above, instead of a bare "Bad Request"."""
-    if isinstance(exception, RequestDataTooBig):
-        message = _("The request is too large (%(size)s; at most %(limit)s). Shorten the text or send a smaller file.") % {
-            "size": filesizeformat(int(request.META.get("CONTENT_LENGTH") or 0)), "limit": filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)}
-        return refusal(request, 413, "request_too_large", message)
-    return refusal(request, 400, "bad_request", _("The request could not be read. Reload the page and try again."))
