@@ -246,3 +246,10 @@ def test_login_and_language_forms_refuse_bad_input(personas, settings):
     bad_language = client.post("/i18n/setlang/", {"language": "xx-evil", "next": "https://evil.example/"})
     assert bad_language.status_code in (302, 204) and "evil.example" not in bad_language.get("Location", "")
     assert "django_language" not in bad_language.cookies
+
+
+def test_an_api_url_that_matches_nothing_answers_in_the_error_shape(personas, browser_client):
+    for path in ("/api/deep_research/task/not-a-uuid", "/api/deep_research/nothing-here", "/api/other"):
+        assert_api_error(browser_client.get(path), 404, "not_found")
+    page = browser_client.get("/no-such-page/")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html") and "找不到" in page.content.decode()
