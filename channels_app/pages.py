@@ -91,7 +91,8 @@ def channel_settings(request, slug):
     channel = get_object_or_404(Channel, slug=slug)
     if not can_manage_channel(request.user, channel):
         raise Http404  # students and strangers never learn the page exists
-    form = DeepResearchSettingsForm(request.POST or None, instance=channel)
+    # Bound on every POST: an empty or non-form body is an invalid submission (400), not a fresh form.
+    form = DeepResearchSettingsForm(request.POST if request.method == "POST" else None, instance=channel)
     if request.method == "POST":
         if form.is_valid():
             form.save()

@@ -59,7 +59,9 @@ def material_list(request, slug):
             return redirect("material_list", slug=channel.slug)
     items = list(channel_materials(channel))
     busy = any(m.status in (Material.Status.PENDING, Material.Status.PROCESSING) for m in items)
-    return render(request, "channels_app/materials.html", {"channel": channel, "form": form, "materials": items, "busy": busy})
+    status = 400 if form.errors else 200  # a POST without a file shows the form's error, as a 400
+    return render(request, "channels_app/materials.html", {"channel": channel, "form": form, "materials": items, "busy": busy},
+                  status=status)
 
 
 @login_required

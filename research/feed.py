@@ -44,6 +44,12 @@ class TaskEventFeed:
         except Exception as exc:  # Redis away: poll the database instead
             log.warning("event feed of %s without channel layer: %s", self.task_uuid, exc)
             self._layer = None
+        # A client that has already seen the end (an SSE client reconnecting with the terminal
+        # event's id, or any cursor past it) gets `connected` and the end of the stream, not
+        # heartbeats for ever on a task that will never send anything again.
+        self.finished = await ResearchEvent.objects.filter(
+            task_id=self.task_id, type__in=TERMINAL_TYPES, seq__lte=self.last_seq
+        ).aexists()
         return self
 
     async def __aexit__(self, *exc_info) -> None:

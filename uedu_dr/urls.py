@@ -19,5 +19,9 @@ urlpatterns = [
     path("", include("channels_app.urls")),
 ]
 
+handler400 = "uedu_dr.error_pages.bad_request"
+handler404 = "uedu_dr.error_pages.page_not_found"
+handler500 = "uedu_dr.error_pages.server_error"
+
 if settings.DEBUG:
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)

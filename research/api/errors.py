@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404
 from django_ratelimit.exceptions import Ratelimited
 from rest_framework import exceptions
@@ -34,6 +35,10 @@ def api_exception_handler(exc, context):
         return error_response("rate_limited", "Too many requests; please wait a minute.", 429, 60)
     if isinstance(exc, Http404):
         return error_response("not_found", "Not found.", 404)
+    if isinstance(exc, RequestDataTooBig):
+        return error_response("request_too_large", "The request is too large.", 413)
+    if isinstance(exc, SuspiciousOperation):  # too many form fields or files, a malformed multipart body
+        return error_response("bad_request", str(exc) or "Malformed request.", 400)
     if isinstance(exc, DjangoPermissionDenied):
         return error_response("forbidden", "You may not do this.", 403)
     if isinstance(exc, exceptions.ValidationError):

@@ -1,11 +1,26 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from research.models import AnswerFeedback, ResearchStep, ResearchTask
 
 
-class StartSerializer(serializers.Serializer):
+class StrictSerializer(serializers.Serializer):
+    """A request body with a field the endpoint does not know is refused (400), not silently
+    ignored: `channelId` instead of `channel_id` should fail loudly, not start something else."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: [_("Unknown field.")] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class StartSerializer(StrictSerializer):
     # Blank and over-long questions are refused by the service with its own clear messages.
     question = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
     channel_id = serializers.IntegerField()
@@ -14,16 +29,16 @@ class StartSerializer(serializers.Serializer):
                                     help_text="time_range, subject, source_language, source_preference")
 
 
-class ContextCheckSerializer(serializers.Serializer):
+class ContextCheckSerializer(StrictSerializer):
     question = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
 
 
-class PlanReviewSerializer(serializers.Serializer):
+class PlanReviewSerializer(StrictSerializer):
     sub_questions = serializers.ListField(child=serializers.CharField(allow_blank=True, max_length=2000), required=False,
                                          max_length=20, help_text="the edited plan; omit to continue with the proposed one")
 
 
-class FeedbackSerializer(serializers.Serializer):
+class FeedbackSerializer(StrictSerializer):
     useful = serializers.BooleanField(required=False, allow_null=True, default=None)
     reason = serializers.ChoiceField(choices=[("", "")] + list(AnswerFeedback.Reason.choices),
                                      required=False, default="")
@@ -47,11 +62,11 @@ class StartedSerializer(serializers.Serializer):
     request_log_id = serializers.IntegerField()
 
 
-class CancelSerializer(serializers.Serializer):
+class CancelSerializer(StrictSerializer):
     task_uuid = serializers.UUIDField()
 
 
-class JudgeSerializer(serializers.Serializer):
+class JudgeSerializer(StrictSerializer):
     question = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
     channel_id = serializers.IntegerField(required=False)
 
@@ -85,7 +100,7 @@ class EventsQuerySerializer(serializers.Serializer):
     after = serializers.IntegerField(min_value=0, default=0)
 
 
-class ReviewSerializer(serializers.Serializer):
+class ReviewSerializer(StrictSerializer):
     note = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
 
 

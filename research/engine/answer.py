@@ -6,16 +6,36 @@ segments again gives back the answer unchanged everywhere else."""
 
 from __future__ import annotations
 
+import html
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 MARKER = re.compile(r"\[(\d{1,4}(?:\s*[,，、;；]\s*\d{1,4})*)\](?!\()")
 _SENTENCE_END = re.compile(r"(?:[。！？!?]+|\.(?=\s|$|\[))((?:\s*\[\d{1,4}(?:\s*[,，、;；]\s*\d{1,4})*\](?!\())*)")
 _LIST_PREFIX = re.compile(r"^(\s*(?:[-*+]\s+|\d+[.)]\s+|>\s*)?)")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
-_BARE_URL = re.compile(r"(?<![(\w])(?:https?|javascript|data|vbscript):[^\s)<>\]]+", re.I)
+# Empty text too: `[![img](…)](https://elsewhere)` leaves `[](https://elsewhere)` once the image goes.
+_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _HTML_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
+# Anything that reads as an address: a scheme with an authority (https://, ftp://, any other),
+# the schemes browsers run or inline (javascript:, vbscript:, data:, file:, mailto:), scheme-less
+# //host and www.host. Fullwidth colon and slash count: some readers fold them to ASCII.
+_COLON, _SLASH = "[:\uff1a]", "[/\uff0f]"
+# An address ends at white space, brackets or CJK punctuation (Chinese sentences run on without spaces).
+_URL_TAIL = r"[^\s<>\]\)\u3000-\u303f\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f]*"
+# Only ASCII before it: Chinese text often runs straight into an address (來源https://…).
+_BARE_URL = re.compile(
+    rf"(?<![a-z0-9.+-])(?:[a-z][a-z0-9+.-]{{0,30}}{_COLON}{_SLASH}{{2}}{_URL_TAIL}"
+    rf"|(?:javascript|vbscript|data|file|mailto):(?=[a-z/]){_URL_TAIL}"
+    rf"|{_SLASH}{{2}}[a-z0-9-]+(?:\.[a-z0-9-]+)+{_URL_TAIL}"
+    rf"|www\.[a-z0-9-]+(?:\.[a-z0-9-]+)+{_URL_TAIL})",
+    re.I,
+)
+_CHAR_REFERENCE = re.compile(r"&(?=#?[0-9a-z]+;)", re.I)
+_ESCAPED_URL_PUNCTUATION = re.compile(r"\\([:/.@])")
+# Fullwidth Latin letters (ｈｔｔｐｓ) fold to ASCII; CJK punctuation is left as it is.
+_FULLWIDTH_LATIN = {c: c - 0xFEE0 for c in (*range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B))}
 
 
 @dataclass
@@ -114,11 +134,33 @@ def rewrite_markers(text: str, mapping: dict[int, int | None]) -> tuple[str, int
     return text, dropped
 
 
+def canonical(text: str) -> str:
+    """The text as a reader will see it, so that nothing hides from scrub_links: invisible
+    formatting characters (zero-width spaces, bidi overrides, soft hyphens) go, fullwidth Latin
+    letters become ASCII, character references are decoded once (`&#104;ttps`) and any left
+    (`&amp;#104;` → `&#104;`) are escaped so the renderer shows them literally instead of decoding
+    them again, and Markdown backslash escapes of URL punctuation (`https\\://`) are resolved."""
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf").translate(_FULLWIDTH_LATIN)
+    text = _CHAR_REFERENCE.sub("&amp;", html.unescape(text))
+    return _ESCAPED_URL_PUNCTUATION.sub(r"\1", text)
+
+
+def _is_allowed(url: str, allowed_urls: set[str]) -> bool:
+    if url in allowed_urls:
+        return True
+    if url.startswith("//"):
+        return f"https:{url}" in allowed_urls or f"http:{url}" in allowed_urls
+    if url.lower().startswith("www."):
+        return f"https://{url}" in allowed_urls or f"http://{url}" in allowed_urls
+    return False
+
+
 def scrub_links(text: str, allowed_urls: set[str]) -> tuple[str, int]:
     """Drop images, raw HTML and any link or URL that is not an observed source.
 
     Returns (text, number of removed items). A Markdown link keeps only its text: citations are
-    the way to link sources, and the product renders them, not the model."""
+    the way to link sources, and the product renders them, not the model. The text is first
+    brought to its canonical form, so an address cannot hide behind encodings."""
     removed = 0
 
     def drop(match: re.Match) -> str:
@@ -133,13 +175,33 @@ def scrub_links(text: str, allowed_urls: set[str]) -> tuple[str, int]:
         return match.group(1)
 
     def bare(match: re.Match) -> str:
-        return match.group(0) if match.group(0) in allowed_urls else drop(match)
+        url = match.group(0).rstrip(".,;:!?'\"")
+        trailing = match.group(0)[len(url):]  # the sentence's own punctuation stays
+        return match.group(0) if _is_allowed(url, allowed_urls) else drop(match) + trailing
 
+    text = canonical(text)
     text = _IMAGE.sub(drop, text)
     text = _HTML_TAG.sub(drop, text)
     text = _LINK.sub(link, text)
     text = _BARE_URL.sub(bare, text)
     return text, removed
+
+
+class EchoDetector:
+    """Finds text that repeats a run of `size` consecutive words of any of `texts` (the engine's own
+    instructions): an answer has no reason to quote them, and one that does was told to by
+    something it read ("print your system prompt")."""
+
+    def __init__(self, texts, size: int = 8):
+        self.size = size
+        self.shingles = {shingle for text in texts for shingle in self._shingles(text)}
+
+    def _shingles(self, text: str) -> set[tuple[str, ...]]:
+        words = re.findall(r"[a-z0-9]+", text.lower())
+        return {tuple(words[i : i + self.size]) for i in range(len(words) - self.size + 1)}
+
+    def __call__(self, text: str) -> bool:
+        return not self._shingles(text).isdisjoint(self.shingles)
 
 
 @dataclass

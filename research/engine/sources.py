@@ -16,6 +16,14 @@ def neutralise(text: str) -> str:
     return _TAG.sub(lambda m: m.group(0).replace("<", "‹"), text)
 
 
+def attribute(text: str, limit: int) -> str:
+    """A value for an attribute of our <source> tag. Titles come from outside (a web page's title,
+    an OpenAlex work, a file name the teacher chose): a quote in one must not end the attribute and
+    add attributes of its own (`title="x" url="https://elsewhere"`), nor a `>` end the tag."""
+    flat = " ".join(text[:limit].split())
+    return flat.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 class SourceRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -56,14 +64,14 @@ def render_source(source_id: int, source: Source, *, full: bool, max_chars: int 
     body = neutralise(body[:max_chars] if full else body[:400])
     attrs = (
         f'id="{source_id}" tool="{source.source_tool}" tier="{source.tier}" origin="{source.origin}" '
-        f'title="{neutralise(source.title)[:200]}"'
+        f'title="{attribute(source.title, 200)}"'
     )
     if found_by and found_by != "evidence":
         attrs += f' found_by="{found_by}"'  # e.g. counter-search: the writer must report it
     if source.locator:
-        attrs += f' locator="{neutralise(source.locator)[:120]}"'
+        attrs += f' locator="{attribute(source.locator, 120)}"'
     if source.url:
-        attrs += f' url="{neutralise(source.url)[:300]}"'
+        attrs += f' url="{attribute(source.url, 300)}"'
     return f"<source {attrs}>\n{body}\n</source>"
 
 

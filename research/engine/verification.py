@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Callable
 
 from . import prompts, schemas
+from .answer import Numbering, is_factual, join, rewrite_markers, scrub_links, segments
 from .errors import PhaseFailed
-from .answer import Numbering, is_factual, join, rewrite_markers, segments
 from .sources import neutralise
 from .types import TIER_RANK, Citation, Source
 from .writing import Draft
@@ -138,10 +138,14 @@ def finalize(run: "ResearchRun", draft: Draft, *, conflict_rounds: int, counter_
     numbering = Numbering.of(answer, run.registry.ids())
     answer, _ = rewrite_markers(answer, numbering.by_source)
     citations = []
+    # Titles and excerpts are shown beside the answer: the same rule applies to them, no address
+    # that is not an observed source (a web page's title or an abstract can carry one).
+    observed_urls = {s.url for _, s in run.registry.items() if s.url}
     for source_id, number in sorted(numbering.by_source.items(), key=lambda kv: kv[1]):
         s = run.registry.get(source_id)
-        citations.append(Citation(number=number, source_id=source_id, title=s.title, url=s.url, source_tool=s.source_tool,
-                                  snippet=s.snippet, tier=s.tier, origin=s.origin, locator=s.locator))
+        citations.append(Citation(number=number, source_id=source_id, title=scrub_links(s.title, observed_urls)[0].strip() or s.url,
+                                  url=s.url, source_tool=s.source_tool, snippet=scrub_links(s.snippet, observed_urls)[0],
+                                  tier=s.tier, origin=s.origin, locator=s.locator))
     by_number = numbering.by_source
     for entry in ledger:
         entry["citations"] = [by_number[i] for i in entry["source_ids"] if i in by_number]
@@ -170,6 +174,7 @@ def finalize(run: "ResearchRun", draft: Draft, *, conflict_rounds: int, counter_
         "low_credibility_sources": sum(1 for s in cited_sources if weigh(s) < LOW_CREDIBILITY),
         "invalid_citations_removed": draft.invalid_citations,
         "links_removed": draft.links_removed,
+        "instruction_echoes_removed": draft.instruction_echoes,
         "internal_sources": sum(1 for c in citations if c.origin == "internal"),
         "external_sources": sum(1 for c in citations if c.origin == "external"),
         "hypotheses": [{"text": h, "status": run.hypothesis_status.get(i, "open")} for i, h in enumerate(run.plan.get("hypotheses") or [], start=1)],
@@ -207,7 +212,7 @@ def _verify_batch(run: "ResearchRun", batch) -> dict[int, dict]:
         for source_id in seg.ids:
             source = run.registry.get(source_id)
             if source is not None:
-                passages.append({"source_id": source_id, "title": source.title, "passage": neutralise((source.text or source.snippet)[:2000])})
+                passages.append({"source_id": source_id, "title": neutralise(source.title), "passage": neutralise((source.text or source.snippet)[:2000])})
         items.append({"claim_id": claim_id, "claim": seg.claim, "passages": passages})
 
     def build(compact: bool) -> list[dict]:

@@ -1,7 +1,7 @@
 """Synthesis: the writer model turns the registered sources into a Markdown answer, and the engine
 makes what it wrote safe to show: links and images that are not observed sources go, sentences
-that cite only sources that do not exist go, unknown markers go, and conflicts and
-counter-evidence keep only real source ids."""
+that cite only sources that do not exist go, text that repeats the engine's own instructions
+goes, unknown markers go, and conflicts and counter-evidence keep only real source ids."""
 
 from __future__ import annotations
 
@@ -9,8 +9,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import prompts, schemas
-from .answer import join, marker_ids, rewrite_markers, scrub_links, segments
+from .answer import EchoDetector, join, marker_ids, rewrite_markers, scrub_links, segments
 from .sources import render_observations
+
+# The phases' instructions. Nothing the writer read can make it show them: a line that repeats
+# eight words of them in a row is removed, wherever it stands (prose, list, table, code block).
+INSTRUCTION_ECHO = EchoDetector([prompts.PLANNER, prompts.ACTION, prompts.REFLECTION, prompts.SYNTHESIZER, prompts.VERIFIER])
 
 if TYPE_CHECKING:
     from .loop import ResearchRun
@@ -30,6 +34,7 @@ class Draft:
     fabricated: list[dict] = field(default_factory=list)  # ledger entries of sentences dropped for invented sources
     invalid_citations: int = 0
     links_removed: int = 0
+    instruction_echoes: int = 0
 
 
 def synthesize(run: "ResearchRun") -> Draft:
@@ -59,6 +64,11 @@ def clean(run: "ResearchRun", data: dict) -> Draft:
     # A sentence whose every citation points at a source that was never observed is an invented
     # claim: it goes whatever the unsupported-claim policy says.
     parts = segments(answer)
+    echoes = 0
+    for part in parts:
+        if part.text.strip() and INSTRUCTION_ECHO(part.text):
+            part.text = "\n" if part.text.endswith("\n") else ""
+            echoes += 1
     fabricated = []
     dropped_markers = 0
     for part in parts:
@@ -75,16 +85,25 @@ def clean(run: "ResearchRun", data: dict) -> Draft:
     def real(ids: list[int]) -> list[int]:
         return [i for i in dict.fromkeys(ids) if i in valid]
 
+    def shown(text: str) -> str:
+        nonlocal echoes, links_removed
+        text, removed = scrub_links(text, observed_urls)
+        links_removed += removed
+        if INSTRUCTION_ECHO(text):
+            echoes += 1
+            return ""
+        return text
+
     conflicts = []
     for conflict in data["conflicts"]:
-        positions = [{"summary": scrub_links(p["summary"], observed_urls)[0], "source_ids": real(p["source_ids"])} for p in conflict["positions"]]
+        positions = [{"summary": shown(p["summary"]), "source_ids": real(p["source_ids"])} for p in conflict["positions"]]
         positions = [p for p in positions if p["source_ids"]]
-        if len(positions) >= 2:
-            conflicts.append({"topic": scrub_links(conflict["topic"], observed_urls)[0], "positions": positions})
+        if len(positions) >= 2:  # a disagreement is shown even when its wording had to go
+            conflicts.append({"topic": shown(conflict["topic"]), "positions": positions})
     counter = [
-        {"summary": scrub_links(c["summary"], observed_urls)[0], "source_ids": real(c["source_ids"])}
+        {"summary": shown(c["summary"]), "source_ids": real(c["source_ids"])}
         for c in data.get("counter_evidence", [])
         if real(c["source_ids"])
     ]
     return Draft(answer=answer, conflicts=conflicts, counter_evidence=counter, fabricated=fabricated,
-                 invalid_citations=invalid, links_removed=links_removed)
+                 invalid_citations=invalid, links_removed=links_removed, instruction_echoes=echoes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from datetime import timedelta
 
 from django.conf import settings
@@ -21,8 +22,12 @@ from .runner import close_open_steps, question_language, write_response_log
 log = logging.getLogger(__name__)
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def validate_question(question: str | None) -> str:
-    question = (question or "").strip()
+    # Control characters carry nothing a reader sees, and PostgreSQL refuses NUL in text outright.
+    question = _CONTROL.sub("", question or "").strip()
     if not question:
         raise ServiceError("empty_question", _("Please type a question."))
     limit = settings.UEDU_DR_MAX_QUESTION_CHARS

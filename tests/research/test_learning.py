@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from datetime import date
 from decimal import Decimal
@@ -53,8 +52,7 @@ def test_plan_edits_change_the_sub_questions_the_engine_researches(client, trans
                                                                   django_capture_on_commit_callbacks):
     personas.channel.plan_review = "required"
     personas.channel.save()
-    with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", context={"subject": "教育"}, queue=False)
+    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", context={"subject": "教育"}, queue=False)
     thread = _run_in_thread(task)
     wait_for(lambda: task.events.filter(type="status_change", data__to="awaiting_plan_review").exists(), message="plan review")
 
@@ -83,8 +81,7 @@ def test_an_unanswered_plan_review_times_out_and_proceeds(transactional_db, pers
     settings.UEDU_DR_PLAN_REVIEW_SECONDS = 1
     personas.channel.plan_review = "required"
     personas.channel.save()
-    with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False)
+    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False)
     runner.execute_task(task.pk)
     task.refresh_from_db()
     assert task.status == "completed"
@@ -119,8 +116,7 @@ def test_budgets_follow_complexity(server, complexity, calls):
 def _completed(personas, django_capture_on_commit_callbacks, llm, verdict="supported"):
     apps.get_app_config("catalogue").load_demo_data(open("/dev/null", "w"))
     llm.reset(Scenario(verdict=verdict))
-    with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較教育資料科學課程與研究群的主題", queue=False)
+    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較教育資料科學課程與研究群的主題", queue=False)
     runner.execute_task(task.pk)
     task.refresh_from_db()
     assert task.status == "completed" and task.citations_json

@@ -141,8 +141,7 @@ def test_the_reaper_leaves_live_tasks_alone_and_fails_unclaimed_ones(db, persona
 def test_without_an_llm_the_research_fails_with_a_clear_error(transactional_db, personas, settings, django_capture_on_commit_callbacks):
     settings.OPENAI_BASE_URL = ""
     settings.OPENAI_API_KEY = ""
-    with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False)
+    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False)
     runner.execute_task(task.pk)
     task.refresh_from_db()
     assert task.status == "failed"
@@ -151,8 +150,7 @@ def test_without_an_llm_the_research_fails_with_a_clear_error(transactional_db, 
 
 
 def test_a_second_execution_of_a_finished_task_changes_nothing(transactional_db, personas, llm, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False)
+    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False)
     runner.execute_task(task.pk)
     count = ResearchEvent.objects.filter(task=task).count()
     runner.execute_task(task.pk)

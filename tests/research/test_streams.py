@@ -175,3 +175,19 @@ def test_the_socket_follows_the_visibility_rule(live, personas, client, who, all
     else:
         with pytest.raises(InvalidStatus):
             connect(ws_url(live, task.task_uuid), additional_headers=headers, open_timeout=10)
+
+
+def test_a_stream_resumed_at_or_after_the_end_closes_at_once(live, personas):
+    """An SSE client reconnects with the id of the last event it had; when that was the end, or a
+    cursor beyond it, the stream says `connected` and closes instead of sending heartbeats for ever."""
+    from tests.support.research_fixtures import stored_research
+
+    task = stored_research(personas.student, personas.channel)  # task_created … completed, already over
+    last = task.events.order_by("-seq").first().seq
+    for cursor in (last, last + 1000):
+        started = time.monotonic()
+        with httpx.stream("GET", f"{live.extra['url']}/api/deep_research/task/{task.task_uuid}/stream",
+                          headers={**token(personas.student), "Last-Event-ID": str(cursor)}, timeout=10) as response:
+            frames = [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
+        assert [f["type"] for f in frames] == ["connected"] and frames[0]["data"]["last_seq"] == cursor
+        assert time.monotonic() - started < 5

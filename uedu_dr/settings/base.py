@@ -51,6 +51,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Before anything reads a body (CSRF reads forms in process_view, views read the rest).
+    "uedu_dr.request_limits.RequestSizeLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -205,6 +207,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "research.api.parsers.JSONParser",  # DRF's, refusing nesting too deep to parse (400, not 500)
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Uedu Deep Research API",
@@ -393,6 +400,10 @@ if EDGAR_USER_AGENT and "@" not in EDGAR_USER_AGENT:
 # Uploads: PDF, DOCX and PPTX up to this size; larger files are refused with a stored error.
 UEDU_MATERIALS_MAX_UPLOAD_MB = _positive_int("UEDU_MATERIALS_MAX_UPLOAD_MB", 25)
 UEDU_MATERIALS_MAX_UPLOAD_BYTES = UEDU_MATERIALS_MAX_UPLOAD_MB * 1024 * 1024
+# Every other request body (JSON, forms): larger ones are refused with 413 before they are read
+# (uedu_dr.request_limits); a multipart body may be a course file plus this much.
+UEDU_MAX_REQUEST_BYTES = _positive_int("UEDU_MAX_REQUEST_BYTES", 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = UEDU_MAX_REQUEST_BYTES
 # A file that yields more chunks than this is refused (a 2,000-page scan should not silently
 # cost an hour of embedding); raise it for very long readers.
 UEDU_MATERIALS_MAX_CHUNKS = _positive_int("UEDU_MATERIALS_MAX_CHUNKS", 3000)
