@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
 from channels_app.models import Channel, ChatLog
 from research.engine import prompts
+from research.engine.answer import scrub_links
 from research.engine.llm import LLMError
 from research.engine.sources import neutralise, render_source
 from research.models import ResearchTask
@@ -101,39 +103,51 @@ def system_prompt(channel: Channel) -> str:
 
 
 def _answer(messages: list[dict], toolbox: BoundToolbox) -> str:
+    """The model's reply, with any link or image it was not shown dropped: URLs of the sources the
+    tools returned, and URLs in the conversation itself, stay; an address planted in a tool's text
+    does not (the same rule as Deep Research answers)."""
     client = make_client()
     specs = toolbox.specs()
+    allowed = _conversation_urls(messages)
     if not specs:
-        return client.text("chat", messages)
+        return scrub_links(client.text("chat", messages), allowed)[0]
     turn = client.with_tools("chat", messages, specs)
     if not turn.tool_calls:
-        return turn.content
+        return scrub_links(turn.content, allowed)[0]
     # One round of tool calls, then the answer: ordinary chat is a quick exchange, not research.
     messages = [*messages, turn.message]
     for number, call in enumerate(turn.tool_calls):
         if number >= MAX_TOOL_CALLS:
             content = "Not run: too many tool calls in one turn."
         else:
-            content = _run_tool(toolbox, call)
+            content, urls = _run_tool(toolbox, call)
+            allowed |= urls
         messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
-    return client.text("chat", messages)
+    return scrub_links(client.text("chat", messages), allowed)[0]
 
 
-def _run_tool(toolbox: BoundToolbox, call) -> str:
+_URL = re.compile(r"https?://[^\s)<>\]\"']+")
+
+
+def _conversation_urls(messages: list[dict]) -> set[str]:
+    return {url for m in messages if m["role"] != "tool" for url in _URL.findall(m.get("content") or "")}
+
+
+def _run_tool(toolbox: BoundToolbox, call) -> tuple[str, set[str]]:
     if call.arguments is None:
-        return f"Tool error: invalid arguments ({call.parse_error})"
+        return f"Tool error: invalid arguments ({call.parse_error})", set()
     try:
         result = toolbox.call(call.name, call.arguments)
     except Exception as exc:  # a broken tool is something to tell the model, not a failed chat
         log.warning("chat tool %s failed: %s", call.name, exc)
-        return f"Tool error: {type(exc).__name__}"
+        return f"Tool error: {type(exc).__name__}", set()
     if not result.ok:
-        return f"Tool error: {neutralise(result.error)}"
+        return f"Tool error: {neutralise(result.error)}", set()
     if result.sources:
         blocks = [render_source(i, s, full=True, max_chars=2000) for i, s in enumerate(result.sources, start=1)]
-        return "<observations>\n" + "\n".join(blocks) + "\n</observations>"
+        return "<observations>\n" + "\n".join(blocks) + "\n</observations>", {s.url for s in result.sources if s.url}
     data = json.dumps(result.data, ensure_ascii=False, default=str)[:4000] if result.data is not None else "no results"
-    return f"<observations>\n{neutralise(data)}\n</observations>"
+    return f"<observations>\n{neutralise(data)}\n</observations>", set()
 
 
 def conversation_context(user, channel: Channel) -> list[dict]:

@@ -123,6 +123,12 @@ class Gatherer:
             if call.arguments is None:
                 outcomes[call.id] = self._complete(index, call, ToolResult(error=f"invalid arguments: {call.parse_error}"), 0)
                 continue
+            unseen = self._unseen_url(call)
+            if unseen:
+                refusal = ToolResult(error=f"{call.name} may only open an address found earlier in this research or written by "
+                                           f"the student; {unseen[:200]!r} is neither")
+                outcomes[call.id] = self._complete(index, call, refusal, 0)
+                continue
             run.checkpoint(enforce_limits=False)
             started[call.id] = run.clock()
             futures[self.pool.submit(self._safe_call, call.name, call.arguments)] = (index, call)
@@ -160,6 +166,28 @@ class Gatherer:
                 {"role": "tool", "tool_call_id": call.id, "content": "Not run: too many tool calls in one turn or tool budget used up."}
             )
         return TurnOutcome(called=True, new_sources=new, succeeded=succeeded, source_ids=tuple(dict.fromkeys(ids)))
+
+    def _unseen_url(self, call) -> str:
+        """A guarded URL argument (e.g. fetch_url's) that nothing in this research has shown:
+        instructions inside a page must not send a tool to an address of their choosing."""
+        guarded = getattr(self.run.tools, "observed_url_params", None)
+        for param in guarded(call.name) if guarded else ():
+            value = call.arguments.get(param)
+            if isinstance(value, str) and value.strip() and not self._known_url(value.strip()):
+                return value
+        return ""
+
+    def _known_url(self, url: str) -> bool:
+        def canonical(u: str) -> str:
+            return u.split("#", 1)[0].rstrip("/").lower()
+
+        target = canonical(url)
+        if any(canonical(s.url) == target for _, s in self.run.registry.items() if s.url):
+            return True
+        if target and target in canonical(self.run.inp.question) or url in self.run.inp.question:
+            return True
+        allowed = self.run.inp.allowed_domains
+        return bool(allowed) and domain_allowed(url, allowed, self.run.inp.denied_domains)
 
     def _ms(self, start: float) -> int:
         return int((self.run.clock() - start) * 1000)

@@ -42,6 +42,7 @@ class RecordedToolbox:
     def __init__(self, original: ResearchTask, live):
         self._specs = live.specs()
         self._names = live.names()
+        self._guarded = live.observed_url_params
         self._recorded: dict[tuple[str, str], deque] = defaultdict(deque)
         for step in original.steps.exclude(tool_name="").order_by("index"):
             self._recorded[(step.tool_name, _canonical(step.args))].append(_result_of(step))
@@ -52,6 +53,9 @@ class RecordedToolbox:
 
     def names(self) -> set[str]:
         return self._names
+
+    def observed_url_params(self, name: str) -> tuple[str, ...]:
+        return self._guarded(name)
 
     def call(self, name: str, args: dict) -> ToolResult:
         queue = self._recorded.get((name, _canonical(args)))

@@ -50,6 +50,9 @@ class Tool:
     fn: Callable[..., ToolResult]
     family: str
     needs_web: bool = False
+    # Arguments that must be a URL this research has already seen (a search result, a source) or
+    # one the student wrote: a page's text cannot send the tool to an address of its choosing.
+    observed_url_params: tuple[str, ...] = ()
 
     def spec(self) -> dict:
         return {
@@ -106,7 +109,9 @@ def _parse_docstring(doc: str, where: str) -> tuple[str, dict[str, str]]:
     return summary.strip(), descriptions
 
 
-def build_tool(fn: Callable, *, family: str, needs_web: bool = False, name: str | None = None) -> Tool:
+def build_tool(
+    fn: Callable, *, family: str, needs_web: bool = False, name: str | None = None, observed_url_params: tuple[str, ...] = ()
+) -> Tool:
     where = f"tool {fn.__module__}.{fn.__name__}"
     if family not in FAMILIES:
         raise ToolDefinitionError(f"{where}: family must be one of {FAMILIES}")
@@ -134,7 +139,11 @@ def build_tool(fn: Callable, *, family: str, needs_web: bool = False, name: str 
     if unknown:
         raise ToolDefinitionError(f"{where}: the docstring describes unknown parameters {sorted(unknown)}")
     parameters = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-    return Tool(name=name or fn.__name__, description=description, parameters=parameters, fn=fn, family=family, needs_web=needs_web)
+    missing = set(observed_url_params) - set(properties)
+    if missing:
+        raise ToolDefinitionError(f"{where}: observed_url_params names unknown parameters {sorted(missing)}")
+    return Tool(name=name or fn.__name__, description=description, parameters=parameters, fn=fn, family=family,
+                needs_web=needs_web, observed_url_params=tuple(observed_url_params))
 
 
 class ToolRegistry:
@@ -147,11 +156,11 @@ class ToolRegistry:
         self._tools[tool.name] = tool
         return tool
 
-    def tool(self, family: str, *, needs_web: bool = False, name: str | None = None):
+    def tool(self, family: str, *, needs_web: bool = False, name: str | None = None, observed_url_params: tuple[str, ...] = ()):
         """Decorator: `@registry.tool("materials")`."""
 
         def decorate(fn):
-            self.register(build_tool(fn, family=family, needs_web=needs_web, name=name))
+            self.register(build_tool(fn, family=family, needs_web=needs_web, name=name, observed_url_params=observed_url_params))
             return fn
 
         return decorate
@@ -186,6 +195,10 @@ class BoundToolbox:
 
     def names(self) -> set[str]:
         return set(self._tools)
+
+    def observed_url_params(self, name: str) -> tuple[str, ...]:
+        tool = self._tools.get(name)
+        return tool.observed_url_params if tool else ()
 
     def call(self, name: str, args: dict) -> ToolResult:
         tool = self._tools.get(name)

@@ -51,7 +51,7 @@ def web_search(ctx: ToolContext, query: str, limit: int = 8) -> ToolResult:
     return ToolResult(sources=sources, data={"results": [{"title": h.title, "url": h.url} for h in hits]})
 
 
-@REGISTRY.tool("web", needs_web=True)
+@REGISTRY.tool("web", needs_web=True, observed_url_params=("url",))
 def fetch_url(ctx: ToolContext, url: str) -> ToolResult:
     """Read one public web page (http or https) as clean text: the main content without menus and
     ads. Pages on private networks, non-web schemes and very large bodies are refused.
