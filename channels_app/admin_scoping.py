@@ -218,3 +218,17 @@ class PlatformAdminOnly:
 
     def has_delete_permission(self, request, obj=None):
         return is_platform_admin(request.user)
+
+
+class ReadOnlyRecords:
+    """Mix in first: records the admin shows but never adds, changes or deletes (ledgers, audit
+    trails, metrics). Who may see them comes from the scope mixed in after it."""
+
+    def has_add_permission(self, request, *args):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from channels_app.admin_scoping import PlatformAdminOnly
+from channels_app.admin_scoping import PlatformAdminOnly, ReadOnlyRecords
 
 from .models import CostAlert, CostReservation, UsageEntry
 
@@ -24,20 +24,11 @@ class UsageEntryAdmin(PlatformAdminOnly, admin.ModelAdmin):
 
 
 @admin.register(CostReservation)
-class CostReservationAdmin(PlatformAdminOnly, admin.ModelAdmin):
+class CostReservationAdmin(ReadOnlyRecords, PlatformAdminOnly, admin.ModelAdmin):
     list_display = ["reference", "user", "day", "reserved_usd", "spent_usd", "settled", "created_at"]
     list_filter = ["settled", "day"]
     search_fields = ["reference", "user__username"]
     date_hierarchy = "created_at"
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def has_add_permission(self, request):
-        return False
 
 
 @admin.register(CostAlert)

@@ -19,6 +19,7 @@ from channels_app.admin_scoping import (
     ChannelScopedAdmin,
     ChannelScopedInline,
     PlatformAdminOnly,
+    ReadOnlyRecords,
     is_platform_admin,
     request_channel_ids,
 )
@@ -155,17 +156,8 @@ class ResearchEventAdmin(_TaskContentAdmin):
     list_select_related = ["task"]
 
 
-class SuperuserOnlyAdmin(PlatformAdminOnly, admin.ModelAdmin):
+class SuperuserOnlyAdmin(ReadOnlyRecords, PlatformAdminOnly, admin.ModelAdmin):
     """Platform-wide figures and raw transcripts: platform admins read them, nobody edits them."""
-
-    def has_add_permission(self, request, *args):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(ResearchMetrics)

@@ -26,7 +26,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from channels_app.admin_scoping import OWNER, ChannelScopedAdmin, PlatformAdminOnly, is_platform_admin
+from channels_app.admin_scoping import OWNER, ChannelScopedAdmin, PlatformAdminOnly, ReadOnlyRecords, is_platform_admin
 from uedu_dr.errors import ServiceError
 
 from . import export
@@ -205,22 +205,13 @@ class SuperTaNdaAdmin(PlatformAdminOnly, admin.ModelAdmin):
 
 
 @admin.register(ChannelConsent)
-class ChannelConsentAdmin(ChannelScopedAdmin):
+class ChannelConsentAdmin(ReadOnlyRecords, ChannelScopedAdmin):
     """Written by the Deep Research switch (consent.py); read here, never edited."""
 
     view_roles = {OWNER}
     list_display = ["channel", "framework", "started_at", "ended_at"]
     list_filter = ["framework"]
     search_fields = ["channel__slug", "channel__name"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def get_readonly_fields(self, request, obj=None):
         return ["channel", "framework", "started_at", "ended_at"]
@@ -252,7 +243,8 @@ class ConsentWithdrawalAdmin(PlatformAdminOnly, admin.ModelAdmin):
 
 
 @admin.register(ExportAudit)
-class ExportAuditAdmin(PlatformAdminOnly, admin.ModelAdmin):
+class ExportAuditAdmin(ReadOnlyRecords, PlatformAdminOnly, admin.ModelAdmin):
+    # Append-only: the admin offers no way to write, change or remove an entry.
     list_display = ["requested_at", "study", "requested_by", "outcome", "date_from", "date_to", "destination"]
     list_filter = ["outcome", "study"]
     search_fields = ["requested_by__username", "study__protocol_number"]
@@ -260,13 +252,3 @@ class ExportAuditAdmin(PlatformAdminOnly, admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [f.name for f in ExportAudit._meta.fields]
-
-    # Append-only: the admin offers no way to write, change or remove an entry.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
