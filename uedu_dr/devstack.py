@@ -218,12 +218,19 @@ def stop() -> None:
     print(f"stopped: {', '.join(stopped) or 'nothing was running'}")
 
 
+def postgres_running() -> bool:
+    return (PGDATA / "postmaster.pid").exists()
+
+
+def valkey_running() -> bool:
+    state = _valkey_state()
+    return bool(state and _ping(state["port"]))
+
+
 def status() -> str:
     """'up' when both embedded servers are running, 'down' otherwise (used by `make test` to stop
     only what it started)."""
-    pg_up = (PGDATA / "postmaster.pid").exists()
-    state = _valkey_state()
-    return "up" if pg_up and state and _ping(state["port"]) else "down"
+    return "up" if postgres_running() and valkey_running() else "down"
 
 
 if __name__ == "__main__":  # python -m uedu_dr.devstack {up,stop,urls,status}

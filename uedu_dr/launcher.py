@@ -16,14 +16,6 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 
 
-def _embedded_running() -> tuple[bool, bool]:
-    from uedu_dr import devstack
-
-    pg = (devstack.PGDATA / "postmaster.pid").exists()
-    state = devstack._valkey_state()
-    return pg, bool(state and devstack._ping(state["port"]))
-
-
 def _stack_env() -> tuple[dict, list[str]]:
     """The environment for every child, with both URLs resolved once, here."""
     from uedu_dr import devstack
@@ -32,7 +24,7 @@ def _stack_env() -> tuple[dict, list[str]]:
     env.setdefault("DJANGO_SETTINGS_MODULE", "uedu_dr.settings.dev")
     env.setdefault("PYTHONUNBUFFERED", "1")
     started = []
-    pg_was_up, valkey_was_up = _embedded_running()
+    pg_was_up, valkey_was_up = devstack.postgres_running(), devstack.valkey_running()
     if not env.get("DATABASE_URL"):
         env["DATABASE_URL"] = devstack.postgres_url(devstack.ensure_postgres())
         if not pg_was_up:

@@ -145,15 +145,20 @@
     if (TERMINAL[event.type]) this.finish(event.type);
   };
 
-  ProgressCard.prototype.showPlan = function (data) {
+  // The plan's sub-questions as the card lists them (planned, then as actually researched).
+  ProgressCard.prototype.listSubquestions = function (questions) {
     var list = this.role("subquestions");
     list.textContent = "";
-    (data.sub_questions || []).forEach(function (question) {
+    (questions || []).forEach(function (question) {
       var item = document.createElement("li");
       item.textContent = question;
       list.appendChild(item);
     });
     this.role("plan").hidden = !list.children.length;
+  };
+
+  ProgressCard.prototype.showPlan = function (data) {
+    this.listSubquestions(data.sub_questions);
     var limits = data.limits || {};
     if (limits.max_steps) {
       this.role("max-steps").textContent = limits.max_steps;
@@ -289,14 +294,7 @@
     this.role("review").hidden = true;
     this.el.setAttribute("data-review", "done");
     // Show the plan actually researched, whoever edited it and however the wait ended.
-    var list = this.role("subquestions");
-    list.textContent = "";
-    (data.sub_questions || []).forEach(function (question) {
-      var item = document.createElement("li");
-      item.textContent = question;
-      list.appendChild(item);
-    });
-    this.role("plan").hidden = !list.children.length;
+    this.listSubquestions(data.sub_questions);
     var note = this.role("plan-note");
     note.textContent = U.t(data.timed_out ? "review.timed_out" : (data.plan_edited ? "review.edited" : "review.as_proposed"));
     note.hidden = false;
