@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from django.db import connection
 
 from uedu_dr import devstack

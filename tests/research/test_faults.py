@@ -8,7 +8,6 @@ import os
 import signal
 import time
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from django.utils import translation
