@@ -131,17 +131,6 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ALWAYS_EAGER = False
-# Beat keeps this schedule in the database (django-celery-beat), where admins can change it.
-CELERY_BEAT_SCHEDULE = {
-    "reap-stale-research-tasks": {
-        "task": "research.tasks.reap_stale_tasks",
-        "schedule": float(env.int("UEDU_DR_REAPER_INTERVAL_SECONDS", default=30)),
-    },
-    "deep-research-cost-alert": {
-        "task": "quotas.tasks.cost_alert",
-        "schedule": 60.0 * env.int("UEDU_DR_COST_ALERT_INTERVAL_MINUTES", default=10),
-    },
-}
 
 # --------------------------------------------------------------------------- auth, i18n, static
 AUTH_PASSWORD_VALIDATORS = [
@@ -292,6 +281,12 @@ for _complexity, _budget in UEDU_DR_BUDGETS.items():
 # Worst-case cost one start reserves against the daily cap; unset = derived from limits and prices.
 UEDU_DR_WORST_CASE_USD = Decimal(env.str("UEDU_DR_WORST_CASE_USD")) if env.str("UEDU_DR_WORST_CASE_USD", default="") else None
 UEDU_DR_COST_ALERT_INTERVAL_MINUTES = _positive_int("UEDU_DR_COST_ALERT_INTERVAL_MINUTES", 10)
+# Celery beat keeps this schedule in the database (django-celery-beat), where admins can change
+# it; the intervals are the validated settings above.
+CELERY_BEAT_SCHEDULE = {
+    "reap-stale-research-tasks": {"task": "research.tasks.reap_stale_tasks", "schedule": float(UEDU_DR_REAPER_INTERVAL_SECONDS)},
+    "deep-research-cost-alert": {"task": "quotas.tasks.cost_alert", "schedule": 60.0 * UEDU_DR_COST_ALERT_INTERVAL_MINUTES},
+}
 
 # Bloom classification of every question written to the chat log (research.services.bloom).
 UEDU_BLOOM_MAX_ATTEMPTS = _positive_int("UEDU_BLOOM_MAX_ATTEMPTS", 3)
