@@ -19,6 +19,7 @@ run: $(VENV)/.installed
 # `make run` is using stays up).
 test: $(VENV)/.installed
 	@was=$$($(PY) -m uedu_dr.devstack status); \
+	$(VENV)/bin/lint-imports --no-cache > /tmp/uedu-lint-imports.log 2>&1 || { cat /tmp/uedu-lint-imports.log; exit 1; }; echo 'lint-imports: the layer contracts are kept'; \
 	$(PY) manage.py compilemessages -v 0 --ignore $(VENV) && $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ "$$was" != "up" ] && [ -z "$$DATABASE_URL" ]; then $(PY) -m uedu_dr.devstack stop >/dev/null; fi; \
 	exit $$rc

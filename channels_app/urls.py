@@ -1,13 +1,9 @@
 from django.urls import path
 
-from . import pages, views
+from . import views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("channels/<slug:slug>/", pages.chat, name="channel_chat"),
-    path("channels/<slug:slug>/send", pages.send, name="channel_send"),
-    path("channels/<slug:slug>/settings/", pages.channel_settings, name="channel_settings"),
-    path("chat/log/<int:pk>/bloom", pages.bloom_level, name="chatlog_bloom"),
     path("channels/<slug:slug>/materials/", views.material_list, name="material_list"),
     path("channels/<slug:slug>/materials/<int:pk>/", views.material_detail, name="material_detail"),
     path("channels/<slug:slug>/materials/<int:pk>/file", views.material_file, name="material_file"),

@@ -7,7 +7,7 @@ class ResearchConfig(AppConfig):
     verbose_name = _("Deep Research")
 
     def ready(self) -> None:
-        from research import tools
+        from agent import tools
 
         tools.load()  # a tool with a broken definition fails here, at start-up
         from research import receivers  # noqa: F401  (Bloom classification of new questions)

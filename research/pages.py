@@ -16,7 +16,6 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
-from channels_app.conversation import research_turn
 from research.forms import ReviewNoteForm, ReviewQueueFilter
 from research.models import ResearchTask
 from research.presentation import answer_markdown, ledger_view, plan_view
@@ -117,14 +116,6 @@ def download(request, task_uuid):
 
 def task_url(task: ResearchTask) -> str:
     return reverse("research_result", args=[task.task_uuid])
-
-
-@login_required
-@require_GET
-def turn_fragment(request, task_uuid):
-    """A research's question bubble and its card (or answer): appended after a start."""
-    task = _task_or_404(request, task_uuid)
-    return render(request, "channels_app/_turn.html", {"turn": research_turn(task)})
 
 
 @login_required

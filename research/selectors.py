@@ -75,3 +75,13 @@ def platform_dashboard(day=None) -> dict:
         "running_now": ResearchTask.objects.filter(status=ResearchTask.Status.RUNNING).count(),
         "top_users": list(top_users),
     }
+
+
+def passages_by_number(task: ResearchTask) -> dict[int, str]:
+    """The passage each citation number of a finished task points at (its stored source text)."""
+    text_by_source: dict[int, str] = {}
+    for step in task.steps.exclude(result_full=None):
+        for source in (step.result_full or {}).get("sources", []):
+            if "id" in source:
+                text_by_source[source["id"]] = source.get("text") or source.get("snippet") or ""
+    return {c["number"]: text_by_source.get(c["source_id"]) or c.get("snippet", "") for c in task.citations_json or []}

@@ -8,7 +8,6 @@ urlpatterns = [
     path("feedback", pages.feedback_list, name="research_feedback"),
     path("task/<uuid:task_uuid>", pages.result, name="research_result"),
     path("task/<uuid:task_uuid>/answer.md", pages.download, name="research_download"),
-    path("task/<uuid:task_uuid>/turn", pages.turn_fragment, name="research_turn"),
     path("task/<uuid:task_uuid>/outcome", pages.outcome_fragment, name="research_outcome"),
     path("task/<uuid:task_uuid>/review", pages.review_note, name="research_review_note"),
 ]

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from channels_app.models import Channel, ChatLog, Membership
 from quotas.models import CostReservation
-from research.governance.models import Study, StudyResearcher
+from governance.models import Study, StudyResearcher
 from research.models import ResearchStep, ResearchTask
 from tests.support.factories import PASSWORD, make_user
 

@@ -20,7 +20,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from channels_app.models import ChatLog
-from research.catalogue.models import Advisor, Course, CurriculumTopic, PlatformDocument, ResearchCluster, TeamPaper, University
+from catalogue.models import Advisor, Course, CurriculumTopic, PlatformDocument, ResearchCluster, TeamPaper, University
 from tests.support.documents import pdf_bytes
 from tests.support.research_fixtures import stored_research
 from uedu_dr import devstack

@@ -15,7 +15,8 @@ urlpatterns = [
     path("deep_research/", include("research.urls")),
     path("i18n/setlang/", set_language, name="set_language"),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("catalogue/", include("research.catalogue.urls")),
+    path("catalogue/", include("catalogue.urls")),
+    path("", include("chat.urls")),
     path("", include("channels_app.urls")),
 ]
 

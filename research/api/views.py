@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from channels_app.models import Channel
 from quotas import services as quotas
-from quotas.ratelimits import enforce_rate
+from uedu_dr.ratelimits import enforce_rate
 from research.feed import TaskEventFeed
 from research.selectors import get_visible_task, user_tasks
 from research.services import analytics, context, feedback, judge, lifecycle, plan_review, review

@@ -16,10 +16,10 @@ from django.db import transaction
 from django.db.models import F
 
 from channels_app.models import ChatLog
-from research.engine import prompts, schemas
-from research.engine.llm import LLMError
+from agent.engine import prompts, schemas
+from agent.engine.llm import LLMError
 
-from .llm_factory import llm_configured, ask_about_question
+from agent.llm_factory import llm_configured, ask_about_question
 
 log = logging.getLogger(__name__)
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django.utils.translation import gettext as _
 
-from research.engine import prompts, schemas
-from research.engine.llm import LLMError
+from agent.engine import prompts, schemas
+from agent.engine.llm import LLMError
 from uedu_dr.errors import ServiceError
 
 from .lifecycle import validate_question
-from .llm_factory import ask_about_question, require_llm
+from agent.llm_factory import ask_about_question, require_llm
 
 MAX_VALUE = 200
 

@@ -14,9 +14,9 @@ from urllib.parse import urlparse
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
-from research.engine import ResearchResult
-from research.engine.types import Source
-from research.engine.verification import tier_weight
+from agent.engine import ResearchResult
+from agent.engine.types import Source
+from agent.engine.verification import tier_weight
 from research.models import AnswerFeedback, ResearchTask, SourceStat
 
 PRIOR_PASSED, PRIOR_FAILED = 4, 1

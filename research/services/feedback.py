@@ -5,9 +5,8 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from research.evaluation.scoring import passages_by_number
 from research.models import AnswerFeedback, FailureCase, ResearchTask
-from research.selectors import can_view_task
+from research.selectors import can_view_task, passages_by_number
 from uedu_dr.errors import ServiceError
 
 from . import credibility

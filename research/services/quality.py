@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from research.engine import ResearchResult
+from agent.engine import ResearchResult
 from research.models import ResearchClaim, ResearchMetrics, ResearchTask
 
 UNSUPPORTED = {"unsupported", "no_citation", "fabricated_citation"}

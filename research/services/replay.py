@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from quotas import services as quotas
-from research.engine.types import Source, ToolResult
+from agent.engine.types import Source, ToolResult
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 

@@ -18,14 +18,14 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 
 from channels_app.models import ChatLog
-from research.engine import Limits, LLMClient, ResearchInput, ResearchResult, UsageMeter, run_research
-from research.engine.llm import LLMError
+from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, UsageMeter, run_research
+from agent.engine.llm import LLMError
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
-from research.tools import REGISTRY, ToolContext, ToolRegistry
+from agent.tools import REGISTRY, ToolContext, ToolRegistry
 
 from . import credibility, events, plan_review, quality, settlement
 from .heartbeat import monitor
-from .llm_factory import llm_config
+from agent.llm_factory import llm_config
 
 log = logging.getLogger(__name__)
 

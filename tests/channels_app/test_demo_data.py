@@ -39,7 +39,7 @@ def test_demo_data_refuses_with_debug_off_unless_forced(db, settings):
 
 def test_demo_materials_are_indexed_once_and_answer_questions_with_file_and_page(db, settings):
     from channels_app.models import Material, MaterialChunk
-    from research.tools import REGISTRY, ToolContext
+    from agent.tools import REGISTRY, ToolContext
 
     settings.DEBUG = True
     call_command("load_demo_data")

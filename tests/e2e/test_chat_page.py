@@ -86,7 +86,7 @@ def test_a_forced_research_shows_progress_then_its_answer_and_a_reload_shows_the
     expect(page.locator(".bubble.question.research").last).to_contain_text(COMPLEX)
     expect(card.locator("[data-role=subquestions] li")).to_have_count(3)  # the scripted planner's sub-questions
     expect(card.locator("[data-role=steps]")).to_have_text("1")  # steps used, of the limit
-    # the budget of a moderate plan (research.engine.types.DEFAULT_BUDGETS), within the hard limit of 30
+    # the budget of a moderate plan (agent.engine.types.DEFAULT_BUDGETS), within the hard limit of 30
     expect(card.locator("[data-role=max-steps]")).to_have_text("6")
     expect(card.locator("[data-role=tokens]")).not_to_have_text("0")
     expect(card.locator("[data-role=elapsed]")).to_have_text(re.compile(r"^\d+:\d\d$"))

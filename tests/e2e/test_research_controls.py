@@ -96,7 +96,7 @@ def test_the_student_edits_the_plan_and_the_research_follows_the_edited_plan(ope
     expect(inputs).to_have_count(3)
     proposed = [inputs.nth(i).input_value() for i in range(3)]
     assert all(q.startswith(COMPLEX) for q in proposed)
-    # the budget of a moderate plan: 6 rounds and 10 tool calls (research.engine.types.DEFAULT_BUDGETS)
+    # the budget of a moderate plan: 6 rounds and 10 tool calls (agent.engine.types.DEFAULT_BUDGETS)
     expect(card.locator("[data-role=max-steps]")).to_have_text("6")
     expect(card.locator("[data-role=max-tool-calls]")).to_have_text("10")
     expect(card.locator("[data-role=tool-budget]")).to_be_visible()

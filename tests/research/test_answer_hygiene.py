@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from research.engine import prompts
-from research.engine.answer import canonical, scrub_links
-from research.engine.sources import neutralise, render_source
-from research.engine.types import Source
-from research.engine.writing import INSTRUCTION_ECHO
+from agent.engine import prompts
+from agent.engine.answer import canonical, scrub_links
+from agent.engine.sources import neutralise, render_source
+from agent.engine.types import Source
+from agent.engine.writing import INSTRUCTION_ECHO
 from research.rendering import render_markdown
 
 OBSERVED = {"https://docs.example/la"}

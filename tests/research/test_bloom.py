@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from channels_app.models import ChatLog
-from research.engine import schemas
+from agent.engine import schemas
 from research.services import bloom, lifecycle
 from tests.support.stack import wait_for
 

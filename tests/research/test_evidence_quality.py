@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from research.engine import Limits, LLMClient, LLMConfig, NullSink, ResearchInput, UsageMeter, run_research
-from research.engine.types import Source, ToolResult
-from research.tools.registry import ToolContext, ToolRegistry
+from agent.engine import Limits, LLMClient, LLMConfig, NullSink, ResearchInput, UsageMeter, run_research
+from agent.engine.types import Source, ToolResult
+from agent.tools.registry import ToolContext, ToolRegistry
 from tests.support.corpus_tools import CTX, corpus_registry
 from tests.support.scripted_llm import Scenario, sources_in
 

@@ -10,7 +10,7 @@ import pytest
 from django.apps import apps
 
 from research import dashboard
-from research.engine import Limits, LLMClient, LLMConfig, NullSink, ResearchInput, UsageMeter, run_research
+from agent.engine import Limits, LLMClient, LLMConfig, NullSink, ResearchInput, UsageMeter, run_research
 from research.models import AnswerFeedback, ResearchMetrics, ResearchTask, SourceStat
 from research.services import credibility, lifecycle, runner
 from tests.support.corpus_tools import CTX, corpus_registry
@@ -165,7 +165,7 @@ def test_a_denied_domain_pin_keeps_it_out_of_every_research(db):
     SourceStat.objects.create(kind="domain", key="spam.example", pinned="deny")
     SourceStat.objects.create(kind="domain", key="good.example", pinned="allow", failed=9)
     assert credibility.denied_domains() == ("spam.example",)
-    from research.engine.types import Source
+    from agent.engine.types import Source
 
     weigh = credibility.weigher()
     assert weigh(Source(title="t", snippet="s", tier="web", url="https://good.example/a", source_tool="web_search")) == 1.0

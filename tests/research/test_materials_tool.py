@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from research.tools import REGISTRY, ToolContext, load
+from agent.tools import REGISTRY, ToolContext, load
 from tests.support.documents import pdf_bytes, pptx_bytes
 from tests.support.factories import make_channel
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from research.engine.types import Source, ToolResult
-from research.tools.registry import ToolContext, ToolRegistry
+from agent.engine.types import Source, ToolResult
+from agent.tools.registry import ToolContext, ToolRegistry
 
 DOCS = [
     ("Learning analytics overview", "https://docs.example/la", "Learning analytics measures and analyses data about learners to improve learning.", "internal"),

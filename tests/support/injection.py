@@ -28,11 +28,11 @@ import pytest
 from lxml import html as lxml_html
 
 from channels_app.models import Channel
-from research.catalogue.models import PlatformDocument
-from research.engine import prompts
+from catalogue.models import PlatformDocument
+from agent.engine import prompts
 from research.models import ResearchTask
 from research.services import lifecycle, runner
-from research.tools import REGISTRY
+from agent.tools import REGISTRY
 from tests.support.attacks import ATTACKER_DOMAIN, SECRET_DOCUMENT, SECRET_MATERIAL, SECRET_STAFF, SECRETS, Attack
 from tests.support.documents import docx_bytes, pdf_bytes, pptx_bytes
 from tests.support.factories import add_member, make_channel, make_user

@@ -14,10 +14,10 @@ from django.db import connection
 from django.utils import timezone
 
 from channels_app.models import ChatLog
-from research.engine.types import Source, ToolResult
+from agent.engine.types import Source, ToolResult
 from research.models import ResearchTask
 from research.services import events, lifecycle, runner
-from research.tools.registry import ToolContext, ToolRegistry
+from agent.tools.registry import ToolContext, ToolRegistry
 from tests.support.corpus_tools import DOCS
 
 CITATIONS = [

@@ -38,8 +38,10 @@ INSTALLED_APPS = [
     "channels_app",
     "quotas",
     "research",
-    "research.catalogue",
-    "research.governance",
+    "catalogue",
+    "chat",
+    "evaluation",
+    "governance",
 ]
 
 MIDDLEWARE = [
@@ -293,7 +295,7 @@ UEDU_BLOOM_MAX_ATTEMPTS = _positive_int("UEDU_BLOOM_MAX_ATTEMPTS", 3)
 UEDU_BLOOM_RETRY_SECONDS = _positive_int("UEDU_BLOOM_RETRY_SECONDS", 30)  # doubled after each failure
 
 # Research data governance: the IRB approval whose informed-consent framework a channel adopts
-# when its teacher switches Deep Research on (research.governance.consent).
+# when its teacher switches Deep Research on (governance.consent).
 UEDU_RESEARCH_CONSENT_FRAMEWORK = env.str("UEDU_RESEARCH_CONSENT_FRAMEWORK", default="NTU-REC 202507EM058").strip()
 if not UEDU_RESEARCH_CONSENT_FRAMEWORK:
     raise ImproperlyConfigured("UEDU_RESEARCH_CONSENT_FRAMEWORK must name the IRB approval (e.g. 'NTU-REC 202507EM058')")

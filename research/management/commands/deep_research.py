@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from channels_app.models import Channel
 from research.models import ResearchTask
 from research.services import events, lifecycle
-from research.services.llm_factory import llm_configured
+from agent.llm_factory import llm_configured
 from uedu_dr.celery import app as celery_app
 from uedu_dr.errors import ServiceError
 

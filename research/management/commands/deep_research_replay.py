@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from research.models import ResearchTask
 from research.services import replay
-from research.services.llm_factory import llm_configured
+from agent.llm_factory import llm_configured
 from uedu_dr.errors import ServiceError
 
 

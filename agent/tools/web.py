@@ -1,0 +1,80 @@
+"""Web tools (tier "web"): web_search and fetch_url. Offered only in channels whose teacher
+switched web tools on (needs_web=True; the registry filters by ctx.web_tools_enabled), and both
+honour the channel's allowed/denied domains."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from agent.connectors import webfetch, websearch
+from agent.connectors.http import ExternalServiceError
+from agent.engine.types import Source, ToolResult
+
+from . import REGISTRY
+from .registry import ToolContext
+from .snippets import TEXT_CHARS, clip
+
+MAX_RESULTS = 10
+
+
+@REGISTRY.tool("web", needs_web=True)
+def web_search(ctx: ToolContext, query: str, limit: int = 8) -> ToolResult:
+    """Search the public web. Returns titles, links and short extracts; open a promising page with
+    fetch_url before relying on it. Web pages are the least trusted kind of source.
+
+    Args:
+        query: search words
+        limit: how many results to return (1-10)
+    """
+    if not query.strip():
+        return ToolResult(error="give search words")
+
+    def permitted(hit: websearch.Hit) -> bool:
+        return webfetch.domain_permitted(hit.host, ctx.allowed_domains, ctx.denied_domains)
+
+    try:
+        hits = websearch.search(query.strip(), limit=max(1, min(MAX_RESULTS, limit)), keep=permitted)
+    except ExternalServiceError as exc:
+        return ToolResult(error=str(exc))
+    sources = [
+        Source(
+            title=hit.title,
+            snippet=clip(hit.snippet) or hit.url,
+            text=hit.snippet[:TEXT_CHARS],
+            tier="web",
+            url=hit.url,
+            locator=hit.host,
+            meta={"external": True, "engine": hit.engine, "published": hit.published},
+        )
+        for hit in hits
+    ]
+    return ToolResult(sources=sources, data={"results": [{"title": h.title, "url": h.url} for h in hits]})
+
+
+@REGISTRY.tool("web", needs_web=True, observed_url_params=("url",))
+def fetch_url(ctx: ToolContext, url: str) -> ToolResult:
+    """Read one public web page (http or https) as clean text: the main content without menus and
+    ads. Pages on private networks, non-web schemes and very large bodies are refused.
+
+    Args:
+        url: the page's full address, starting with http:// or https://
+    """
+    try:
+        page = webfetch.fetch_page(url, allowed_domains=ctx.allowed_domains, denied_domains=ctx.denied_domains)
+    except ExternalServiceError as exc:
+        return ToolResult(error=str(exc))
+    if not page.text:
+        return ToolResult(error=f"{page.url} has no readable text")
+    source = Source(
+        title=page.title,
+        snippet=clip(page.text),
+        text=page.text[:TEXT_CHARS] + ("\n[…the page is longer; it was cut at the size limit]" if page.truncated else ""),
+        tier="web",
+        url=page.url,
+        locator=urlsplit(page.url).hostname or "",
+        meta={"external": True, "content_type": page.content_type, "truncated": page.truncated, "redirects": page.redirects},
+    )
+    return ToolResult(
+        sources=[source],
+        data={"url": page.url, "title": page.title, "chars": len(page.text), "truncated": page.truncated, "redirects": page.redirects},
+    )

@@ -1,0 +1,114 @@
+"""The pages students and teachers use in a channel: the chat page (ClassroomGPT and Deep
+Research side by side) and the channel's settings. Outsiders get 404 everywhere."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from uedu_dr.ratelimits import enforce_rate
+from research.selectors import get_visible_task
+from uedu_dr.errors import ServiceError
+
+from channels_app.channel_settings import DeepResearchSettingsForm
+from .conversation import Turn, conversation, research_turn
+from channels_app.models import Channel, ChatLog
+from channels_app.selectors import can_manage_channel, is_member
+from .services import AssistantUnavailable, send_chat_message
+
+
+def _member_channel(request, slug: str) -> Channel:
+    channel = get_object_or_404(Channel, slug=slug)
+    if not is_member(request.user, channel):
+        raise Http404  # a channel you are not in does not exist for you
+    return channel
+
+
+def _is_fetch(request) -> bool:
+    return request.headers.get("X-Requested-With") == "fetch"
+
+
+@login_required
+def chat(request, slug):
+    channel = _member_channel(request, slug)
+    return _chat_page(request, channel)
+
+
+def _chat_page(request, channel, *, error: str = "", draft: str = "", status: int = 200):
+    turns, truncated = conversation(request.user, channel)
+    context = {
+        "channel": channel,
+        "turns": turns,
+        "truncated": truncated,
+        "can_manage": can_manage_channel(request.user, channel),
+        "error": error,
+        "draft": draft,
+    }
+    return render(request, "chat/chat.html", context, status=status)
+
+
+@login_required
+@require_POST
+def send(request, slug):
+    """A ClassroomGPT message. Scripts get the new turn as an HTML fragment (the same template
+    the page renders history with); without scripts the form posts here and comes back."""
+    channel = _member_channel(request, slug)
+    text = request.POST.get("message", "")
+    try:
+        # Each message costs one or two LLM calls: a per-user rate limit like the API's.
+        enforce_rate(request, "classroomgpt.chat", settings.UEDU_CHAT_RATE)
+        exchange = send_chat_message(user=request.user, channel=channel, message=text)
+    except AssistantUnavailable as exc:
+        if _is_fetch(request):
+            return render(request, "chat/_turn.html", {"turn": Turn("chat", question=exc.request_log)}, status=503)
+        messages.error(request, exc.message)
+        return redirect(reverse("channel_chat", args=[channel.slug]) + "#composer")
+    except ServiceError as exc:
+        if _is_fetch(request):
+            return JsonResponse(exc.as_json(), status=exc.status)
+        return _chat_page(request, channel, error=exc.message, draft=text, status=exc.status)
+    turn = Turn("chat", question=exchange.request, answer=exchange.response)
+    if _is_fetch(request):
+        return render(request, "chat/_turn.html", {"turn": turn})
+    return redirect(reverse("channel_chat", args=[channel.slug]) + "#composer")
+
+
+@login_required
+@require_GET
+def bloom_level(request, pk):
+    """The Bloom level of one of your own questions, once the classifier has filled it in."""
+    row = get_object_or_404(ChatLog, pk=pk, user=request.user, kind=ChatLog.Kind.REQUEST)
+    return JsonResponse({"bloom_level": row.bloom_level, "label": row.get_bloom_level_display() if row.bloom_level else ""})
+
+
+@login_required
+def channel_settings(request, slug):
+    channel = get_object_or_404(Channel, slug=slug)
+    if not can_manage_channel(request.user, channel):
+        raise Http404  # students and strangers never learn the page exists
+    # Bound on every POST: an empty or non-form body is an invalid submission (400), not a fresh form.
+    form = DeepResearchSettingsForm(request.POST if request.method == "POST" else None, instance=channel)
+    if request.method == "POST":
+        if form.is_valid():
+            form.save()
+            messages.success(request, _("Settings saved."))
+            return redirect("channel_settings", slug=channel.slug)
+    status = 400 if form.errors else 200
+    return render(request, "channels_app/settings.html", {"channel": channel, "form": form}, status=status)
+
+
+@login_required
+@require_GET
+def turn_fragment(request, task_uuid):
+    """A research's question bubble and its card (or answer): appended after a start."""
+    try:
+        task = get_visible_task(request.user, task_uuid)
+    except ServiceError:
+        raise Http404 from None
+    return render(request, "chat/_turn.html", {"turn": research_turn(task)})

@@ -1,0 +1,102 @@
+"""Tools declare their JSON Schema from type hints and docstrings, and fail at import when they cannot."""
+
+from typing import Literal
+
+import pytest
+
+from agent.engine.types import Source, ToolResult
+from agent.tools.registry import ToolContext, ToolDefinitionError, ToolRegistry, build_tool
+
+CTX = ToolContext(user_id=1, channel_id=10)
+
+
+def lookup(ctx: ToolContext, query: str, top_k: int = 5, mode: Literal["fast", "deep"] = "fast", tags: list[str] | None = None) -> ToolResult:
+    """Look something up in the channel.
+
+    Args:
+        query: what to look for
+        top_k: how many results
+            to return (1–10)
+        mode: search mode
+        tags: optional tags to filter by
+    """
+    return ToolResult(sources=[Source(title=f"{ctx.channel_id}:{query}", snippet="s", tier="internal", source_tool="forged")])
+
+
+def test_schema_comes_from_hints_and_docstring():
+    tool = build_tool(lookup, family="materials")
+    assert tool.description == "Look something up in the channel."
+    props = tool.parameters["properties"]
+    assert props["query"] == {"type": "string", "description": "what to look for"}
+    assert props["top_k"] == {"type": "integer", "description": "how many results to return (1–10)", "default": 5}
+    assert props["mode"]["enum"] == ["fast", "deep"]
+    assert props["tags"]["type"] == "array" and props["tags"]["items"] == {"type": "string"}
+    assert tool.parameters["required"] == ["query"]
+    assert tool.parameters["additionalProperties"] is False
+
+
+def test_missing_description_fails_at_definition():
+    def bad(ctx: ToolContext, query: str) -> ToolResult:
+        """Does things."""
+
+    with pytest.raises(ToolDefinitionError, match="not described"):
+        build_tool(bad, family="materials")
+
+
+def test_missing_type_hint_fails_at_definition():
+    def bad(ctx: ToolContext, query) -> ToolResult:
+        """Does things.
+
+        Args:
+            query: text
+        """
+
+    with pytest.raises(ToolDefinitionError, match="no type hint"):
+        build_tool(bad, family="materials")
+
+
+def test_missing_docstring_and_context_fail():
+    def no_doc(ctx: ToolContext, query: str) -> ToolResult:
+        return ToolResult()
+
+    def no_ctx(query: str) -> ToolResult:
+        """Doc.
+
+        Args:
+            query: text
+        """
+
+    with pytest.raises(ToolDefinitionError, match="docstring"):
+        build_tool(no_doc, family="materials")
+    with pytest.raises(ToolDefinitionError, match="ctx"):
+        build_tool(no_ctx, family="materials")
+
+
+def test_bound_toolbox_validates_arguments_and_names_the_tool():
+    registry = ToolRegistry()
+    registry.register(build_tool(lookup, family="materials"))
+    box = registry.bind(CTX)
+    assert box.call("lookup", {"query": "x", "top_k": "many"}).error.startswith("invalid arguments")
+    assert "unknown tool" in box.call("delete_all", {}).error
+    # an argument cannot smuggle in another channel: extra properties are refused
+    assert box.call("lookup", {"query": "x", "channel_id": 99}).error.startswith("invalid arguments")
+    result = box.call("lookup", {"query": "x"})
+    assert result.ok and result.sources[0].title == "10:x"
+    assert result.sources[0].source_tool == "lookup"
+
+
+def test_web_tools_are_only_offered_when_the_channel_enables_them():
+    registry = ToolRegistry()
+
+    @registry.tool("web", needs_web=True)
+    def web_search(ctx: ToolContext, query: str) -> ToolResult:
+        """Search the web.
+
+        Args:
+            query: search terms
+        """
+        return ToolResult()
+
+    assert registry.bind(CTX).names() == set()
+    assert "web_search" in registry.bind(ToolContext(user_id=1, channel_id=10, web_tools_enabled=True)).names()
+    assert "unknown tool" in registry.bind(CTX).call("web_search", {"query": "x"}).error

@@ -1,0 +1,323 @@
+"""The research-data export: who may run it, what the files hold (and never hold), the audit."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+import zipfile
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import DatabaseError, transaction
+from django.utils import timezone
+
+from channels_app.models import ChatLog
+from governance.models import AppendOnlyError, ChannelConsent, ConsentWithdrawal, ExportAudit, Study, StudyResearcher
+from research.models import ResearchEvent, ResearchStep, ResearchTask
+from tests.support.factories import make_user
+
+PROTOCOL = "NTU-REC 202507EM058"
+DATASETS = ("tasks", "steps", "chat_logs", "signals")
+
+# Identifiers planted in questions, answers, steps and chat content (see `study`).
+PLANTED = [
+    "s_alice@example.test", "alice.chen@ntu.edu.tw", "0912-345-678", "0987654321", "+886 2 2345 6789", "(02)3366-4888",
+    "B09901001", "r12345678", "A123456789",
+]
+# Anything like an e-mail, a Taiwanese phone, a student id or a national id, anywhere in a file.
+# Bounded by non-alphanumerics (and "_"), or they would find ids inside hex pseudonyms (p_3fa0912…).
+_B, _E = rb"(?<![A-Za-z0-9_])", rb"(?![A-Za-z0-9])"
+FORBIDDEN = [
+    re.compile(rb"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+\.[A-Za-z]{2,}"),
+    re.compile(_B + rb"09\d{2}[\s-]?\d{3}[\s-]?\d{3}" + _E),
+    re.compile(_B + rb"\+?886[\s-]?\d"),
+    re.compile(rb"\(?0\d{1,2}\)?[\s-]?\d{3,4}-\d{4}"),
+    re.compile(_B + rb"[A-Za-z]\d{8,9}" + _E),
+]
+
+
+def _at(moment, model, pk, field="created_at"):
+    model.objects.filter(pk=pk).update(**{field: moment})
+
+
+@pytest.fixture
+def study(db, personas):
+    """A study over course-a with a signed researcher; tasks and chat of two students (one of
+    whom withdraws later in some tests) and of the teacher, with identifiers planted in the text."""
+    p = personas
+    now = timezone.now()
+    # Consent has been in force since long before the data.
+    ChannelConsent.objects.filter(channel=p.channel).update(started_at=now - timedelta(days=400))
+    researcher = make_user("res_huang", staff=True)
+    study = Study.objects.create(
+        protocol_number=PROTOCOL, title="DR analytics", approved_from=date(2025, 8, 1), approved_to=timezone.localdate() + timedelta(days=365),
+        status=Study.Status.ACTIVE,
+    )
+    study.channels.add(p.channel)
+    StudyResearcher.objects.create(study=study, user=researcher, agreement_signed_on=date(2025, 9, 1))
+
+    def research(user, question, answer, *, when):
+        task = ResearchTask.objects.create(
+            user=user, channel=p.channel, user_question=question, trigger_mode="forced", status="completed",
+            final_answer=answer, plan_json={"complexity": "moderate", "sub_questions": [{"question": f"{question} 1"}, {"question": "sub 2"}]},
+            citations_json=[{"id": 1, "title": "Bloom 1956", "url": "https://example.org/b", "snippet": "contact alice.chen@ntu.edu.tw"}],
+            finished_at=when + timedelta(minutes=3), shared_views=2, disclaimer_acknowledged_at=when + timedelta(minutes=4),
+        )
+        _at(when, ResearchTask, task.pk)
+        request = ChatLog.objects.create(channel=p.channel, user=user, kind="request", type="deep_research", content=question,
+                                         deep_research_task=task, bloom_level="analyze", bloom_confidence=0.8, bloom_rationale="compares")
+        response = ChatLog.objects.create(channel=p.channel, user=user, kind="response", type="deep_research", content=answer,
+                                          deep_research_task=task, in_reply_to=request)
+        for row in (request, response):
+            _at(when, ChatLog, row.pk)
+        ResearchStep.objects.create(task=task, index=1, phase="action", tool_name="search_channel_materials",
+                                    args={"query": question}, result_preview=f"found {answer}")
+        ResearchEvent.objects.create(task=task, seq=1, type="reflection_done")
+        follow_up = ChatLog.objects.create(channel=p.channel, user=user, kind="request", content="那 Bloom 的 evaluate 呢？")
+        _at(when + timedelta(hours=2), ChatLog, follow_up.pk)
+        return task
+
+    day = now - timedelta(days=10)
+    alice = research(
+        p.student,
+        "我是 s_alice（學號 B09901001，身分證 A123456789），信箱 s_alice@example.test，手機 0912-345-678：比較學習分析與布魯姆分類法",
+        "給 s_bob 與 r12345678 的回答：請撥 +886 2 2345 6789 或 (02)3366-4888 或 0987654321，或寫信 alice.chen@ntu.edu.tw [1]",
+        when=day,
+    )
+    bob = research(p.other_student, "BOB-ONLY 量子糾纏與學習動機的關係？", "答案 [1]", when=day + timedelta(hours=1))
+    teacher = research(p.teacher, "TEACHER-ONLY 測試題目", "答案", when=day + timedelta(hours=3))
+    old = research(p.student, "OLD-ONLY 一年前的問題", "舊答案", when=now - timedelta(days=300))
+    p.__dict__.update(researcher=researcher, study_obj=study, alice=alice, bob=bob, teacher_task=teacher, old_task=old, day=day)
+    return p
+
+
+def _export(p, out: Path, *, study=PROTOCOL, researcher=None, start=None, end=None, fmt="both"):
+    start = start or (p.day - timedelta(days=1)).date()
+    end = end or timezone.localdate()
+    call_command(
+        "export_research_data", "--study", study, "--from", start.isoformat(), "--to", end.isoformat(), "--out", str(out),
+        "--format", fmt, "--researcher", researcher or p.researcher.username, stdout=io.StringIO(),
+    )
+    return out
+
+
+def _csv(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _assert_nothing_identifying(files: dict[str, bytes], personas, extra=()):
+    usernames = [u.username for u in (personas.student, personas.other_student, personas.teacher, personas.ta, personas.super_ta)]
+    for name, data in files.items():
+        for pattern in FORBIDDEN:
+            assert not pattern.search(data), (name, pattern.pattern, pattern.search(data))
+        for needle in [*PLANTED, *usernames, *extra]:
+            assert needle.encode() not in data, (name, needle)
+
+
+# --------------------------------------------------------------------------- the happy path
+
+
+def test_a_signed_researcher_exports_pseudonymised_redacted_files(study, tmp_path):
+    out = _export(study, tmp_path / "x")
+
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted([f"{d}.{ext}" for d in DATASETS for ext in ("csv", "jsonl")] + ["manifest.json"])
+    files = {p.name: p.read_bytes() for p in out.iterdir()}
+    uuids = [str(t.task_uuid) for t in ResearchTask.objects.all()]
+    _assert_nothing_identifying(files, study, extra=uuids)
+
+    tasks = _csv(out / "tasks.csv")
+    assert tasks == _jsonl_as_csv(_jsonl(out / "tasks.jsonl"))
+    # The two students' tasks in the range: not the teacher's (not a learner), not last year's.
+    questions = [t["question"] for t in tasks]
+    assert len(tasks) == 2 and not any("TEACHER-ONLY" in q or "OLD-ONLY" in q for q in questions)
+    alice = next(t for t in tasks if "比較學習分析" in t["question"])
+    assert "[STUDENT_ID]" in alice["question"] and "[NATIONAL_ID]" in alice["question"] and "[EMAIL]" in alice["question"]
+    assert "[PHONE]" in alice["question"] and "[PERSON]" in alice["question"]
+    assert alice["answer"].count("[PHONE]") == 3 and "[PERSON]" in alice["answer"]
+    assert alice["person"].startswith("p_") and alice["task"].startswith("t_")
+
+    steps = _csv(out / "steps.csv")
+    assert {s["task"] for s in steps} == {t["task"] for t in tasks}
+    chat = _csv(out / "chat_logs.csv")
+    assert len(chat) == 6 and {c["person"] for c in chat} == {t["person"] for t in tasks}
+    replies = [c for c in chat if c["kind"] == "response"]
+    assert all(r["in_reply_to"].startswith("m_") for r in replies)
+
+    signals = {s["task"]: s for s in _csv(out / "signals.csv")}
+    mine = signals[alice["task"]]
+    assert mine["bloom_level"] == "analyze" and mine["sub_questions"] == "2" and mine["reflection_rounds"] == "1"
+    assert mine["follow_ups_24h"] == "1" and mine["shared_views"] == "2" and mine["disclaimer_acknowledged"] == "True"
+    assert float(mine["language_complexity"]) > 0 and int(mine["question_chars"]) > 0
+
+
+def _jsonl_as_csv(rows):
+    """The CSV holds the same values as the JSONL, as text."""
+    def cell(v):
+        if v is None:
+            return ""
+        if isinstance(v, (list, dict)):
+            return json.dumps(v, ensure_ascii=False, sort_keys=True)
+        return str(v)
+    return [{k: cell(v) for k, v in row.items()} for row in rows]
+
+
+def test_the_audit_row_records_who_what_and_the_files_hashes(study, tmp_path):
+    out = _export(study, tmp_path / "x")
+
+    audit = ExportAudit.objects.get(outcome="completed")
+    assert audit.requested_by == study.researcher and audit.study == study.study_obj
+    assert audit.filters["study"] == PROTOCOL and audit.filters["channels"] == ["course-a"]
+    assert audit.row_counts == {"tasks": 2, "steps": 2, "chat_logs": 6, "signals": 2}
+    assert set(audit.file_hashes) == {f"{d}.{e}" for d in DATASETS for e in ("csv", "jsonl")}
+    for name, digest in audit.file_hashes.items():
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["audit_id"] == audit.pk and manifest["files"]["tasks.csv"]["sha256"] == audit.file_hashes["tasks.csv"]
+
+
+def test_pseudonyms_are_stable_within_a_study_and_differ_across_studies(study, tmp_path):
+    other = Study.objects.create(protocol_number="NTU-REC 202601EM002", title="other", approved_from=date(2025, 8, 1),
+                                 approved_to=timezone.localdate() + timedelta(days=30), status="active")
+    other.channels.add(study.channel)
+    StudyResearcher.objects.create(study=other, user=study.researcher, agreement_signed_on=date(2025, 9, 1))
+
+    first = _export(study, tmp_path / "1", fmt="csv")
+    second = _export(study, tmp_path / "2", fmt="csv")
+    third = _export(study, tmp_path / "3", study="NTU-REC 202601EM002", fmt="csv")
+
+    people = lambda out: sorted({row["person"] for row in _csv(out / "tasks.csv")})  # noqa: E731
+    assert people(first) == people(second) and len(people(first)) == 2
+    assert not set(people(first)) & set(people(third))
+    # Same data, same study: byte-identical files.
+    assert (first / "tasks.csv").read_bytes() == (second / "tasks.csv").read_bytes()
+
+
+def test_a_student_who_withdrew_is_absent_from_every_file(study, tmp_path):
+    ConsentWithdrawal.objects.create(user=study.other_student, channel=study.channel, withdrawn_at=timezone.now())
+    out = _export(study, tmp_path / "x")
+
+    for path in out.iterdir():
+        assert "BOB-ONLY" not in path.read_text(encoding="utf-8-sig") and "量子糾纏" not in path.read_text(encoding="utf-8-sig")
+    tasks = _csv(out / "tasks.csv")
+    assert len(tasks) == 1 and len({row["person"] for row in _csv(out / "chat_logs.csv")}) == 1
+    assert ExportAudit.objects.get(outcome="completed").filters["withdrawn_students_excluded"] == 1
+
+
+def test_a_global_withdrawal_counts_too(study, tmp_path):
+    ConsentWithdrawal.objects.create(user=study.other_student, channel=None, withdrawn_at=timezone.now())
+    out = _export(study, tmp_path / "x", fmt="jsonl")
+    assert "BOB-ONLY" not in (out / "tasks.jsonl").read_text()
+
+
+def test_rows_written_while_consent_was_not_in_force_are_left_out(study, tmp_path):
+    # Deep Research was off (no consent) until after Bob's research.
+    ChannelConsent.objects.filter(channel=study.channel).update(started_at=study.day + timedelta(minutes=30))
+    out = _export(study, tmp_path / "x", fmt="csv")
+    questions = " ".join(t["question"] for t in _csv(out / "tasks.csv"))
+    assert "BOB-ONLY" in questions and "比較學習分析" not in questions
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+@pytest.mark.parametrize(
+    "change, code",
+    [
+        (lambda p: StudyResearcher.objects.filter(user=p.researcher).update(agreement_signed_on=None), "no_signed_agreement"),
+        (lambda p: Study.objects.filter(pk=p.study_obj.pk).update(status="draft"), "study_not_active"),
+        (lambda p: Study.objects.filter(pk=p.study_obj.pk).update(status="closed"), "study_not_active"),
+        (lambda p: Study.objects.filter(pk=p.study_obj.pk).update(approved_to=timezone.localdate() - timedelta(days=1)), "approval_not_current"),
+    ],
+)
+def test_an_export_is_refused_and_audited(study, tmp_path, change, code):
+    change(study)
+    with pytest.raises(CommandError, match=code):
+        _export(study, tmp_path / "x")
+    assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())
+    refused = ExportAudit.objects.get()
+    assert refused.outcome == "refused" and refused.refusal.startswith(code) and refused.file_hashes == {}
+
+
+def test_a_range_outside_the_approval_period_is_refused(study, tmp_path):
+    with pytest.raises(CommandError, match="outside_approval"):
+        _export(study, tmp_path / "x", start=date(2025, 7, 1))
+    with pytest.raises(CommandError, match="outside_approval"):
+        _export(study, tmp_path / "y", end=study.study_obj.approved_to + timedelta(days=1))
+    with pytest.raises(CommandError, match="bad_date_range"):
+        _export(study, tmp_path / "z", start=timezone.localdate(), end=timezone.localdate() - timedelta(days=2))
+    assert ExportAudit.objects.filter(outcome="refused").count() == 3 and not ExportAudit.objects.filter(outcome="completed").exists()
+
+
+def test_someone_not_on_the_study_is_refused_even_a_platform_admin(study, tmp_path):
+    with pytest.raises(CommandError, match="no_signed_agreement"):
+        _export(study, tmp_path / "x", researcher=study.admin.username)
+
+
+def test_existing_files_are_never_overwritten(study, tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "tasks.csv").write_text("keep me")
+    with pytest.raises(CommandError, match="tasks.csv"):
+        _export(study, tmp_path / "x")
+    assert (tmp_path / "x" / "tasks.csv").read_text() == "keep me"
+
+
+# --------------------------------------------------------------------------- the audit log is append-only
+
+
+def test_the_audit_log_cannot_be_changed_or_deleted(study, tmp_path, client):
+    _export(study, tmp_path / "x")
+    audit = ExportAudit.objects.get()
+    audit.destination = "elsewhere"
+    with pytest.raises(AppendOnlyError):
+        audit.save()
+    with pytest.raises(AppendOnlyError):
+        audit.delete()
+    for attempt in (lambda: ExportAudit.objects.update(destination="x"), lambda: ExportAudit.objects.all().delete()):
+        with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+            attempt()
+    client.force_login(study.admin)
+    assert client.get(f"/admin/governance/exportaudit/{audit.pk}/change/").status_code == 200  # readable
+    assert client.post(f"/admin/governance/exportaudit/{audit.pk}/change/", {"destination": "x"}).status_code == 403
+    assert client.post(f"/admin/governance/exportaudit/{audit.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert client.get("/admin/governance/exportaudit/add/").status_code == 403
+    assert ExportAudit.objects.get().destination.startswith("command:")
+
+
+# --------------------------------------------------------------------------- from the admin
+
+
+def test_a_researcher_exports_from_the_admin_and_gets_a_zip_that_passes_the_checks(study, client):
+    client.force_login(study.researcher)
+    url = f"/admin/governance/study/{study.study_obj.pk}/export/"
+    response = client.post(url, {"date_from": (study.day - timedelta(days=1)).date().isoformat(), "date_to": timezone.localdate().isoformat(), "format": "both"})
+
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    files = {name: archive.read(name) for name in archive.namelist()}
+    audit = ExportAudit.objects.get(outcome="completed")
+    assert response["X-Export-Audit-Id"] == str(audit.pk) and audit.destination == "admin download"
+    assert set(files) == set(audit.file_hashes) | {"manifest.json"}
+    for name, digest in audit.file_hashes.items():
+        assert hashlib.sha256(files[name]).hexdigest() == digest
+    _assert_nothing_identifying(files, study, extra=[str(t.task_uuid) for t in ResearchTask.objects.all()])
+
+
+def test_the_admin_refuses_a_researcher_without_a_signed_agreement(study, client):
+    StudyResearcher.objects.filter(user=study.researcher).update(agreement_signed_on=None)
+    client.force_login(study.researcher)
+    url = f"/admin/governance/study/{study.study_obj.pk}/export/"
+    response = client.post(url, {"date_from": "2026-01-01", "date_to": timezone.localdate().isoformat(), "format": "csv"})
+    assert response.status_code == 403 and response["Content-Type"].startswith("text/html")
+    assert "研究者責任書" in response.content.decode()  # the refusal, in the default language
+    assert ExportAudit.objects.get().outcome == "refused"
