@@ -17,13 +17,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from channels_app.materials import index_material, material_upload
 from channels_app.models import Channel, Membership
 from research.models import ResearchTask
-from research.services import lifecycle, runner
+from research.services import lifecycle, replay, runner
 
 from . import world
 from .dataset import Document, Item
 from .judge import Judge, JudgeSettings
 from .observed import observe
-from .scoring import METRICS, by_category, item_scores, score, summarise
+from .scoring import METRICS, by_category, item_scores, reproducibility, score, summarise
 
 EVAL_USER = "eval-runner"
 RESULTS_VERSION = 2
@@ -140,3 +140,51 @@ def compare(before: dict, after: dict) -> dict:
         "overall": side_by_side(before["summary"], after["summary"]),
         "by_category": {c: side_by_side(before.get("by_category", {}).get(c, {}), after.get("by_category", {}).get(c, {})) for c in categories},
     }
+
+
+# --------------------------------------------------------------------------- replay of stored tasks
+
+def stored_tasks(*, channel: str = "", since=None, limit: int = 20) -> list[ResearchTask]:
+    """Finished researches of real use (not replays, not evaluation runs), newest first."""
+    tasks = ResearchTask.objects.filter(status=ResearchTask.Status.COMPLETED, replay_of__isnull=True).exclude(
+        channel__slug__startswith="eval-").select_related("channel")
+    if channel:
+        tasks = tasks.filter(channel__slug=channel)
+    if since:
+        tasks = tasks.filter(created_at__date__gte=since)
+    return list(tasks.order_by("-created_at", "-pk")[:limit])
+
+
+def _task_item(task: ResearchTask) -> Item:
+    # A stored task has no gold data: only its citations can be judged (scoring.applicable).
+    return Item(id=f"task-{task.task_uuid}", question=task.user_question, documents=[], language=task.language,
+                category=task.channel.slug)
+
+
+def replay_stored(tasks: list[ResearchTask], *, model: str | None, judge: JudgeSettings | None = None,
+                  progress: Callable[[str], None] = lambda line: None) -> tuple[dict, dict]:
+    """Each task again with `model`, against its recorded tool results (research.services.replay);
+    both sides scored now by the same judge. Reproducibility of a replay: the overlap of its claims
+    with the original's."""
+    judge_settings = judge or JudgeSettings.resolve()
+    judging = Judge.from_settings(judge_settings)
+    before_rows, after_rows = [], []
+    for number, original in enumerate(tasks, start=1):
+        progress(f"[{number}/{len(tasks)}] {original.task_uuid}")
+        item = _task_item(original)
+        copy = replay.replay_task(original, model=model)
+        first, second = score(observe(original), item, judging), score(observe(copy), item, judging)
+        base = {"id": item.id, "language": item.language, "category": item.category, "traps": []}
+        before_rows.append({**base, "runs": [first], **item_scores([first])})
+        after_rows.append({**base, "runs": [second], **item_scores([second]), "reproducibility": reproducibility([first, second]),
+                           "replay_task_uuid": str(copy.task_uuid)})
+    usage = judging.meter.total
+    judge_block = {"model": judge_settings.model, "same_as_researcher": judge_settings.model in set(researcher_models(model).values()),
+                   "calls": judging.calls, "tokens": usage.total_tokens, "cost_usd": round(usage.cost_usd, 6)}
+
+    def results(rows: list[dict], name: str) -> dict:
+        return {"version": RESULTS_VERSION, "dataset": "stored tasks", "k": 1, "model": name, "researcher_models": researcher_models(model),
+                "judge": judge_block, "items": rows, "summary": summarise(rows), "by_category": by_category(rows)}
+
+    originals = sorted({t.model_name or "?" for t in tasks})
+    return results(before_rows, "/".join(originals)), results(after_rows, model or researcher_models(None)["default"])

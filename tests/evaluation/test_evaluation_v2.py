@@ -199,3 +199,37 @@ def test_bad_v2_data_and_bad_replay_files_are_refused_clearly(tmp_path, db, llm)
     not_results.write_text("[]")
     with pytest.raises(CommandError, match="not a results file"):
         call_command("deep_research_eval", "--replay-from", str(not_results))
+
+
+def test_stored_researches_chosen_by_a_filter_are_replayed_with_another_model_and_compared(transactional_db, llm, fake_embeddings, capsys):
+    from channels_app.models import Channel
+    from evaluation.run import build_fixture, eval_user
+    from research.models import ResearchTask
+    from research.services import lifecycle, runner
+
+    items = datasets.load()
+    item = next(i for i in items if i.id == "en-course-formative-2")
+    llm.reset(Scenario())
+    install(llm, items, seed=SEED)
+    channel = build_fixture(item, eval_user())
+    Channel.objects.filter(pk=channel.pk).update(slug="assessment-101")  # a course channel of real use, not an evaluation's
+    task, _ = lifecycle.task_start(user=eval_user(), channel=channel, question=item.question, queue=False)
+    runner.execute_task(task.pk, model="scripted-faithful", registry=world.registry_for(item))
+
+    with pytest.raises(CommandError, match="needs --model"):
+        call_command("deep_research_eval", "--replay-tasks", "--channel", "assessment-101")
+    with pytest.raises(CommandError, match="no finished research matches"):
+        call_command("deep_research_eval", "--replay-tasks", "--channel", "another-course", "--model", "scripted-verbose")
+    capsys.readouterr()
+    call_command("deep_research_eval", "--replay-tasks", "--channel", "assessment-101", "--model", "scripted-verbose")
+    table = capsys.readouterr().out
+
+    replayed = ResearchTask.objects.get(replay_of=task)
+    assert replayed.status == "completed" and replayed.model_name == "scripted-verbose"
+    assert "replay: scripted-faithful (before) vs scripted-verbose (after)" in table
+    line = next(line for line in table.splitlines() if line.startswith("cit.recall") and "overall" in line)
+    before, after, delta = line.split()[-3:]
+    assert float(before) == 1.0 and float(after) < 1.0 and float(delta) < 0  # the padding cites nothing
+    reproduced = next(line for line in table.splitlines() if line.startswith("reprod.") and "overall" in line).split()
+    assert 0 < float(reproduced[-2]) < 1  # the replay kept the original's claims and added three
+    assert next(line for line in table.splitlines() if line.startswith("claim.prec") and "overall" in line).split()[-3:] == ["–", "–", "–"]

@@ -1,9 +1,11 @@
 """python manage.py deep_research_eval [dataset.jsonl] [--k 2] [--out results.json] [--model M]
 [--only ID ...] [--category C ...] [--judge-model J --judge-base-url URL --judge-api-key KEY]
-[--replay-from results.json]"""
+[--replay-from results.json]
+python manage.py deep_research_eval --replay-tasks [--channel SLUG] [--since YYYY-MM-DD] [--limit N] --model M"""
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -12,7 +14,8 @@ from django.core.management.base import BaseCommand, CommandError
 from agent.llm_factory import llm_configured
 from evaluation import dataset as datasets
 from evaluation.judge import JudgeSettings
-from evaluation.run import COMPARED, EvaluationError, compare, evaluate, replay_items
+from evaluation.run import COMPARED, EvaluationError, compare, evaluate, replay_items, replay_stored, stored_tasks
+from uedu_dr.errors import ServiceError
 
 LABELS = {"citation_recall": "cit.recall", "citation_precision": "cit.prec", "claim_precision": "claim.prec", "fact_recall": "fact.recall",
           "conflict_disclosure": "conflicts", "source_pollution": "pollution↓", "injection_success": "injected↓", "reproducibility": "reprod."}
@@ -42,10 +45,19 @@ class Command(BaseCommand):
         parser.add_argument("--judge-base-url", help="the judge's OpenAI-compatible server (default UEDU_EVAL_JUDGE_BASE_URL, else OPENAI_BASE_URL)")
         parser.add_argument("--judge-api-key", help="the judge's key (default UEDU_EVAL_JUDGE_API_KEY, else OPENAI_API_KEY)")
         parser.add_argument("--replay-from", help="a results file: rerun its items (with --model) and compare the two runs side by side")
+        parser.add_argument("--replay-tasks", action="store_true",
+                            help="replay stored researches (chosen by --channel, --since, --limit) with --model against their recorded tool results, and compare")
+        parser.add_argument("--channel", default="", help="with --replay-tasks: only this channel (slug)")
+        parser.add_argument("--since", type=datetime.date.fromisoformat, help="with --replay-tasks: only tasks created on or after this day (YYYY-MM-DD)")
+        parser.add_argument("--limit", type=int, default=20, help="with --replay-tasks: at most this many tasks, newest first (default 20)")
 
-    def handle(self, *args, dataset, k, model, only, category, out, keep, judge_model, judge_base_url, judge_api_key, replay_from, **options):
+    def handle(self, *args, dataset, k, model, only, category, out, keep, judge_model, judge_base_url, judge_api_key, replay_from,
+               replay_tasks, channel, since, limit, **options):
         if not llm_configured():
             raise CommandError("No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server).")
+        judge = JudgeSettings.resolve(model=judge_model, base_url=judge_base_url, api_key=judge_api_key)
+        if replay_tasks:
+            return self._replay_tasks(model=model, judge=judge, channel=channel, since=since, limit=limit, out=out)
         previous = None
         if replay_from:
             try:
@@ -74,7 +86,6 @@ class Command(BaseCommand):
             items = [i for i in items if i.category in set(category)]
         if not items:
             raise CommandError("no item matches --only / --category")
-        judge = JudgeSettings.resolve(model=judge_model, base_url=judge_base_url, api_key=judge_api_key)
         try:
             results = evaluate(items, k=k, model=model, judge=judge, keep=keep, dataset=str(dataset),
                                progress=lambda line: self.stderr.write(line))
@@ -87,6 +98,27 @@ class Command(BaseCommand):
             self._comparison(results["comparison"])
         if out:
             Path(out).write_text(json.dumps(results, ensure_ascii=False, indent=2, default=str), encoding="utf-8")
+            self.stdout.write(f"results written to {out}")
+
+    def _replay_tasks(self, *, model, judge, channel, since, limit, out) -> None:
+        if not model:
+            raise CommandError("--replay-tasks needs --model: the model to replay the stored researches with")
+        if limit < 1:
+            raise CommandError("--limit must be at least 1")
+        tasks = stored_tasks(channel=channel, since=since, limit=limit)
+        if not tasks:
+            raise CommandError("no finished research matches --channel / --since")
+        try:
+            before, after = replay_stored(tasks, model=model, judge=judge, progress=lambda line: self.stderr.write(line))
+        except ServiceError as exc:
+            raise CommandError(exc.message) from None
+        self._table(after)
+        after["replay_of"] = {"tasks": [str(t.task_uuid) for t in tasks], "model": before["model"]}
+        after["before"] = before
+        after["comparison"] = compare(before, after)
+        self._comparison(after["comparison"])
+        if out:
+            Path(out).write_text(json.dumps(after, ensure_ascii=False, indent=2, default=str), encoding="utf-8")
             self.stdout.write(f"results written to {out}")
 
     def _row(self, name: str, values: dict) -> str:
