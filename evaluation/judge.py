@@ -59,23 +59,31 @@ class JudgeSettings:
         return LLMClient(config, meter=meter)
 
 
+class JudgeBudgetExceeded(Exception):
+    pass
+
+
 class Judge:
-    def __init__(self, client: LLMClient, model: str = "", meter: UsageMeter | None = None):
+    def __init__(self, client: LLMClient, model: str = "", meter: UsageMeter | None = None, max_tokens: int | None = None):
         self.client = client
         self.model = model
         self.meter = meter
+        self.max_tokens = max_tokens
         self.calls = 0
 
     @classmethod
     def from_settings(cls, judge: JudgeSettings) -> "Judge":
         meter = UsageMeter()
-        return cls(judge.client(meter), model=judge.model, meter=meter)
+        return cls(judge.client(meter), model=judge.model, meter=meter, max_tokens=settings.UEDU_EVAL_JUDGE_MAX_TOKENS)
 
     def entails(self, pairs: list[tuple[str, list[str]]]) -> list[bool]:
         """For each (statement, passages): do the passages entail it? Empty passages never do."""
         verdicts = [False] * len(pairs)
         wanted = [(i, s, p) for i, (s, p) in enumerate(pairs) if p and any(x.strip() for x in p)]
         for start in range(0, len(wanted), BATCH):
+            if self.max_tokens is not None and self.meter is not None and self.meter.total_tokens >= self.max_tokens:
+                # The judge spends tokens like the researcher: an evaluation stops at its budget.
+                raise JudgeBudgetExceeded(f"the judge used its budget of {self.max_tokens} tokens (UEDU_EVAL_JUDGE_MAX_TOKENS)")
             batch = wanted[start : start + BATCH]
             payload = [{"id": i, "statement": s, "passages": [x[:3000] for x in p]} for i, s, p in batch]
             data = self.client.structured(

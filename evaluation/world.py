@@ -18,6 +18,8 @@ from agent.connectors import edgar
 from agent.engine.types import Source, ToolResult
 from agent.tools import REGISTRY
 from agent.tools.registry import Tool, ToolContext, ToolRegistry
+# The product's own renderers of a figure and a margin: the frozen get_financials must read to the
+# model exactly as the live tool does.
 from agent.tools.structured import _figure_source, _margin_source
 
 from .dataset import Document, Item

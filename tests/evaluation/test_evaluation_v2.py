@@ -158,6 +158,10 @@ def test_the_judge_is_independent_of_the_researcher_and_named(transactional_db, 
     _eval(llm, "--only", "en-catalogue-cs-path", "--model", "scripted-faithful")
     assert "WARNING: the judge (scripted-faithful) is the researcher's own model" in capsys.readouterr().out
 
+    settings.UEDU_EVAL_JUDGE_MAX_TOKENS = 1  # the judge's calls are bounded too
+    with pytest.raises(CommandError, match="the judge used its budget of 1 tokens"):
+        _eval(llm, "--only", "en-catalogue-cs-path", "--model", "scripted-faithful")
+
 
 def test_replay_from_a_results_file_compares_two_configurations_side_by_side(transactional_db, llm, fake_embeddings, tmp_path, capsys):
     chosen = ["en-course-retrieval-2", "zh-course-bloom-1", "en-catalogue-cs-path", "zh-catalogue-hs-probability",

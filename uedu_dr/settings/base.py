@@ -327,6 +327,8 @@ for _model, _price in UEDU_LLM_PRICES.items():
 UEDU_EVAL_JUDGE_MODEL = env.str("UEDU_EVAL_JUDGE_MODEL", default="")
 UEDU_EVAL_JUDGE_BASE_URL = env.str("UEDU_EVAL_JUDGE_BASE_URL", default="")
 UEDU_EVAL_JUDGE_API_KEY = env.str("UEDU_EVAL_JUDGE_API_KEY", default="")
+# Every judge call is bounded: an evaluation stops with an error once its judge used this many tokens.
+UEDU_EVAL_JUDGE_MAX_TOKENS = env.int("UEDU_EVAL_JUDGE_MAX_TOKENS", default=20_000_000)
 
 # --------------------------------------------------------------------------- Knowledge sources: OpenAlex, web, SEC EDGAR
 # Every external service the research tools read is reached by a configurable base URL, so that

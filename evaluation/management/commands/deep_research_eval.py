@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agent.llm_factory import llm_configured
 from evaluation import dataset as datasets
-from evaluation.judge import JudgeSettings
+from evaluation.judge import JudgeBudgetExceeded, JudgeSettings
 from evaluation.run import COMPARED, EvaluationError, compare, evaluate, replay_items, replay_stored, stored_tasks
 from uedu_dr.errors import ServiceError
 
@@ -89,7 +89,7 @@ class Command(BaseCommand):
         try:
             results = evaluate(items, k=k, model=model, judge=judge, keep=keep, dataset=str(dataset),
                                progress=lambda line: self.stderr.write(line))
-        except EvaluationError as exc:
+        except (EvaluationError, JudgeBudgetExceeded) as exc:
             raise CommandError(str(exc)) from None
         self._table(results)
         if previous is not None:
@@ -112,6 +112,8 @@ class Command(BaseCommand):
             before, after = replay_stored(tasks, model=model, judge=judge, progress=lambda line: self.stderr.write(line))
         except ServiceError as exc:
             raise CommandError(exc.message) from None
+        except JudgeBudgetExceeded as exc:
+            raise CommandError(str(exc)) from None
         self._table(after)
         after["replay_of"] = {"tasks": [str(t.task_uuid) for t in tasks], "model": before["model"]}
         after["before"] = before
