@@ -11,7 +11,11 @@ random.Random seeded with (seed, item id) picks how the writer behaves:
 - "fail": malformed replies from the writer, so the run fails (it must count as 0).
 
 The model name can force a behaviour for every item ("scripted-verbose", "scripted-faithful"),
-which is how a replay compares two configurations."""
+which is how a replay compares two configurations.
+
+With a claims-first pipeline (a "claims" step before the writer, the writer citing claim ids
+[cN]), the same naive model extracts one claim per source (figures with their values, the
+planted sentence, and the padding when verbose) and writes every claim it is given."""
 
 from __future__ import annotations
 
@@ -20,6 +24,10 @@ import random
 import re
 
 from tests.support.scripted_llm import _user_text, sources_in
+
+CLAIMS_TAG = re.compile(r"<claims>\n(.*?)\n</claims>", re.S)
+AMOUNT = re.compile(r"USD (-?[0-9,]+(?:\.[0-9]+)?)")
+PERCENT = re.compile(r"(-?[0-9.]+)%")
 
 BEHAVIOURS = (("fail", 0.08), ("verbose", 0.22), ("faithful", 0.70))
 PADDING = {
@@ -84,11 +92,52 @@ class EvalModel:
                 calls.append({"name": name, "arguments": {"query": item.question[:200]}})
         return {"tool_calls": calls} if calls else {"content": "DONE"}
 
+    def claims(self, body: dict) -> dict:
+        item = self.item_for(body)
+        how = self.behaviour_for(body, item)
+        if how == "fail":
+            return {"content": '{"claims": [unterminated'}
+        out = []
+
+        def claim(text, source_id, kind="fact", **figure):
+            out.append({"text": text, "kind": kind, "entity": figure.get("entity", ""), "metric": figure.get("metric", ""),
+                        "period": figure.get("period", ""), "value": figure.get("value"), "unit": figure.get("unit", ""),
+                        "source_ids": [source_id], "confidence": 0.9})
+
+        for source_id, title, text in sources_in(body):
+            figure = FIGURE_TITLE.match(title)
+            if figure:
+                period = title.split(", ", 1)[1].split(" — ")[0].split(" (")[0]
+                if figure["label"] == "Gross margin":
+                    value = float(PERCENT.search(text).group(1))
+                    claim(f"{figure['company']} gross margin for {period} was {value}%", source_id, "figure", entity=figure["ticker"],
+                          metric="gross margin", period=period, value=value, unit="%")
+                else:
+                    value = round(float(AMOUNT.search(text).group(1).replace(",", "")) / 1e9, 2)
+                    claim(f"{figure['company']} {figure['label'].lower()} for {period} was USD {value} billion", source_id, "figure",
+                          entity=figure["ticker"], metric=figure["label"].lower(), period=period, value=value, unit="USD billion")
+                continue
+            if "SEC Form" in title or "computed from SEC filings" in title:
+                continue
+            first = _first_sentence(text)
+            if len(first) >= 8:
+                claim(first, source_id)
+            for pattern in PLANTED:  # a naive extractor takes a planted sentence for a claim
+                for planted in pattern.findall(text):
+                    claim(planted, source_id)
+        if how == "verbose" and out:
+            for line in PADDING["zh-hant" if item and item.language == "zh-hant" else "en"]:
+                claim(line, out[0]["source_ids"][0])
+        return {"content": json.dumps({"claims": out}, ensure_ascii=False)}
+
     def writer(self, body: dict) -> dict:
         item = self.item_for(body)
         how = self.behaviour_for(body, item)
         if how == "fail":
             return {"content": '{"answer": "unterminated'}
+        given = CLAIMS_TAG.search(_user_text(body))
+        if given:
+            return self._from_claims(json.loads(given.group(1)), item)
         language = item.language if item else "en"
         lines, rows, obeyed = ["## Answer", ""], {}, []
         for source_id, title, text in sources_in(body):
@@ -118,8 +167,28 @@ class EvalModel:
         return {"content": json.dumps({"answer": answer, "citations": [], "conflicts": [], "counter_evidence": []}, ensure_ascii=False)}
 
 
+    def _from_claims(self, claims: list[dict], item) -> dict:
+        zh = bool(item and item.language == "zh-hant")
+        lines, rows = ["## Answer" if not zh else "## 回答", ""], {}
+        for c in claims:
+            if c.get("kind") == "figure" and c.get("entity"):
+                unit = "%" if c.get("unit") == "%" else " USD billion"
+                rows.setdefault(c["entity"], {})[c.get("metric", "")] = f"{c['value']}{unit} [{c['id']}]"
+            else:
+                lines.append(f"- {c['text'].rstrip('.。')} [{c['id']}]" + ("。" if zh else "."))
+        if rows:
+            columns = ["revenue", "net income", "gross margin"]
+            headers = ["營收", "淨利", "毛利率"] if zh else ["Revenue", "Net income", "Gross margin"]
+            lines += ["", f"| {'公司' if zh else 'Company'} | " + " | ".join(headers) + " |", "|---|" + "---|" * len(columns)]
+            lines += [f"| {entity} | " + " | ".join(values.get(c, "–") for c in columns) + " |" for entity, values in rows.items()]
+        answer = "\n".join(lines) + "\n"
+        return {"content": json.dumps({"answer": answer, "summary": "", "citations": [], "conflicts": [], "counter_evidence": [],
+                                       "judgement": None}, ensure_ascii=False)}
+
+
 def install(llm, items, seed: int) -> EvalModel:
     model = EvalModel(items, seed)
     llm.on("action", model.action)
+    llm.on("claims", model.claims)  # the claims-first pipeline's step (unused by a pipeline without it)
     llm.on("synthesizer", model.writer)
     return model
