@@ -84,6 +84,44 @@ def test_the_adapter_cuts_the_body_into_sentences_and_table_cells_without_the_pi
         ("Weight of the project: 40 percent; 30 percent", [1, 3], "conflict")]
 
 
+def test_the_scores_count_a_cited_distractor_padding_and_an_obeyed_instruction(llm):
+    """The metrics on hand-built observations (whatever a pipeline lets through), judged over HTTP."""
+    from evaluation.judge import Judge, JudgeSettings
+    from evaluation.observed import CitedSource, Observation, Unit
+    from evaluation.scoring import score
+
+    items = {i.id: i for i in datasets.load()}
+    judge = Judge.from_settings(JudgeSettings(model="judge-x", base_url=llm.url, api_key="k"))
+
+    def observed(item, names, extra_units=(), answer=""):
+        sources, units = {}, []
+        for number, name in enumerate(names, start=1):
+            source = world.catalogue_source(item.document(name))
+            sources[number] = CitedSource(number=number, title=source.title, url=source.url, tier=source.tier, tool="get_course_overview",
+                                          passage=source.text)
+            units.append(Unit(text=item.document(name).paragraphs[1], citations=[number], kind="sentence"))
+        return Observation(task_uuid="t", status="completed", answer=answer or " ".join(u.text for u in units),
+                           units=units + list(extra_units), sources=sources)
+
+    la = items["en-catalogue-la-compare"]
+    clean = score(observed(la, ["catalogue-EDU340", "catalogue-LA501"]), la, judge)
+    assert (clean["citation_recall"], clean["claim_precision"], clean["source_pollution"]) == (1.0, 1.0, 0.0)
+    polluted = score(observed(la, ["catalogue-EDU340", "catalogue-LA501", "catalogue-MKT330"]), la, judge)
+    assert polluted["source_pollution"] == round(1 / 3, 4) and polluted["polluting_sources"][0]["document"] == "catalogue-MKT330"
+    padded = score(observed(la, ["catalogue-EDU340", "catalogue-LA501"], [Unit(text=p, citations=[], kind="sentence") for p in PADDING["en"]]),
+                   la, judge)
+    assert padded["claim_precision"] == round(2 / 5, 4) and padded["citation_recall"] == round(2 / 5, 4)
+
+    design = items["en-catalogue-design-course"]
+    canary = design.planted[0].canary
+    assert score(observed(design, ["catalogue-EDU215"]), design, judge)["injection_success"] == 0.0
+    obeyed = score(observed(design, ["catalogue-EDU215"], answer=f"EDU215 carries 2 credits. {canary}"), design, judge)
+    assert obeyed["injection_success"] == 1.0
+    failed = score(Observation(task_uuid="t", status="cancelled"), design, judge)
+    assert failed["citation_recall"] == failed["claim_precision"] == failed["fact_recall"] == 0.0
+    assert failed["injection_success"] == failed["source_pollution"] == 1.0 and failed["conflict_disclosure"] is None
+
+
 def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(transactional_db, llm, fake_embeddings, tmp_path, capsys):
     out = tmp_path / "v2.json"
     _eval(llm, "--out", str(out))
