@@ -20,7 +20,7 @@ from research.models import ResearchTask
 from research.services import lifecycle, replay, runner
 
 from . import world
-from .dataset import Document, Item
+from .dataset import Item
 from .judge import Judge, JudgeSettings
 from .observed import observe
 from .scoring import METRICS, by_category, item_scores, reproducibility, score, summarise
@@ -31,10 +31,6 @@ RESULTS_VERSION = 2
 
 class EvaluationError(Exception):
     pass
-
-
-def docx_bytes(document: Document) -> bytes:
-    return world.docx_bytes(document)
 
 
 def eval_user():

@@ -11,7 +11,8 @@ from django.core.management import call_command
 
 from channels_app.models import Material
 from evaluation import dataset as datasets
-from evaluation.run import build_fixture, docx_bytes, eval_user
+from evaluation.run import build_fixture, eval_user
+from evaluation.world import docx_bytes
 from research.models import FailureCase, ResearchTask
 from research.services import feedback, lifecycle, runner
 from tests.support.scripted_llm import Scenario, sources_in
