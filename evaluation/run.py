@@ -142,8 +142,9 @@ def compare(before: dict, after: dict) -> dict:
 
 def stored_tasks(*, channel: str = "", since=None, limit: int = 20) -> list[ResearchTask]:
     """Finished researches of real use (not replays, not evaluation runs), newest first."""
-    tasks = ResearchTask.objects.filter(status=ResearchTask.Status.COMPLETED, replay_of__isnull=True).exclude(
-        channel__slug__startswith="eval-").select_related("channel")
+    # Only tasks with recorded tool steps can be replayed (research.services.replay).
+    tasks = ResearchTask.objects.filter(status=ResearchTask.Status.COMPLETED, replay_of__isnull=True, steps__isnull=False).exclude(
+        channel__slug__startswith="eval-").select_related("channel").distinct()
     if channel:
         tasks = tasks.filter(channel__slug=channel)
     if since:
