@@ -17,6 +17,7 @@ from channels_app.admin_scoping import (
     CONTENT_ROLES,
     TA,
     ChannelScopedAdmin,
+    GuardedModelAdmin,
     ChannelScopedInline,
     PlatformAdminOnly,
     ReadOnlyRecords,
@@ -156,7 +157,7 @@ class ResearchEventAdmin(_TaskContentAdmin):
     list_select_related = ["task"]
 
 
-class SuperuserOnlyAdmin(ReadOnlyRecords, PlatformAdminOnly, admin.ModelAdmin):
+class SuperuserOnlyAdmin(ReadOnlyRecords, PlatformAdminOnly, GuardedModelAdmin):
     """Platform-wide figures and raw transcripts: platform admins read them, nobody edits them."""
 
 
@@ -276,7 +277,7 @@ class AnswerFeedbackAdmin(ChannelScopedAdmin):
 
 
 @admin.register(SourceStat)
-class SourceStatAdmin(PlatformAdminOnly, admin.ModelAdmin):
+class SourceStatAdmin(PlatformAdminOnly, GuardedModelAdmin):
     list_display = ["kind", "key", "passed", "failed", "reports", "weight", "pinned"]
     list_filter = ["kind", "pinned"]
     list_editable = ["pinned"]
@@ -294,7 +295,7 @@ class SourceStatAdmin(PlatformAdminOnly, admin.ModelAdmin):
 
 
 @admin.register(FailureCase)
-class FailureCaseAdmin(PlatformAdminOnly, admin.ModelAdmin):
+class FailureCaseAdmin(PlatformAdminOnly, GuardedModelAdmin):
     list_display = ["id", "question", "language", "created_by", "created_at"]
     search_fields = ["question", "what_was_wrong"]
     readonly_fields = ["task", "created_by", "created_at"]

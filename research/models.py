@@ -61,6 +61,20 @@ class ResearchTask(models.Model):
     # A replay re-runs a stored task's reasoning against its recorded tool results.
     replay_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays",
                                   verbose_name=_("replay of"))
+    # A replay is an evaluation record, never learner data: owned by the admin who ran it, it
+    # writes no chat row and every learner-facing query (history, chat, follow-up context,
+    # export, source statistics) leaves it out. A flag, not just replay_of, because replay_of
+    # is cleared when the original is deleted.
+    is_replay = models.BooleanField(_("replay"), default=False, db_index=True)
+    # The copyable share link's secret (research.services.analytics); openings through it by
+    # others who may see the result are counted in shared_views.
+    share_token = models.CharField(max_length=32, unique=True, null=True, blank=True, editable=False)
+    # A teacher (or a Super TA with an NDA) marks a result as misused (e.g. handed in as the
+    # student's own work); a learning-analytics signal, exported as a flag.
+    misuse_flagged_at = models.DateTimeField(_("misuse flagged at"), null=True, blank=True)
+    misuse_flagged_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                          related_name="+", verbose_name=_("misuse flagged by"))
+    misuse_note = models.TextField(_("misuse note"), blank=True)
     model_name = models.CharField(_("model"), max_length=100, blank=True)
     # Context alignment and plan review (before and after planning).
     context_json = models.JSONField(_("research context"), default=dict, blank=True)

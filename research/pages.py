@@ -8,6 +8,8 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from urllib.parse import urlencode
+
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -16,6 +18,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
+from channels_app import access
 from research.forms import ReviewNoteForm, ReviewQueueFilter
 from research.models import ResearchTask
 from research.presentation import answer_markdown, ledger_view, plan_view
@@ -40,7 +43,7 @@ def _reviewers_only(request) -> None:
 @require_GET
 def result(request, task_uuid):
     task = _task_or_404(request, task_uuid)
-    analytics.record_result_view(task, request.user)
+    analytics.record_result_view(task, request.user, via_share=request.GET.get("s"))
     return _result_page(request, task)
 
 
@@ -56,6 +59,9 @@ def _result_page(request, task: ResearchTask, *, review_form: ReviewNoteForm | N
         "can_review": reviewer,
         "review_form": review_form if reviewer else None,
         "feedback_rows": list(task.feedback.select_related("user").order_by("-created_at")) if reviewer else [],
+        # The owner copies the share link; the teacher may flag the result as misused.
+        "share_url": share_url(request, task) if task.user_id == request.user.pk and not task.is_replay else "",
+        "can_flag_misuse": task.user_id != request.user.pk and access.reads_content_in(request.user, task.channel),
     }
     return render(request, "research/result.html", context, status=status)
 
@@ -112,6 +118,26 @@ def download(request, task_uuid):
     response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="deep-research-{task.task_uuid.hex[:8]}.md"'
     return response
+
+
+def share_url(request, task: ResearchTask) -> str:
+    return request.build_absolute_uri(task_url(task) + "?" + urlencode({"s": analytics.share_token(task)}))
+
+
+@login_required
+@require_POST
+def misuse_flag(request, task_uuid):
+    """The channel's teacher flags (or clears) a result as misused (a learning-analytics signal)."""
+    task = _task_or_404(request, task_uuid)
+    try:
+        analytics.flag_misuse(task, request.user, note=request.POST.get("note", ""), flagged=request.POST.get("flagged") != "0")
+    except ServiceError as exc:
+        if exc.status == 403:
+            raise PermissionDenied from None
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, gettext("Misuse flag saved."))
+    return redirect(reverse("research_result", args=[task.task_uuid]) + "#misuse")
 
 
 def task_url(task: ResearchTask) -> str:

@@ -1,16 +1,16 @@
 """Reads about research tasks, with the visibility rule in one place.
 
-Who may see a task: its owner, the channel's owner (teacher), a Super TA of that channel, and
-platform admins. Nobody else, on every endpoint, page and socket; everyone else gets 404."""
+Who may see a task: its owner, the channel's owner (teacher), a Super TA of that channel with a
+signed NDA on file for it (channels_app.access), and platform admins. Nobody else, on every endpoint, page and socket; everyone else gets 404."""
 
 from __future__ import annotations
 
 from datetime import datetime, time, timedelta
 
-from django.db.models import Case, Count, DecimalField, Exists, F, OuterRef, Q, QuerySet, Sum, Value, When
+from django.db.models import Case, Count, DecimalField, F, Q, QuerySet, Sum, Value, When
 from django.utils import timezone
 
-from channels_app.models import Membership
+from channels_app import access
 from quotas.models import CostReservation
 from quotas.services import cost_status
 from research.models import ResearchTask
@@ -22,8 +22,7 @@ def visible_tasks(user) -> QuerySet[ResearchTask]:
         return ResearchTask.objects.none()
     if user.is_superuser:
         return ResearchTask.objects.all()
-    super_ta = Membership.objects.filter(channel=OuterRef("channel"), user=user, role=Membership.Role.SUPER_TA)
-    return ResearchTask.objects.filter(Q(user=user) | Q(channel__owner=user) | Exists(super_ta))
+    return ResearchTask.objects.filter(Q(user=user) | access.content_reader_q(user))
 
 
 def can_view_task(user, task: ResearchTask) -> bool:
@@ -39,7 +38,7 @@ def get_visible_task(user, task_uuid) -> ResearchTask:
 
 
 def user_tasks(user, *, status: str | None = None, limit: int = 20) -> QuerySet[ResearchTask]:
-    tasks = ResearchTask.objects.filter(user=user).select_related("channel").order_by("-created_at")
+    tasks = ResearchTask.objects.filter(user=user, is_replay=False).select_related("channel").order_by("-created_at")
     if status:
         tasks = tasks.filter(status=status)
     return tasks[:limit]

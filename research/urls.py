@@ -10,4 +10,5 @@ urlpatterns = [
     path("task/<uuid:task_uuid>/answer.md", pages.download, name="research_download"),
     path("task/<uuid:task_uuid>/outcome", pages.outcome_fragment, name="research_outcome"),
     path("task/<uuid:task_uuid>/review", pages.review_note, name="research_review_note"),
+    path("task/<uuid:task_uuid>/misuse", pages.misuse_flag, name="research_misuse_flag"),
 ]

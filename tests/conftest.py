@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 import pytest
 from django.utils import translation
 
-from channels_app.models import Channel, Membership
+from channels_app.models import Channel, Membership, SuperTaNda
 from tests.support.factories import add_member, make_channel, make_user
 from tests.support.material_fixtures import celery_eager, fake_embeddings, index_file  # noqa: F401  (fixtures)
 
@@ -41,7 +42,7 @@ def personas(db) -> Personas:
     channel = make_channel(teacher, slug="course-a")
     other_teacher = make_user("t_other")
     other_channel = make_channel(other_teacher, slug="course-b")
-    return Personas(
+    personas = Personas(
         channel=channel,
         teacher=teacher,
         ta=add_member(channel, make_user("ta_a"), Membership.Role.TA),
@@ -53,6 +54,11 @@ def personas(db) -> Personas:
         other_super_ta=add_member(other_channel, make_user("sta_b"), Membership.Role.SUPER_TA),
         admin=make_user("root", superuser=True),
     )
+    # The personas' Super TAs have their NDA on file (without it they are ordinary TAs:
+    # tests/governance/test_super_ta_nda.py).
+    for user, in_channel in ((personas.super_ta, channel), (personas.other_super_ta, other_channel)):
+        SuperTaNda.objects.create(user=user, channel=in_channel, signed_on=date(2025, 9, 1))
+    return personas
 
 
 # --------------------------------------------------------------------------- the live stack

@@ -254,9 +254,11 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
         task.refresh_from_db()
         close_open_steps(task, "cancelled" if result.status == "cancelled" else "failed")
         quality.store(task, result)
-        credibility.record_verdicts(task, result)
-        response = write_response_log(task)
-        data = {"response_log_id": response.pk, "stop_reason": result.stop_reason, "tokens": usage.total_tokens,
+        # A replay is an evaluation record: no source statistics, no row in anyone's chat.
+        response = None if task.is_replay else write_response_log(task)
+        if not task.is_replay:
+            credibility.record_verdicts(task, result)
+        data = {"response_log_id": response.pk if response else None, "stop_reason": result.stop_reason, "tokens": usage.total_tokens,
                 "cost_usd": float(task.cost_usd), "duration_seconds": task.duration_seconds}
         if result.status == "completed":
             data.update(citations=len(result.citations), limit_hit=result.limit_hit)
