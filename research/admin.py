@@ -1,9 +1,10 @@
 """Research tasks in the admin: read-only records, scoped by role (channels_app.admin_scoping).
 
 - platform admins: every task, step and event;
-- a channel's teacher (owner) and its Super TAs: the channel's tasks in full (question, plan,
-  answer, steps) — the same people the result page admits (research.selectors.visible_tasks);
-- its TAs: the channel's tasks as operational records (who, status, cost, timing) without the
+- a channel's teacher (owner) and its Super TAs with an NDA on file for it: the channel's tasks in
+  full (question, plan, answer, steps) — the same people the result page admits
+  (research.selectors.visible_tasks, channels_app.access);
+- its TAs, and Super TAs without an NDA: the channel's tasks as operational records (who, status, cost, timing) without the
   question, answer or steps, which the source document reserves for the roles above.
 """
 
@@ -15,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from channels_app.admin_scoping import (
     CONTENT_ROLES,
+    SUPER_TA,
     TA,
     ChannelScopedAdmin,
     GuardedModelAdmin,
@@ -68,7 +70,8 @@ class ResearchClaimInline(ChannelScopedInline, admin.TabularInline):
 
 @admin.register(ResearchTask)
 class ResearchTaskAdmin(ChannelScopedAdmin):
-    view_roles = CONTENT_ROLES | {TA}
+    # A Super TA without an NDA on file for the channel is an ordinary TA there.
+    view_roles = CONTENT_ROLES | {TA, SUPER_TA}
     # Nobody edits a research record; the channel's teacher and Super TAs may write the reviewer
     # note of a task flagged for review; platform admins may delete one (ChannelScopedAdmin).
 
