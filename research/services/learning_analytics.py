@@ -12,7 +12,7 @@ export) and is always current: follow-up questions, for instance, keep arriving 
   id, or one of its numbered sources "[N]").
 - Sociomics: openings of the result through the share link the student copied, by others who may
   see it (a count; who looked is never stored); diffusion: later chat messages in the channel, by
-  anyone, that reference the result (its link or task id).
+  anyone but the student, that reference the result (its link or task id).
 - Ethicomics: whether, and how long after the answer, the student acknowledged the disclaimer;
   whether a teacher flagged the result as misused.
 
@@ -44,7 +44,7 @@ CODEBOOK = {
                   "that refer to it (its link or task id, or a numbered source [N]); empty while there is no answer",
     "share_link_openings": "openings of the result through the share link its student copied, by others who may see the result "
                            "(teacher, Super TA with NDA, platform admin); the student's own openings are not counted",
-    "diffusion_mentions": "later chat messages in the channel, by anyone, that contain the result's link or task id",
+    "diffusion_mentions": "later chat messages in the channel, by anyone but its student, that contain the result's link or task id",
     "misuse_flagged": "True if a teacher flagged the result as misused",
     "disclaimer_acknowledged": "True if the student clicked 'I understand' under the answer's disclaimer",
     "disclaimer_ack_seconds": "seconds from the answer to that click; empty if none",
@@ -119,6 +119,7 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
     )
     diffusion = (
         ChatLog.objects.filter(channel=OuterRef("channel"), created_at__gt=OuterRef("finished_at"), content__contains=uuid_text)
+        .exclude(user=OuterRef("user"))  # spreading means others: the student's own mentions are follow-ups
         .exclude(deep_research_task=OuterRef("pk"))
         .order_by()
         .values("channel")

@@ -173,6 +173,12 @@ def test_a_signed_researcher_exports_pseudonymised_redacted_files(study, tmp_pat
     assert mine["follow_ups"] == "1" and mine["share_link_openings"] == "2" and mine["disclaimer_acknowledged"] == "True"
     assert mine["misuse_flagged"] == "False" and mine["diffusion_mentions"] == "0"
     assert float(mine["language_complexity"]) > 0 and int(mine["question_chars"]) > 0
+    # The codebook in the manifest documents every signal column.
+    from governance.export import SIGNAL_COLUMNS
+
+    codebook = json.loads((out / "manifest.json").read_text())["codebook"]
+    assert set(codebook["signals"]) == set(SIGNAL_COLUMNS) - {"task", "person", "channel"}
+    assert "share link" in codebook["signals"]["share_link_openings"] and codebook["signals"]["diffusion_mentions"]
 
 
 def _jsonl_as_csv(rows):
