@@ -89,7 +89,7 @@ class StudyAdmin(GuardedModelAdmin):
     list_filter = ["status"]
     search_fields = ["protocol_number", "title"]
     filter_horizontal = ["channels"]
-    # pseudonym_key is not editable and is never listed here: it must never be displayed.
+    # The pseudonym key lives in StudyPseudonymKey, which no admin registers or filters on.
     fields = ["protocol_number", "title", "status", "approved_from", "approved_to", "channels"]
     inlines = [StudyResearcherInline]
     actions = ["export_data"]

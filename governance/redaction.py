@@ -70,14 +70,21 @@ def _phone(match: re.Match) -> str:
 
 
 def redact_patterns(text: str) -> str:
+    return redact_titled_names(_identifier_patterns(text))
+
+
+def _identifier_patterns(text: str) -> str:
     text = _EMAIL_RE.sub(EMAIL, text)
     text = _NATIONAL_ID_RE.sub(NATIONAL_ID, text)
     text = _STUDENT_ID_RE.sub(STUDENT_ID, text)
     for pattern in _PHONE_RES:
         text = pattern.sub(_phone, text)
-    text = _TITLED_CHINESE_NAME.sub(PERSON, text)
-    text = _TITLED_LATIN_NAME.sub(PERSON, text)
     return text
+
+
+def redact_titled_names(text: str) -> str:
+    text = _TITLED_CHINESE_NAME.sub(PERSON, text)
+    return _TITLED_LATIN_NAME.sub(PERSON, text)
 
 
 class Redactor:
@@ -102,10 +109,11 @@ class Redactor:
     def text(self, value: str | None) -> str:
         if not value:
             return value or ""
-        value = redact_patterns(value)
+        # Known names before titled ones: "陳同學" as a known name is one [PERSON], not "[PERSON]同學".
+        value = _identifier_patterns(value)
         if self._known is not None:
             value = self._known.sub(PERSON, value)
-        return value
+        return redact_titled_names(value)
 
     def data(self, value):
         """Redact every string inside JSON-like data (step arguments, citations); keys stay."""

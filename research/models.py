@@ -48,7 +48,7 @@ class ResearchTask(models.Model):
     error = models.TextField(_("error"), blank=True)
 
     # Learning-analytics signals (Sociomics, Ethicomics): counted without storing who.
-    shared_views = models.PositiveIntegerField(_("views by others"), default=0)
+    shared_views = models.PositiveIntegerField(_("share-link openings by others"), default=0)
     disclaimer_acknowledged_at = models.DateTimeField(_("disclaimer acknowledged"), null=True, blank=True)
 
     # Evidence quality: unresolved conflicts put a task in the review queue of the channel's

@@ -37,5 +37,11 @@ class UeduAdminSite(admin.AdminSite):
     def index(self, request, extra_context=None):
         links = []
         if request.user.is_active and request.user.is_superuser:
+            from governance.export_requests import pending_requests
+
             links.append({"url": reverse("admin:cost_dashboard", current_app=self.name), "label": _("Platform cost dashboard")})
+            # The IRB delegate's queue: export requests waiting for a decision.
+            pending = pending_requests().count()
+            queue = reverse("admin:governance_exportrequest_changelist", current_app=self.name) + "?status__exact=pending"
+            links.append({"url": queue, "label": _("Export requests waiting for approval: %(n)d") % {"n": pending}})
         return super().index(request, {"uedu_links": links, **(extra_context or {})})

@@ -42,5 +42,10 @@ class Migration(migrations.Migration):
             name='share_token',
             field=models.CharField(blank=True, editable=False, max_length=32, null=True, unique=True),
         ),
+        migrations.AlterField(
+            model_name='researchtask',
+            name='shared_views',
+            field=models.PositiveIntegerField(default=0, verbose_name='share-link openings by others'),
+        ),
         migrations.RunPython(flag_existing_replays, migrations.RunPython.noop),
     ]

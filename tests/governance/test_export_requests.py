@@ -48,8 +48,9 @@ def test_request_approval_and_one_export_within_scope(client, study):
     # The researcher cannot decide their own request, nor see the decision page.
     assert _decide(client, request.pk, "approve").status_code == 404
 
-    # The platform admin sees the queue and the consent form, and approves with a note.
+    # The platform admin sees the queue (linked from the admin index) and the consent form, and approves with a note.
     client.force_login(p.admin)
+    assert "/admin/governance/exportrequest/?status__exact=pending" in client.get("/admin/").content.decode()
     queue = client.get(reverse("admin:governance_exportrequest_changelist") + "?status__exact=pending").content.decode()
     assert "Bloom levels" not in queue and reverse("admin:governance_exportrequest_decide", args=[request.pk]) in queue
     form = client.get(reverse("admin:governance_exportrequest_consent_form", args=[request.pk]))
