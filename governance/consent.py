@@ -3,8 +3,8 @@
 Deep Research data are covered by the platform's IRB approval; when a teacher switches Deep
 Research on for a channel, the channel follows that informed-consent framework (students who use
 it are deemed to consent), and a student may withdraw — and re-join — from their own history
-page. CONSENT_TEXT is what the teacher (beside the switch) and the student (on the chat page,
-before their first research there) are shown; the export covers exactly what it names.
+page. CONSENT_SUMMARY and TEACHER_SWITCH_NOTE are what the student (on the chat page, before their first research there,
+and on the history page) and the teacher (beside the switch) are shown; the export covers exactly what it names.
 
 So a channel's consent is a record of *periods*: one opens when Deep Research is switched on (with
 the framework then in force, settings.UEDU_RESEARCH_CONSENT_FRAMEWORK) and closes when it is

@@ -5,7 +5,7 @@
   full (question, plan, answer, steps) — the same people the result page admits
   (research.selectors.visible_tasks, channels_app.access);
 - its TAs, and Super TAs without an NDA: the channel's tasks as operational records (who, status, cost, timing) without the
-  question, answer or steps, which the source document reserves for the roles above.
+  question, answer or steps, which the product reserves for the roles above.
 """
 
 from django.contrib import admin
