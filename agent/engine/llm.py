@@ -558,3 +558,23 @@ def _error_message(exc: "openai.APIStatusError") -> str:
 
 def _short(exc: Exception) -> str:
     return str(exc).replace("\n", " ")[:200]
+
+
+def list_models(config: LLMConfig, timeout: float = 3.0) -> list[str]:
+    """The model ids the server lists (GET /models), asked once with a short timeout: the launcher
+    and /healthz say whether a model answers before anyone starts a research."""
+    if not config.base_url and not config.api_key:
+        raise LLMNotConfigured("No LLM is configured.")
+    client = openai.OpenAI(
+        base_url=config.base_url or None, api_key=config.api_key or "not-needed", timeout=timeout, max_retries=0
+    )
+    try:
+        return [model.id for model in client.models.list()]
+    except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+        raise LLMUnavailable(f"the LLM server did not answer ({type(exc).__name__})") from None
+    except openai.APIStatusError as exc:
+        raise LLMUnavailable(f"the LLM server answered HTTP {exc.status_code} to GET /models ({_short(exc)})") from None
+    except openai.OpenAIError as exc:
+        raise LLMUnavailable(f"{type(exc).__name__}: {_short(exc)}") from None
+    finally:
+        client.close()
