@@ -11,7 +11,7 @@ import pytest
 
 from research.models import ResearchTask
 from research.services import lifecycle
-from research.tasks import run_research
+from research.tasks import execute_research_task
 from tests.support import stack
 from tests.support.scripted_llm import Scenario, ScriptedLLM
 from tests.support.stack import wait_for
@@ -44,7 +44,7 @@ def test_a_research_completes_against_a_server_with_this_quirk(case, transaction
     try:
         with django_capture_on_commit_callbacks(execute=False):
             task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION, queue=False)
-        run_research.apply_async((task.pk,), queue="quirks")
+        execute_research_task.apply_async((task.pk,), queue="quirks")
         wait_for(lambda: ResearchTask.objects.get(pk=task.pk).is_terminal, timeout=90, message="the research to end")
     finally:
         worker.stop()
