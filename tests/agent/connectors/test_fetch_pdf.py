@@ -4,6 +4,7 @@ source per page; a research cites the page it used."""
 from __future__ import annotations
 
 import json
+import time
 
 from agent.engine import Limits, LLMClient, LLMConfig, NullSink, ResearchInput, UsageMeter, run_research
 from agent.tools import REGISTRY
@@ -106,3 +107,19 @@ def test_a_research_cites_the_pdf_page_it_used(site, loopback_allowed, llm):
     assert result.status == "completed", result.error
     assert [(c.locator, c.url) for c in result.citations] == [("spacing.pdf p. 2", f"{url}#page=2")]
     assert "[1]" in result.answer
+
+
+def test_a_slow_pdf_hits_the_same_time_limit(site, loopback_allowed, settings):
+    settings.UEDU_FETCH_TIMEOUT_SECONDS = 0.5
+    data = pdf_bytes(PAGES)
+
+    def drip():
+        for start in range(0, len(data), len(data) // 10 + 1):
+            time.sleep(0.1)
+            yield data[start : start + len(data) // 10 + 1]
+
+    site.route("/slow.pdf", Reply(headers={"Content-Type": "application/pdf"}, chunks=drip()))
+    started = time.monotonic()
+    error = call("fetch_url", url=f"{site.url}/slow.pdf").error
+    assert "took longer than 0.5 s" in error or "did not answer within the time limit" in error
+    assert time.monotonic() - started < 1.5
