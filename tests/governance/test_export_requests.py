@@ -61,7 +61,7 @@ def test_request_approval_and_one_export_within_scope(client, study):
     client.force_login(p.researcher)
     response = _export(client, p, request.pk)
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
-    names = set(zipfile.ZipFile(io.BytesIO(response.content)).namelist())
+    names = set(zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist())
     assert names == {"tasks.csv", "signals.csv", "manifest.json"}  # only the approved tables
     again = _export(client, p, request.pk)
     assert again.status_code == 403  # the approval is used up
