@@ -23,7 +23,7 @@ from agent.engine.llm import LLMError
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
 from agent.tools import REGISTRY, ToolContext, ToolRegistry
 
-from . import credibility, events, plan_review, quality, settlement
+from . import credibility, events, notifications, plan_review, quality, settlement
 from .heartbeat import monitor
 from agent.llm_factory import llm_config
 
@@ -264,6 +264,8 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
             data.update(error=result.error[:500])
         events.record_event(task.pk, task.task_uuid, result.status, data)
         settlement.settle(task)
+        task_id = task.pk
+        transaction.on_commit(lambda: notifications.research_finished(task_id))  # the e-mail, if asked for
     return True
 
 

@@ -87,8 +87,9 @@
       if (!result.ok) return box.say(result.message); // the form stays open with what was typed
       form.reset();
       box.toggle(false);
-      if (notUseful) box.rated(false);
-      else box.say(U.t("feedback.thanks"));
+      if (notUseful) return box.rated(false);
+      form.closest(".feedback").querySelector('[data-action="feedback-report"]').disabled = true; // one report per reader
+      box.say(U.t("feedback.thanks"));
     });
   });
 

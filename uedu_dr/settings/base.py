@@ -167,6 +167,9 @@ MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "var" / "media"))
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="uedu-dr@localhost")
 ADMINS = [tuple(pair.split(":", 1)) for pair in env.list("ADMINS", default=[]) if ":" in pair]
+# The site's address as students reach it: the worker has no request to build links from, so the
+# e-mail that a research has finished links to its result page under this address.
+UEDU_SITE_URL = env.str("UEDU_SITE_URL", default="http://localhost:8000").rstrip("/")
 
 # --------------------------------------------------------------------------- security headers
 SECURE_CONTENT_TYPE_NOSNIFF = True
