@@ -44,9 +44,7 @@
     var said = target.parentNode.querySelector(".error");
     if (said) said.remove(); // a previous attempt's message
     box.send(target, { reason: "source_does_not_say", citation_number: Number(target.getAttribute("data-citation")) }).then(function (result) {
-      var note = document.createElement("span");
-      note.setAttribute("role", "status");
-      note.className = result.ok ? "small reported" : "small error";
+      var note = U.parse('<span role="status" class="small ' + (result.ok ? "reported" : "error") + '"></span>');
       note.textContent = result.ok ? U.t("feedback.reported_citation") : " " + result.message;
       if (result.ok) target.replaceWith(note);
       else target.after(note);
@@ -62,8 +60,7 @@
     if (action === "acknowledge") {
       U.act(target, "POST", target.getAttribute("data-url")).then(function (result) {
         if (!result.ok) return void (target.title = result.message);
-        var done = document.createElement("span");
-        done.className = "ack-done small";
+        var done = U.parse('<span class="ack-done small"></span>');
         done.textContent = target.getAttribute("data-done");
         target.replaceWith(done);
       });

@@ -5,7 +5,6 @@
 (function () {
   "use strict";
   var U = window.Uedu;
-  var TERMINAL = { completed: true, failed: true, cancelled: true };
 
   function summariseArgs(args) {
     if (!args || typeof args !== "object") return "";
@@ -53,33 +52,64 @@
     this.el.setAttribute("data-phase", key);
   };
 
+  /* The reducer: what each event of the stream does to the card. */
+  var ON = {
+    task_created: function () { this.setPhase("queued"); },
+    status_change: function (data) {
+      if (data.to === "awaiting_plan_review") this.plan.open(data);
+      else if (data.from === "awaiting_plan_review") this.plan.close(data);
+      else if (data.to === "running") this.setPhase("planning");
+    },
+    plan_complete: function (data) {
+      var limits = data.limits || {}, label = U.t("complexity." + data.complexity);
+      this.listSubquestions(data.sub_questions);
+      if (limits.max_steps) this.show("max-steps", (this.role("progress").max = limits.max_steps));
+      // The planner's complexity sets the research's budgets (agent.engine.types.DEFAULT_BUDGETS).
+      this.show("max-tool-calls", limits.max_tool_calls || "");
+      this.role("tool-budget").hidden = !limits.max_tool_calls;
+      this.show("complexity", label === "complexity." + data.complexity ? data.complexity || "" : label);
+      this.role("complexity-box").hidden = !data.complexity;
+      this.setPhase("researching", { round: 1 });
+    },
+    action_thinking: function (data) {
+      this.show("steps", (this.role("progress").value = data.round));
+      this.setPhase("researching", { round: data.round });
+    },
+    action_dispatch: function (data) {
+      (data.calls || []).forEach(function (call) {
+        var item = this.role("step-list").appendChild(U.row(this.el, "step-row"));
+        item.setAttribute("data-index", call.index);
+        item.querySelector("code").textContent = call.tool;
+        item.querySelector(".step-args").textContent = summariseArgs(call.args);
+      }, this);
+      this.role("steps-box").hidden = !this.role("step-list").children.length;
+      if (typeof data.tool_calls_used === "number") this.show("tool-calls", data.tool_calls_used);
+      this.setPhase("calling");
+    },
+    action_complete: function (data) {
+      var item = this.role("step-list").querySelector('[data-index="' + data.index + '"]');
+      if (!item) return;
+      item.className = "step status-" + data.status;
+      item.querySelector(".step-status").textContent = U.t("step_status." + data.status);
+      item.querySelector(".step-duration").textContent = (data.duration_ms / 1000).toFixed(1) + " s";
+      if (data.error) item.title = data.error;
+    },
+    reflection_done: function (data) { this.setPhase(data.sufficient ? "writing" : "reflecting"); },
+    limit_hit: function (data) {
+      this.show("limit", U.t("limit_hit", { reason: U.t("limit_reason." + data.reason) }), true);
+      this.setPhase("writing");
+    },
+    verification_done: function () { this.setPhase("finishing"); },
+    completed: function () { this.finish("completed"); },
+    failed: function () { this.finish("failed"); },
+    cancelled: function () { this.finish("cancelled"); },
+  };
+
   ProgressCard.prototype.handle = function (event) {
     var data = event.data || {};
     if (event.seq) this.el.setAttribute("data-last-seq", String(event.seq));
     if (typeof data.tokens_used === "number") this.show("tokens", data.tokens_used.toLocaleString());
-    switch (event.type) {
-      case "task_created": this.setPhase("queued"); break;
-      case "status_change":
-        if (data.to === "awaiting_plan_review") this.plan.open(data);
-        else if (data.from === "awaiting_plan_review") this.plan.close(data);
-        else if (data.to === "running") this.setPhase("planning");
-        break;
-      case "plan_complete": this.showPlan(data); break;
-      case "action_thinking":
-        this.show("steps", (this.role("progress").value = data.round));
-        this.setPhase("researching", { round: data.round });
-        break;
-      case "action_dispatch": this.dispatch(data); break;
-      case "action_complete": this.complete(data); break;
-      case "reflection_done": this.setPhase(data.sufficient ? "writing" : "reflecting"); break;
-      case "limit_hit":
-        this.show("limit", U.t("limit_hit", { reason: U.t("limit_reason." + data.reason) }), true);
-        this.setPhase("writing");
-        break;
-      case "verification_done": this.setPhase("finishing"); break;
-      default: break;
-    }
-    if (TERMINAL[event.type]) this.finish(event.type);
+    if (ON.hasOwnProperty(event.type)) ON[event.type].call(this, data);
   };
 
   // The plan's sub-questions as the card lists them (planned, then as actually researched).
@@ -88,46 +118,6 @@
     list.textContent = "";
     (questions || []).forEach(function (question) { list.appendChild(document.createElement("li")).textContent = question; });
     this.role("plan").hidden = !list.children.length;
-  };
-
-  ProgressCard.prototype.showPlan = function (data) {
-    this.listSubquestions(data.sub_questions);
-    var limits = data.limits || {};
-    if (limits.max_steps) this.show("max-steps", (this.role("progress").max = limits.max_steps));
-    // The planner's complexity sets the research's budgets (agent.engine.types.DEFAULT_BUDGETS).
-    if (limits.max_tool_calls) {
-      this.show("max-tool-calls", limits.max_tool_calls);
-      this.role("tool-budget").hidden = false;
-    }
-    if (data.complexity) {
-      var label = U.t("complexity." + data.complexity);
-      this.show("complexity", label === "complexity." + data.complexity ? data.complexity : label);
-      this.role("complexity-box").hidden = false;
-    }
-    this.setPhase("researching", { round: 1 });
-  };
-
-  ProgressCard.prototype.dispatch = function (data) {
-    var list = this.role("step-list");
-    (data.calls || []).forEach(function (call) {
-      var item = U.row(this.el, "step-row");
-      item.setAttribute("data-index", call.index);
-      item.querySelector("code").textContent = call.tool;
-      item.querySelector(".step-args").textContent = summariseArgs(call.args);
-      list.appendChild(item);
-    }, this);
-    this.role("steps-box").hidden = !list.children.length;
-    if (typeof data.tool_calls_used === "number") this.show("tool-calls", data.tool_calls_used);
-    this.setPhase("calling");
-  };
-
-  ProgressCard.prototype.complete = function (data) {
-    var item = this.role("step-list").querySelector('[data-index="' + data.index + '"]');
-    if (!item) return;
-    item.className = "step status-" + data.status;
-    item.querySelector(".step-status").textContent = U.t("step_status." + data.status);
-    item.querySelector(".step-duration").textContent = (data.duration_ms / 1000).toFixed(1) + " s";
-    if (data.error) item.title = data.error;
   };
 
   ProgressCard.prototype.cancel = function (button) {

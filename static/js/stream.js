@@ -2,7 +2,7 @@
    resumed after the last seq seen. A dropped or silent socket is reopened with exponential
    back-off; before each reopening the events missed are caught up over HTTP (…/events?after=seq),
    so progress shows even where WebSockets are blocked. Each event reaches onEvent once, in order.
-   UeduStream.open({uuid, eventsUrl, onEvent, onState}) → {close(), lastSeq()}; onState(connected). */
+   UeduStream.open({uuid, eventsUrl, onEvent, onState}) → {close()}; onState(connected) on each change. */
 (function () {
   "use strict";
   var IDLE_MS = 45000; // the server sends a heartbeat every 15 s; silence this long means a dead socket
@@ -13,29 +13,25 @@
 
     function deliver(event) {
       if (!event || !event.type || NOT_EVENTS[event.type]) return;
-      if (event.seq !== null && event.seq !== undefined) {
+      if (typeof event.seq === "number") {
         if (event.seq <= lastSeq) return; // already delivered (replay after a reconnect)
         lastSeq = event.seq;
       }
       options.onEvent(event);
     }
 
-    function resetWatchdog(current) {
-      window.clearTimeout(watchdog);
-      watchdog = window.setTimeout(function () { current.close(); }, IDLE_MS);
-    }
-
     function connect() {
-      var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-      var current;
+      var current, scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+      var quiet = function () { window.clearTimeout(watchdog); watchdog = window.setTimeout(function () { current.close(); }, IDLE_MS); };
       try {
-        current = new WebSocket(scheme + window.location.host + "/ws/deep_research/" + options.uuid + "/?last_seq=" + lastSeq);
-      } catch (e) { reconnect(); return; }
-      socket = current;
-      current.onopen = function () { attempts = 0; options.onState(true); resetWatchdog(current); };
+        socket = current = new WebSocket(scheme + window.location.host + "/ws/deep_research/" + options.uuid + "/?last_seq=" + lastSeq);
+      } catch (e) { return reconnect(); }
+      current.onopen = function () { attempts = 0; options.onState(true); quiet(); };
       current.onmessage = function (message) {
-        resetWatchdog(current);
-        try { deliver(JSON.parse(message.data)); } catch (e) { /* not an event */ }
+        var event = null;
+        quiet();
+        try { event = JSON.parse(message.data); } catch (e) { /* not an event */ }
+        deliver(event);
       };
       current.onclose = function () {
         window.clearTimeout(watchdog);
@@ -58,12 +54,10 @@
 
     connect();
     return {
-      lastSeq: function () { return lastSeq; },
       close: function () {
         closed = true;
         window.clearTimeout(watchdog);
         if (socket) socket.close();
-        socket = null;
       },
     };
   }
