@@ -118,9 +118,12 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     if spy is not None:
         spy.send_signal(2)
         spy.wait(30)
-    for process in (worker,):
-        process.terminate()
-        process.wait(15)
+    worker.terminate()  # the next latency gets a worker of its own, pointed at its own LLM server
+    try:
+        worker.wait(60)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
     return {
         "latency_s": latency,
         "llm_calls_per_research": calls[pick],
