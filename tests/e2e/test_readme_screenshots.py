@@ -37,11 +37,14 @@ SUB_QUESTIONS = [
 ]
 
 
-def quotable(text: str) -> str:
+def quotable(text: str, title: str) -> str:
     """The first statement of a passage that reads as a sentence (slides and handouts also hold
-    titles, questions and arrows, and break lines mid-thought)."""
-    pieces = [p.strip(" ·-–") for p in re.split(r"[\n。！？!?⚠]|(?<=\.)\s", text)]
-    return next((p for p in pieces if 20 <= len(p) <= 120 and "→" not in p), pieces[0][:120]).rstrip(".")
+    titles, questions and arrows, and break lines mid-thought; catalogue entries start with their
+    name)."""
+    pieces = [re.sub(r"^(Description|Abstract|Summary): ", "", p.strip(" ·-–")) for p in re.split(r"[\n。！？!?⚠]|(?<=\.)\s", text)]
+    sentences = (p for p in pieces if 20 <= len(p) <= 120 and "→" not in p and p not in title and "[DEMO]" not in p
+                 and not re.match(r"^[A-Z][A-Za-z ]*: ", p))  # the entry's fields (University: …, Venue: …)
+    return next(sentences, pieces[0][:120]).rstrip(".")
 
 
 def picture(name: str) -> Path:
@@ -87,8 +90,8 @@ def test_the_readme_screenshots_show_a_research_over_the_demo_course(open_as, de
         materials = [f for f in found if f[1].startswith("EDS101_")][:3]  # the demo materials' file names
         found = materials + [f for f in found if not f[1].startswith("EDS101_")][:2]  # and the catalogue's course and paper
         lines = ["## 布魯姆分類法與檢索增強生成在本課程中的角色", ""]
-        for source_id, _title, text in found:
-            lines.append(f"- {quotable(text)} [{source_id}]。")
+        for source_id, title, text in found:
+            lines.append(f"- {quotable(text, title)} [{source_id}]。")
         reply = {"answer": "\n".join(lines), "citations": [{"id": i} for i, _, _ in found], "conflicts": [], "counter_evidence": []}
         return {"content": json.dumps(reply, ensure_ascii=False)}
 
