@@ -336,3 +336,20 @@ class FailureCase(models.Model):
 
     def __str__(self) -> str:
         return f"failure #{self.pk}: {self.question[:60]}"
+
+
+class NotificationPreference(models.Model):
+    """How a user wants to hear that a research has finished, beyond the browser's notification
+    (which needs no setting: the browser asks for permission). Off until the user turns it on."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="research_notifications")
+    email_when_done = models.BooleanField(_("e-mail me when a research finishes"), default=False)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        db_table = "deep_research_notification_preference"
+        verbose_name = _("notification preference")
+        verbose_name_plural = _("notification preferences")
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: e-mail {'on' if self.email_when_done else 'off'}"

@@ -14,6 +14,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
@@ -23,7 +24,7 @@ from research.forms import ReviewNoteForm, ReviewQueueFilter
 from research.models import ResearchTask
 from research.presentation import answer_markdown, ledger_view, plan_view
 from research.selectors import get_visible_task, user_tasks
-from research.services import analytics, feedback, review
+from research.services import analytics, feedback, notifications, review
 from uedu_dr.errors import ServiceError
 
 
@@ -162,17 +163,37 @@ class HistoryFilter(forms.Form):
         label=_("Per page"), required=False, coerce=int, empty_value=20,
         choices=[(n, str(n)) for n in PAGE_SIZES],
     )
+    q = forms.CharField(label=_("Question contains"), required=False, max_length=200, strip=True)
 
 
 @login_required
 @require_GET
 def my_history(request):
     form = HistoryFilter(request.GET or None)
-    status, per_page = "", 20
+    status, per_page, search = "", 20, ""
     if form.is_bound and form.is_valid():
         status = form.cleaned_data["status"]
         per_page = form.cleaned_data["per_page"] or 20
-    tasks = user_tasks(request.user, status=status or None, limit=None)
+        search = form.cleaned_data["q"]
+    tasks = user_tasks(request.user, status=status or None, search=search, limit=None)
     page = Paginator(tasks, per_page).get_page(request.GET.get("page"))
-    query = {"status": status, "per_page": per_page}
-    return render(request, "research/my.html", {"form": form, "page": page, "query": query})
+    query = urlencode({"status": status, "per_page": per_page, "q": search})
+    return render(request, "research/my.html", {"form": form, "page": page, "query": query, "search": search})
+
+
+class NotificationForm(forms.Form):
+    email_when_done = forms.BooleanField(label=_("E-mail me when a research finishes"), required=False)
+
+
+@login_required
+def notification_settings(request):
+    """The user's own choice of the e-mail at the end of a research (off by default)."""
+    if request.method == "POST":
+        form = NotificationForm(request.POST)
+        if form.is_valid():
+            notifications.set_email_when_done(request.user, form.cleaned_data["email_when_done"])
+            messages.success(request, gettext("Notification settings saved."))
+            return redirect("research_notifications")
+    else:
+        form = NotificationForm(initial={"email_when_done": notifications.email_when_done(request.user)})
+    return render(request, "research/notifications.html", {"form": form})

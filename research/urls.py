@@ -4,6 +4,7 @@ from . import pages
 
 urlpatterns = [
     path("my", pages.my_history, name="research_my"),
+    path("notifications", pages.notification_settings, name="research_notifications"),
     path("review", pages.review_queue, name="research_review_queue"),
     path("feedback", pages.feedback_list, name="research_feedback"),
     path("task/<uuid:task_uuid>", pages.result, name="research_result"),

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 
 import pytest
 from django.utils import translation
@@ -99,9 +103,23 @@ def fake_openalex():
     server.stop()
 
 
+# The mail the workers send (research-finished e-mails) lands here as files (uedu_dr.settings.test).
+MAIL_DIR = Path(tempfile.mkdtemp(prefix="uedu-test-mail-"))
+atexit.register(shutil.rmtree, MAIL_DIR, ignore_errors=True)
+
+
+def sent_mail(containing: str) -> list:
+    """The messages (email.message.Message) the workers wrote to MAIL_DIR that contain `containing`."""
+    import email
+
+    chunks = [chunk for path in sorted(MAIL_DIR.glob("*")) for chunk in path.read_bytes().split(b"-" * 79)]
+    return [email.message_from_bytes(chunk.strip()) for chunk in chunks if containing.encode() in chunk]
+
+
 # Every worker and daphne of the tests reaches the outside only through these fakes.
 def outside_world_env(scripted_llm, fake_openalex) -> dict:
     return {
+        "UEDU_TEST_MAIL_DIR": str(MAIL_DIR),
         "OPENAI_BASE_URL": scripted_llm.url,
         "UEDU_LLM_TIMEOUT_SECONDS": 10,
         "OPENALEX_BASE_URL": fake_openalex.url,
