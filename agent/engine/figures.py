@@ -35,6 +35,11 @@ class Quantity:
     decimals: int  # digits after the point as written (the precision of the statement)
     scale: float
 
+    @property
+    def written(self) -> float:
+        """The number as written, before its scale word (35.1 of "35.1 billion")."""
+        return self.value / self.scale
+
     def matches(self, other: "Quantity", *, exact: bool) -> bool:
         """Same magnitude. `exact`: equal at the precision this quantity was written with (35.1
         billion states 35,082 million rounded); otherwise within 1 % (paraphrase rounding)."""
@@ -43,7 +48,12 @@ class Quantity:
         if exact:
             step = self.scale * 10 ** (-self.decimals)
             return math.isclose(round(other.value / step) * step, self.value, rel_tol=1e-9, abs_tol=1e-9)
-        return math.isclose(self.value, other.value, rel_tol=0.01, abs_tol=1e-9)
+        if math.isclose(self.value, other.value, rel_tol=0.01, abs_tol=1e-9):
+            return True
+        # A bare number in a table whose header names the unit ("Revenue (USD bn)": 35.1) states
+        # the same figure as "35.1 billion".
+        bare = self if self.scale == 1.0 else other if other.scale == 1.0 else None
+        return bare is not None and math.isclose(self.written, other.written, rel_tol=0.01, abs_tol=1e-9)
 
 
 def quantities(text: str) -> list[Quantity]:

@@ -264,8 +264,11 @@ def finalize(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Co
     citations = []
     for source_id, number in sorted(by_number.items(), key=lambda kv: kv[1]):
         s = run.registry.get(source_id)
+        flags = run.registry.flagged(source_id)
+        # A flagged source's excerpt is shown without the passages that address the model.
+        snippet = flags.clean_text[:300] if flags else s.snippet
         citations.append(Citation(number=number, source_id=source_id, title=scrub_links(s.title, observed_urls)[0].strip() or s.url,
-                                  url=s.url, source_tool=s.source_tool, snippet=scrub_links(s.snippet, observed_urls)[0],
+                                  url=s.url, source_tool=s.source_tool, snippet=scrub_links(snippet, observed_urls)[0],
                                   tier=s.tier, origin=s.origin, locator=s.locator))
     for entry in ledger:
         entry["citations"] = [by_number[i] for i in entry["source_ids"] if i in by_number]
