@@ -179,11 +179,9 @@ class ResearchRun:
 
     def wants_counter_search(self) -> bool:
         mode = self.ctx.inp.counter_search
-        if mode == "always":
-            return True
-        if mode == "complex":  # the setting's historical name: moderate and complex questions
-            return self.ctx.plan.complexity in ("moderate", "complex")
-        return False
+        complexity = self.ctx.plan.complexity
+        return mode == "always" or (mode == "moderate" and complexity in ("moderate", "complex")) or (
+            mode == "complex" and complexity == "complex")
 
     def counter_search(self, gatherer: Gatherer) -> CounterSearch:
         """Before the claims are drawn, look for evidence against the main conclusions (one targeted turn)."""

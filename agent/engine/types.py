@@ -153,8 +153,8 @@ class ResearchInput:
     # default) takes it out of the body and lists it as not verified; "mark" (opt-in) keeps it with ⚠.
     unsupported_policy: Literal["mark", "drop"] = "drop"
     # Search for evidence against the main conclusions before writing: never, for moderate and
-    # complex questions ("complex", the setting's historical name), or always.
-    counter_search: Literal["off", "complex", "always"] = "complex"
+    # complex questions, for complex questions only, or always.
+    counter_search: Literal["off", "moderate", "complex", "always"] = "moderate"
     allowed_domains: tuple[str, ...] = ()  # web sources outside these are not used (empty: any)
     denied_domains: tuple[str, ...] = ()
     # What the student clarified before the run (time range, subject, source language, preferred

@@ -26,7 +26,7 @@ class StartSerializer(StrictSerializer):
     channel_id = serializers.IntegerField()
     trigger_mode = serializers.ChoiceField(choices=ResearchTask.TriggerMode.choices, default="forced")
     context = serializers.DictField(child=serializers.CharField(allow_blank=True, max_length=200), required=False,
-                                    help_text="time_range, subject, source_language, source_preference")
+                                    help_text="time_range, subject, entities, metrics, source_language, source_preference")
 
 
 class ContextCheckSerializer(StrictSerializer):
