@@ -233,7 +233,11 @@ def answer_markdown(task: ResearchTask, page_url: str) -> str:
     lines = [f"# {question.splitlines()[0][:200]}", ""]
     if "\n" in question or len(question) > 200:
         lines += ["> " + line for line in question.splitlines()] + [""]
-    lines += [task.final_answer.strip(), ""]
+    report = task.report_json or {}
+    if report.get("schema_version"):
+        lines += report_markdown_sections(report)
+    else:
+        lines += [task.final_answer.strip(), ""]
     if task.citations_json:
         heading = _("Sources")
         lines += [f"## {heading}", ""]
@@ -247,6 +251,54 @@ def answer_markdown(task: ResearchTask, page_url: str) -> str:
         lines.append("")
     lines += ["---", "", _("This answer was compiled by AI from several sources; check the citations yourself. It may not be submitted as coursework."), "", page_url, ""]
     return "\n".join(lines)
+
+
+def report_markdown_sections(report: dict) -> list[str]:
+    """The report's sections as Markdown, in the fixed order of the schema, titled in the reader's
+    language (the stored report holds no titles)."""
+    lines: list[str] = []
+
+    def cites(numbers) -> str:
+        return "".join(f"[{n}]" for n in numbers or [])
+
+    if report.get("summary"):
+        lines += [f"## {_('Summary')}", "", report["summary"].strip(), ""]
+    lines += [f"## {_('Findings')}", ""]
+    for finding in report.get("findings", []):
+        if finding.get("heading"):
+            lines += [f"### {finding['heading']}", ""]
+        lines += [finding.get("text", "").strip(), ""]
+    if report.get("judgement"):
+        j = report["judgement"]
+        lines += [f"## {_('Judgement')} ({_('a judgement, not a fact')})", "", j.get("text", "").strip(), ""]
+        if j.get("assumptions"):
+            lines += [_("Assumptions:"), ""] + [f"- {a}" for a in j["assumptions"]] + [""]
+    if report.get("conflicts"):
+        lines += [f"## {_('Conflicts between sources')}", ""]
+        for c in report["conflicts"]:
+            state = _("settled by the more reliable source") if c.get("status") == "resolved" else _("unresolved")
+            lines.append(f"- **{c.get('subject', '')}** ({state}; {FOUND_BY_LABELS.get(c.get('found_by'), c.get('found_by', ''))})")
+            for side in c.get("sides", []):
+                lines.append(f"  - {side.get('statement', '')} {cites(side.get('citations'))} ({TIER_LABELS.get(side.get('tier'), side.get('tier'))})")
+        lines.append("")
+    counter = report.get("counter_evidence") or {}
+    if counter.get("searched") or counter.get("found"):
+        lines += [f"## {_('Counter-evidence')}", ""]
+        lines += [f"- {f.get('summary', '')} {cites(f.get('citations'))}" for f in counter.get("found", [])]
+        support = ", ".join(f"{tier} {n}" for tier, n in _tier_counts(counter.get("support_by_tier"))) or "0"
+        against = ", ".join(f"{tier} {n}" for tier, n in _tier_counts(counter.get("against_by_tier"))) or "0"
+        lines += ["", f"{_('Independent sources in support:')} {support} · {_('against:')} {against}", ""]
+    if report.get("limitations"):
+        lines += [f"## {_('Limitations')}", ""] + [f"- {_limitation_text(item)}" for item in report["limitations"]] + [""]
+    if report.get("not_verified"):
+        lines += [f"## {_('Not verified')}", ""]
+        for item in report["not_verified"]:
+            text = f"“{item['text']}”" if item.get("text") else _("(text withheld)")
+            sources = ", ".join(src.get("title", "") for src in item.get("sources", []))
+            lines.append(f"- {KIND_LABELS.get(item.get('kind'), item.get('kind'))}: {text} — {REASON_LABELS.get(item.get('reason'), item.get('reason'))}"
+                         + (f" ({sources})" if sources else ""))
+        lines.append("")
+    return lines
 
 
 # --------------------------------------------------------------------------- the claim ledger
@@ -339,7 +391,15 @@ def _metrics(task: ResearchTask) -> list[MetricView]:
         return []
     return [
         MetricView("citation_coverage", _("Citation coverage"), _percent(m.citation_coverage),
-                   _("%(cited)d of %(total)d factual sentences cite a source") % {"cited": m.cited_sentences, "total": m.factual_sentences}),
+                   _("%(cited)d of %(total)d factual sentences and table cells cite a source (%(cells)d cells)")
+                   % {"cited": m.cited_sentences, "total": m.factual_sentences, "cells": m.table_cells}),
+        MetricView("removed_from_body", _("Removed from the body"), str(m.removed_from_body),
+                   ", ".join(f"{REASON_LABELS.get(reason, reason)}: {n}" for reason, n in sorted((m.removed_reasons or {}).items()))
+                   or _("nothing was removed")),
+        MetricView("conflicts_by_source", _("Conflicts: engine / writer"), f"{m.conflicts_found} / {m.conflicts_reported_by_writer}",
+                   _("found by comparing the claims, against reported by the writer")),
+        MetricView("source_pollution_rate", _("Source pollution"), _percent(m.source_pollution_rate),
+                   _("cited sources that are low-tier or contained instructions")),
         MetricView("unsupported_rate", _("Unsupported claims"), _percent(m.unsupported_rate),
                    _("%(n)d claims unsupported, uncited or citing an invented source") % {"n": m.unsupported_claims}),
         MetricView("conflicts", _("Conflicts found / shown"), f"{m.conflicts_found} / {m.conflicts_shown}",

@@ -354,6 +354,8 @@ def finalize(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Co
                        "flagged": bool(run.registry.flagged(c.source_id))} for c in citations],
     }
     validate(report)
+    if run.inp.unsupported_policy != "mark" and any(e["action"] == "kept" and e["verdict"] not in ("supported", "partial") for e in ledger):
+        raise AssertionError("strict policy: an unverified sentence or cell was about to stay in the body")
     verification = VerificationReport(
         status="incomplete" if incomplete else "complete",
         policy=run.inp.unsupported_policy,

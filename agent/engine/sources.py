@@ -74,8 +74,10 @@ class SourceRegistry:
 
 
 def render_source(source_id: int, source: Source, *, full: bool, max_chars: int = 4000, found_by: str = "",
-                  flagged: bool = False) -> str:
+                  flagged: bool = False, clean_text: str | None = None) -> str:
     body = source.text if (full and source.text) else source.snippet
+    if clean_text is not None:
+        body = clean_text  # what the source says without its passages that address the model
     body = neutralise(body[:max_chars] if full else body[:400])
     attrs = (
         f'id="{source_id}" tool="{source.source_tool}" tier="{source.tier}" origin="{source.origin}" '
@@ -92,7 +94,8 @@ def render_source(source_id: int, source: Source, *, full: bool, max_chars: int 
     return f"<source {attrs}>\n{body}\n</source>"
 
 
-def render_observations(registry: SourceRegistry, *, budget_chars: int, only: list[int] | None = None, weigh=None) -> str:
+def render_observations(registry: SourceRegistry, *, budget_chars: int, only: list[int] | None = None, weigh=None,
+                        without_flagged_passages: bool = False) -> str:
     """All sources (or `only` these ids): the full text of as many sources as fit the budget, the
     snippet of the rest. Nothing is dropped silently: every id stays. With `weigh`, the most
     credible sources get their full text first (otherwise the earliest, found for the core
@@ -106,6 +109,7 @@ def render_observations(registry: SourceRegistry, *, budget_chars: int, only: li
         if used + size <= budget_chars:
             full_ids.add(source_id)
             used += size
-    blocks = [render_source(i, s, full=i in full_ids, found_by=registry.found_by.get(i, ""), flagged=bool(registry.flagged(i)))
+    blocks = [render_source(i, s, full=i in full_ids, found_by=registry.found_by.get(i, ""), flagged=bool(registry.flagged(i)),
+                            clean_text=registry.evidence_text(i)[:400] if without_flagged_passages and registry.flagged(i) else None)
               for i, s in items]
     return "<observations>\n" + "\n".join(blocks) + "\n</observations>"

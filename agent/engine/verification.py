@@ -225,6 +225,8 @@ def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list
             continue
         unit.claim_ids = [c.id for c in (named or good) if c.verified] or [c.id for c in good]
         to_model.append((unit, good))
+    for unit in verdicts:
+        _withhold_if_obedient(run, unit, claims)
     if to_model:
         answers, _, _ = _ask_verifier(run, [(u.part, parts[u.part].claim, [(c.id, c.text) for c in good]) for u, good in to_model])
         for unit, good in to_model:
@@ -239,4 +241,15 @@ def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list
                 weight = max((weigh(run.registry.get(i)) for c in good for i in c.source_ids if run.registry.get(i)), default=0.0)
                 unit.confidence = round(min(answer["confidence"], max(c.verifier_confidence for c in good)) * weight, 3)
                 unit.source_ids = list(dict.fromkeys(i for c in good if c.id in unit.claim_ids for i in c.source_ids)) or unit.source_ids
+            _withhold_if_obedient(run, unit, claims)
     return verdicts
+
+
+def _withhold_if_obedient(run: RunContext, unit: UnitVerdict, claims: ClaimSet) -> None:
+    """A sentence or cell that failed and cites a source with instructions in it is presumed to
+    obey them: its reason becomes "instruction found in source", so its text is shown nowhere."""
+    if unit.verified or unit.verdict in ("", INSTRUCTION, NO_CITATION):
+        return
+    cited = set(unit.source_ids) | {i for c in unit.claim_ids if claims.get(c) for i in claims.get(c).source_ids}
+    if any(run.registry.flagged(i) for i in cited):
+        unit.verdict, unit.detail = INSTRUCTION, INSTRUCTION_TEXT

@@ -90,7 +90,7 @@ def synthesize(run: RunContext, claims: ClaimSet, conflicts: list[Conflict], cou
                 "role": "user",
                 "content": f"{run.question_block()}\n\nPlan:\n{run.plan.block()}\n\n{task_counter}\n{task_judgement}\n\n"
                 "<observations>\n" + claims_block(run, claims) + "\n" + conflicts_block(conflicts) + "\n"
-                + render_observations(run.registry, budget_chars=0, only=behind)[len("<observations>\n"):],
+                + render_observations(run.registry, budget_chars=0, only=behind, without_flagged_passages=True)[len("<observations>\n"):],
             },
         ]
 

@@ -159,7 +159,8 @@ class TaskDetailSerializer(serializers.ModelSerializer):
         if metrics is None:
             return None
         fields = ["citation_coverage", "unsupported_rate", "conflicts_found", "conflicts_shown", "conflict_disclosure",
-                  "low_credibility_share", "tool_calls", "searches", "rounds"]
+                  "low_credibility_share", "tool_calls", "searches", "rounds", "table_cells", "removed_from_body", "removed_reasons",
+                  "conflicts_reported_by_writer", "source_pollution_rate"]
         return {f: getattr(metrics, f) for f in fields}
 
     def get_review(self, task) -> dict:

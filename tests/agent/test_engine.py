@@ -281,9 +281,12 @@ def test_injected_instructions_in_tool_output_never_reach_the_answer(llm):
     assert "evil.example" not in result.answer
     assert "javascript:" not in result.answer and "<img" not in result.answer
     assert all("evil.example" not in c.url for c in result.citations)
-    # the delimiter could not be closed from inside the data
-    action_messages = json.dumps(llm.calls("synthesizer")[0]["messages"], ensure_ascii=False)
-    assert "‹/source>" in action_messages
+    # the delimiter could not be closed from inside the data (the claims step reads every observation)
+    extractor_messages = json.dumps(llm.calls("claims")[0]["messages"], ensure_ascii=False)
+    assert "‹/source>" in extractor_messages and 'flagged=\\"instructions\\"' in extractor_messages
+    # the writer is shown the sources without their passages that address the model
+    writer_messages = json.dumps(llm.calls("synthesizer")[0]["messages"], ensure_ascii=False)
+    assert "IGNORE PREVIOUS INSTRUCTIONS" not in writer_messages
 
 
 def test_no_sources_means_no_invented_answer(llm):
