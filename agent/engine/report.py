@@ -211,9 +211,35 @@ def _sections(markdown: str) -> list[tuple[str, str]]:
     return [(h, "\n".join(b).strip()) for h, b in sections if h or "\n".join(b).strip()]
 
 
+@dataclass
+class Checked:
+    """The draft after its check: texts with source markers, the ledger, what left the body."""
+
+    summary: str
+    answer: str
+    judgement: dict | None
+    units: list[UnitVerdict]
+    ledger: list[dict]
+    not_verified: list[dict]
+
+
 def finalize(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Conflict], *, conflict_rounds: int,
              counter: CounterSearch, hypothesis_status: dict[int, str], limitations: list[dict], incomplete: bool) -> Finished:
-    # 1. Check the draft: summary, findings and the judgement's text, unit by unit.
+    """The four jobs, in order: check the draft, number the citations, build the report, keep the
+    verification record."""
+    checked = check(run, draft, claims)
+    by_number, citations = number_citations(run, checked, draft, conflicts, claims)
+    report = build_report(run, checked, by_number, citations, draft, claims, conflicts, counter=counter,
+                          limitations=limitations, conflict_rounds=conflict_rounds, incomplete=incomplete)
+    verification = verification_record(run, checked, citations, draft, report, claims, conflicts, counter=counter,
+                                       conflict_rounds=conflict_rounds, hypothesis_status=hypothesis_status, incomplete=incomplete)
+    full_answer = (checked.summary.strip() + "\n\n" + checked.answer).strip() + "\n" if checked.summary.strip() else checked.answer
+    return Finished(answer=full_answer, citations=citations, verification=verification, report=report)
+
+
+def check(run: RunContext, draft: Draft, claims: ClaimSet) -> Checked:
+    """Summary, findings and the judgement's text, unit by unit; what fails leaves the body (or is
+    marked, opt-in); claim markers become the claims' source markers."""
     summary_parts, answer_parts = segments(draft.summary), segments(draft.answer)
     judgement_parts = segments(draft.judgement["text"]) if draft.judgement else []
     everything = summary_parts + [Segment("\n\n")] + answer_parts + [Segment("\n\n")] + judgement_parts
@@ -221,19 +247,21 @@ def finalize(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Co
     ledger = [dict(entry) for entry in draft.fabricated]
     not_verified = [{"kind": e["kind"], "text": e["text"], "reason": FABRICATED, "detail": e["reason"], "sources": []}
                     for e in draft.fabricated]
-    _apply(run, everything, [u for u in units if u.part < len(summary_parts) + 1 + len(answer_parts)], claims, ledger, not_verified)
+    body_end = len(summary_parts) + 1 + len(answer_parts)
+    _apply(run, everything, [u for u in units if u.part < body_end], claims, ledger, not_verified)
     judgement = None
     if draft.judgement is not None:
-        offset = len(summary_parts) + len(answer_parts) + 2
-        j_units = [u for u in units if u.part >= offset]
+        j_units = [u for u in units if u.part > body_end]
         rests_on = [i for i in draft.judgement["claim_ids"] if claims.get(i) and claims.get(i).verified]
-        if rests_on and all(u.verified or u.verdict != INSTRUCTION for u in j_units):
+        if rests_on and all(u.verdict != INSTRUCTION for u in j_units):
             judgement = {"text": join(judgement_parts), "claim_ids": rests_on, "assumptions": draft.judgement["assumptions"]}
         else:
             reason = INSTRUCTION if any(u.verdict == INSTRUCTION for u in j_units) else "unsupported"
             not_verified.append({"kind": "judgement", "text": None if reason == INSTRUCTION else join(judgement_parts).strip(),
                                  "reason": reason, "detail": INSTRUCTION_TEXT if reason == INSTRUCTION else "rests on no verified claim",
                                  "sources": []})
+    if run.inp.unsupported_policy != "mark" and any(e["action"] == "kept" and e["verdict"] not in ("supported", "partial") for e in ledger):
+        raise AssertionError("strict policy: an unverified sentence or cell was about to stay in the body")
     sources_of = {c.id: c.source_ids for c in claims.claims}
     summary = expand_claim_markers(join(summary_parts), sources_of) if draft.summary.strip() else ""
     answer = expand_claim_markers(join(answer_parts), sources_of)
@@ -241,25 +269,29 @@ def finalize(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Co
         cited = [i for c in judgement["claim_ids"] for i in sources_of[c]]
         judgement["text"] = expand_claim_markers(judgement["text"], sources_of).rstrip() + "".join(
             f"[{i}]" for i in dict.fromkeys(cited) if f"[{i}]" not in judgement["text"])
+    return Checked(summary=summary, answer=answer, judgement=judgement, units=units, ledger=ledger, not_verified=not_verified)
 
-    # 2. Number the citations in order of appearance: summary, findings, judgement, then the
-    # sources only conflicts and counter-evidence cite.
+
+def number_citations(run: RunContext, checked: Checked, draft: Draft, conflicts: list[Conflict],
+                     claims: ClaimSet) -> tuple[dict[int, int], list[Citation]]:
+    """Display numbers in order of appearance (summary, findings, judgement, then the sources only
+    conflicts and counter-evidence cite); the texts are rewritten to them in place."""
     valid = run.registry.ids()
-    numbering = Numbering.of(summary + "\n" + answer + "\n" + (judgement["text"] if judgement else ""), valid)
-    shown_conflicts = [c for c in conflicts]
-    extra = [i for c in shown_conflicts for s in c.sides for i in s.source_ids] + [i for c in draft.counter_evidence for i in c["source_ids"]]
+    numbering = Numbering.of(checked.summary + "\n" + checked.answer + "\n" + (checked.judgement["text"] if checked.judgement else ""), valid)
+    extra = [i for c in conflicts for s in c.sides for i in s.source_ids] + [i for c in draft.counter_evidence for i in c["source_ids"]]
     extra += [i for c in draft.conflicts for p in c["positions"] for i in p["source_ids"]]
     for source_id in extra:
         if source_id in valid and source_id not in numbering.by_source:
             numbering.by_source[source_id] = len(numbering.by_source) + 1
     by_number = numbering.by_source
-    summary, _ = rewrite_markers(summary, by_number)
-    answer, _ = rewrite_markers(answer, by_number)
-    if judgement:
-        judgement["text"], _ = rewrite_markers(judgement["text"], by_number)
-        judgement = {"kind": "judgement", "text": judgement["text"].strip(), "claim_ids": judgement["claim_ids"],
-                     "citations": sorted({by_number[i] for c in judgement["claim_ids"] for i in sources_of[c] if i in by_number}),
-                     "assumptions": judgement["assumptions"]}
+    checked.summary, _ = rewrite_markers(checked.summary, by_number)
+    checked.answer, _ = rewrite_markers(checked.answer, by_number)
+    if checked.judgement:
+        sources_of = {c.id: c.source_ids for c in claims.claims}
+        text, _ = rewrite_markers(checked.judgement["text"], by_number)
+        checked.judgement = {"kind": "judgement", "text": text.strip(), "claim_ids": checked.judgement["claim_ids"],
+                             "citations": sorted({by_number[i] for c in checked.judgement["claim_ids"] for i in sources_of[c] if i in by_number}),
+                             "assumptions": checked.judgement["assumptions"]}
     observed_urls = {s.url for _, s in run.registry.items() if s.url}
     citations = []
     for source_id, number in sorted(by_number.items(), key=lambda kv: kv[1]):
@@ -270,17 +302,23 @@ def finalize(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Co
         citations.append(Citation(number=number, source_id=source_id, title=scrub_links(s.title, observed_urls)[0].strip() or s.url,
                                   url=s.url, source_tool=s.source_tool, snippet=scrub_links(snippet, observed_urls)[0],
                                   tier=s.tier, origin=s.origin, locator=s.locator))
-    for entry in ledger:
+    for entry in checked.ledger:
         entry["citations"] = [by_number[i] for i in entry["source_ids"] if i in by_number]
+    return by_number, citations
+
+
+def build_report(run: RunContext, checked: Checked, by_number: dict[int, int], citations: list[Citation], draft: Draft,
+                 claims: ClaimSet, conflicts: list[Conflict], *, counter: CounterSearch, limitations: list[dict],
+                 conflict_rounds: int, incomplete: bool) -> dict:
+    """The machine-readable report, validated against REPORT_SCHEMA before it leaves."""
+    sources_of = {c.id: c.source_ids for c in claims.claims}
 
     def numbers(ids) -> list[int]:
         return [by_number[i] for i in dict.fromkeys(ids) if i in by_number]
 
-    # 3. The report.
-    kept_units = [u for u in units if u.verified]
+    kept_units = [u for u in checked.units if u.verified]
     findings = []
-    body_text = answer
-    for heading, text in _sections(body_text):
+    for heading, text in _sections(checked.answer):
         ids = marker_ids(text)
         sources = {sid for sid, n in by_number.items() if n in ids}
         used = sorted({cid for u in kept_units for cid in u.claim_ids if set(sources_of.get(cid, [])) & sources})
@@ -288,39 +326,31 @@ def finalize(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Co
             {"id": c.id, "text": c.text, "kind": c.kind, "entity": c.entity, "metric": c.metric, "period": c.period,
              "value": c.value, "unit": c.unit, "citations": numbers(c.source_ids), "confidence": c.verifier_confidence}
             for c in (claims.get(i) for i in used) if c is not None]})
-    conflict_rows = []
-    for c in shown_conflicts:
-        conflict_rows.append({"subject": c.subject, "found_by": c.found_by, "status": c.status, "resolution": c.resolution,
-                              "prevailing_side": c.prevailing_side, "re_search": c.re_search,
-                              "sides": [{"statement": s.statement, "claim_ids": s.claim_ids, "citations": numbers(s.source_ids),
-                                         "tier": s.tier, "value": s.value, "unit": s.unit,
-                                         "sources": [_source_ref(run, i) for i in s.source_ids]} for s in c.sides]})
-    engine_sources = [set(s.source_ids) for c in shown_conflicts for s in c.sides]
-    writer_reported = 0
+    conflict_rows = [{"subject": c.subject, "found_by": c.found_by, "status": c.status, "resolution": c.resolution,
+                      "prevailing_side": c.prevailing_side, "re_search": c.re_search,
+                      "sides": [{"statement": s.statement, "claim_ids": s.claim_ids, "citations": numbers(s.source_ids),
+                                 "tier": s.tier, "value": s.value, "unit": s.unit,
+                                 "sources": [_source_ref(run, i) for i in s.source_ids]} for s in c.sides]}
+                     for c in conflicts]
+    engine_sources = [set(s.source_ids) for c in conflicts for s in c.sides]
     for c in draft.conflicts:
-        writer_reported += 1
+        if all(set(p["source_ids"]) in engine_sources for p in c["positions"]):
+            continue  # the engine found it already
         sides = [{"statement": p["summary"], "claim_ids": [], "citations": numbers(p["source_ids"]),
                   "tier": min((run.registry.get(i).tier for i in p["source_ids"]), key=lambda t: TIER_RANK.get(t, 9)),
                   "value": None, "unit": "", "sources": [_source_ref(run, i) for i in p["source_ids"]]} for p in c["positions"]]
-        if all(set(p["source_ids"]) in engine_sources for p in c["positions"]):
-            continue  # the engine found it already
         conflict_rows.append({"subject": c["topic"], "found_by": "writer", "status": "unresolved", "resolution": "",
                               "prevailing_side": None, "re_search": {"rounds": 0, "new_sources": 0, "new_claim_ids": []}, "sides": sides})
     against = {i for c in draft.counter_evidence for i in c["source_ids"]}
     against |= {i for c in claims.verified() if c.found_by == "counter_search" for i in c.source_ids}
     support = {i for u in kept_units for i in u.source_ids} - against
     found = [{"summary": c["summary"], "citations": numbers(c["source_ids"]), "claim_ids": []} for c in draft.counter_evidence]
-    counter_report = {"searched": counter.ran, "searches": counter.searches, "queries": counter.queries, "found": found,
-                      "support_by_tier": _independent_by_tier(run, support), "against_by_tier": _independent_by_tier(run, against)}
-
-    weigh = run.credibility or tier_weight
-    cited_sources = [(c.source_id, run.registry.get(c.source_id)) for c in citations]
-    low = sum(1 for _, s in cited_sources if weigh(s) < LOW_CREDIBILITY)
-    flagged_cited = sum(1 for i, _ in cited_sources if run.registry.flagged(i))
-    polluted = sum(1 for i, s in cited_sources if weigh(s) < LOW_CREDIBILITY or run.registry.flagged(i))
-    web_only = sum(1 for e in ledger if e.get("web_only") and e["action"] == "kept")
-    unresolved = [r for r in conflict_rows if r["status"] == "unresolved"]
+    counter_report = {"searched": counter.ran, "searches": counter.searches, "queries": list(dict.fromkeys(counter.queries)),
+                      "found": found, "support_by_tier": _independent_by_tier(run, support),
+                      "against_by_tier": _independent_by_tier(run, against)}
     limitations = list(limitations)
+    unresolved = [r for r in conflict_rows if r["status"] == "unresolved"]
+    web_only = sum(1 for e in checked.ledger if e.get("web_only") and e["action"] == "kept")
     if counter.ran and not found:
         limitations.append({"code": "no_counter_evidence", "detail": {"searches": counter.searches}})
     if unresolved:
@@ -332,49 +362,57 @@ def finalize(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Co
     flagged_sources = sum(1 for f in run.registry.flags.values() if f)
     if flagged_sources:
         limitations.append({"code": "instructions_in_sources", "detail": {"sources": flagged_sources}})
-
-    removed: dict[str, int] = {}
-    for entry in ledger:
-        if entry["action"] == "dropped":
-            removed[entry["verdict"]] = removed.get(entry["verdict"], 0) + 1
-    counts: dict[str, int] = {}
-    for entry in ledger:
-        counts[entry["verdict"]] = counts.get(entry["verdict"], 0) + 1
     report = {
         "schema_version": SCHEMA_VERSION,
         "question": run.inp.question,
-        "summary": summary.strip(),
+        "summary": checked.summary.strip(),
         "findings": findings,
         "conflicts": conflict_rows,
         "counter_evidence": counter_report,
-        "judgement": judgement,
+        "judgement": checked.judgement,
         "limitations": limitations,
-        "not_verified": not_verified,
+        "not_verified": checked.not_verified,
         "citations": [{"id": c.number, **{k: v for k, v in c.as_dict().items() if k != "number"},
                        "flagged": bool(run.registry.flagged(c.source_id))} for c in citations],
     }
     validate(report)
-    if run.inp.unsupported_policy != "mark" and any(e["action"] == "kept" and e["verdict"] not in ("supported", "partial") for e in ledger):
-        raise AssertionError("strict policy: an unverified sentence or cell was about to stay in the body")
-    verification = VerificationReport(
+    return report
+
+
+def verification_record(run: RunContext, checked: Checked, citations: list[Citation], draft: Draft, report: dict,
+                        claims: ClaimSet, conflicts: list[Conflict], *, counter: CounterSearch, conflict_rounds: int,
+                        hypothesis_status: dict[int, str], incomplete: bool) -> VerificationReport:
+    """What is stored as the task's verification report: the ledger, the counts the metrics read."""
+    weigh = run.credibility or tier_weight
+    cited_sources = [(c.source_id, run.registry.get(c.source_id)) for c in citations]
+    low = sum(1 for _, s in cited_sources if weigh(s) < LOW_CREDIBILITY)
+    polluted = sum(1 for i, s in cited_sources if weigh(s) < LOW_CREDIBILITY or run.registry.flagged(i))
+    removed: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for entry in checked.ledger:
+        counts[entry["verdict"]] = counts.get(entry["verdict"], 0) + 1
+        if entry["action"] == "dropped":
+            removed[entry["verdict"]] = removed.get(entry["verdict"], 0) + 1
+    unresolved = [r for r in report["conflicts"] if r["status"] == "unresolved"]
+    return VerificationReport(
         status="incomplete" if incomplete else "complete",
         policy=run.inp.unsupported_policy,
-        claims=ledger,
+        claims=checked.ledger,
         evidence_claims=claims.as_json(),
         counts=counts,
         conflicts=[{"topic": r["subject"], "found_by": r["found_by"], "positions": [
             {"summary": s["statement"], "citations": s["citations"], "tier": s["tier"]} for s in r["sides"]]} for r in unresolved],
-        conflicts_found=len(shown_conflicts),
-        conflicts_reported_by_writer=writer_reported,
-        conflicts_shown=len(conflict_rows),
+        conflicts_found=len(conflicts),
+        conflicts_reported_by_writer=len(draft.conflicts),
+        conflicts_shown=len(report["conflicts"]),
         conflict_rounds=conflict_rounds,
-        counter_evidence=[{"summary": f["summary"], "citations": f["citations"]} for f in found],
+        counter_evidence=[{"summary": f["summary"], "citations": f["citations"]} for f in report["counter_evidence"]["found"]],
         counter_searches=counter.searches if counter.ran else None,
-        web_only_claims=web_only,
+        web_only_claims=sum(1 for e in checked.ledger if e.get("web_only") and e["action"] == "kept"),
         low_credibility_sources=low,
-        flagged_sources_cited=flagged_cited,
+        flagged_sources_cited=sum(1 for i, _ in cited_sources if run.registry.flagged(i)),
         source_pollution_rate=round(polluted / len(citations), 4) if citations else None,
-        cells=sum(1 for u in units if u.kind == "cell"),
+        cells=sum(1 for u in checked.units if u.kind == "cell"),
         removed=removed,
         invalid_citations_removed=draft.invalid_citations,
         links_removed=draft.links_removed,
@@ -384,8 +422,6 @@ def finalize(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Co
         hypotheses=[{"text": h, "status": hypothesis_status.get(i, "open")} for i, h in enumerate(run.plan.hypotheses, start=1)],
         retries=run.retries,
     )
-    full_answer = (summary.strip() + "\n\n" + answer).strip() + "\n" if summary.strip() else answer
-    return Finished(answer=full_answer, citations=citations, verification=verification, report=report)
 
 
 def empty_report(run: RunContext, answer: str, limitations: list[dict]) -> dict:
