@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,9 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from tests.support.corpus_tools import CTX
 from tests.support.report_scenarios import financials_first, financials_registry, revenue_claims, table_writer
 from tests.support.scripted_llm import Scenario, claims_in, sources_in
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
 
 def run(server, registry, *, question="Compare NVIDIA's and Apple's revenue in their last reported quarter", **inp):
     sink = NullSink()
@@ -47,6 +51,9 @@ def test_a_comparison_table_cell_that_disagrees_with_its_source_leaves_the_body(
     (finding,) = result.report["findings"]
     assert finding["heading"] == "Revenue" and {c["entity"] for c in finding["claims"]} == {"NVIDIA", "Apple"}
     validate(result.report)
+    # the README's example report is this one
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "report-example.json").write_text(json.dumps(result.report, ensure_ascii=False, indent=1) + "\n")
 
 
 def test_a_figure_that_is_not_in_its_financial_filing_fails_verification(llm):
