@@ -14,6 +14,7 @@ import re
 
 from agent.engine.answer import MARKER
 from research.models import ResearchTask
+from research.presentation import report_markdown_sections
 from research.selectors import passages_by_number
 
 from .dataset import Item
@@ -47,7 +48,10 @@ def score(task: ResearchTask, item: Item, judge: Judge) -> dict:
     rest = judge.entails(rest_pairs)
     relevant = [bool(entailed and (a or not (has_others and r))) for (entailed, has_others), a, r in zip(keys, alone, rest)]
 
-    answer = [plain(task.final_answer)]
+    # The whole report as the reader sees it: conflicts and counter-evidence are sections of the
+    # report, not of the stored body text.
+    report = "\n".join(report_markdown_sections(task.report_json)) if (task.report_json or {}).get("schema_version") else task.final_answer
+    answer = [plain(report)]
     facts = judge.entails([(fact, answer) for fact in item.expected_facts])
     disclosures = judge.entails(
         [(f"On {c['topic']}, the answer reports both that {c['sides'][0]} and that {c['sides'][1]}.", answer) for c in item.known_conflicts]

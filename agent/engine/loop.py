@@ -17,7 +17,7 @@ from . import claims as claims_phase
 from . import conflicts as conflict_rules
 from . import prompts, schemas
 from .claims import ClaimSet
-from .errors import Cancelled, LimitReached, PhaseFailed
+from .errors import Cancelled, PhaseFailed
 from .evidence import Gatherer, TurnFailed, TurnOutcome
 from .llm import LLMClient
 from .plan import Plan
