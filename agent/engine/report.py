@@ -398,7 +398,9 @@ def verification_record(run: RunContext, checked: Checked, citations: list[Citat
         status="incomplete" if incomplete else "complete",
         policy=run.inp.unsupported_policy,
         claims=checked.ledger,
-        evidence_claims=claims.as_json(),
+        evidence_claims=[dict(c.as_json(), sources=[{"source_tool": run.registry.get(i).source_tool, "url": run.registry.get(i).url,
+                                                     "tier": run.registry.get(i).tier} for i in c.source_ids if run.registry.get(i)])
+                         for c in claims.claims],
         counts=counts,
         conflicts=[{"topic": r["subject"], "found_by": r["found_by"], "positions": [
             {"summary": s["statement"], "citations": s["citations"], "tier": s["tier"]} for s in r["sides"]]} for r in unresolved],

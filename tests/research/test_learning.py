@@ -119,7 +119,9 @@ def _completed(personas, django_capture_on_commit_callbacks, llm, verdict="suppo
     task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較教育資料科學課程與研究群的主題", queue=False)
     runner.execute_task(task.pk)
     task.refresh_from_db()
-    assert task.status == "completed" and task.citations_json
+    assert task.status == "completed" and task.verification_json["evidence_claims"]
+    # under the default policy nothing the verifier rejected is cited in the body
+    assert bool(task.citations_json) == (verdict == "supported")
     return task
 
 
@@ -146,9 +148,10 @@ def test_feedback_is_stored_and_visible_only_to_the_channels_reviewers(client, t
 
 def test_weights_move_down_when_citations_fail_and_up_when_they_pass(transactional_db, personas, llm, django_capture_on_commit_callbacks):
     task = _completed(personas, django_capture_on_commit_callbacks, llm, verdict="unsupported")
-    tool = task.citations_json[0]["source_tool"]
+    checked = task.verification_json["evidence_claims"]  # each claim was checked against its source and failed
+    tool = checked[0]["sources"][0]["source_tool"]
     failing = SourceStat.objects.get(kind="tool", key=tool)
-    assert failing.failed == len(task.citations_json) and failing.passed == 0
+    assert failing.failed == sum(1 for c in checked for s in c["sources"] if s["source_tool"] == tool) and failing.passed == 0
     assert credibility.history_factor(failing.passed, failing.failed, failing.reports) < 1.0
 
     for _ in range(3):
