@@ -184,3 +184,19 @@ def test_the_published_schema_is_versioned_and_lists_the_sections():
     assert REPORT_SCHEMA["required"] == ["schema_version", "question", "summary", "findings", "conflicts", "counter_evidence",
                                          "judgement", "limitations", "not_verified", "citations"]
     assert set(REPORT_SCHEMA["properties"]["citations"]["items"]["required"]) >= {"id", "title", "url", "source_tool", "snippet"}
+
+
+def test_the_agreed_context_reaches_every_phase_reflection_included(llm):
+    from tests.support.corpus_tools import corpus_registry
+
+    llm.reset(Scenario(sufficient_after=2, action_rounds=2))  # two rounds: one reflection says "not yet"
+    context = {"entities": "NVIDIA, Apple", "metrics": "revenue, gross margin", "time_range": "FY2025 Q3"}
+    run(llm, corpus_registry(), context=context)
+    for role in ("planner", "action", "reflection", "claims", "verifier", "synthesizer"):
+        calls = llm.calls(role)
+        assert calls, role
+        if role == "verifier":
+            continue  # the verifier judges claims against passages only
+        prompt = "\n".join(m.get("content") or "" for m in calls[0]["messages"] if m["role"] == "user")
+        assert "- entities: NVIDIA, Apple" in prompt and "- metrics: revenue, gross margin" in prompt, role
+    assert "get_financials" in llm.calls("action")[0]["messages"][0]["content"]  # company figures: the filings first

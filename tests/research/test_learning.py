@@ -42,6 +42,21 @@ def test_a_start_can_carry_the_context_and_the_planner_sees_it(client, db, perso
     assert bad.status_code == 400 and "colour" in bad.json()["error"]["message"]
 
 
+def test_context_alignment_asks_about_entities_and_figures_and_a_start_carries_them(client, db, personas, llm,
+                                                                                   django_capture_on_commit_callbacks):
+    client.force_login(personas.student)
+    asked = client.post("/api/deep_research/context_check", {"question": "比較兩家公司上一季的財務表現"}, content_type="application/json").json()
+    assert asked["needs_clarification"] is True
+    assert {q["key"] for q in asked["questions"]} >= {"entities", "metrics"}
+    context = {q["key"]: q["default"] for q in asked["questions"]}
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post("/api/deep_research/start", {"question": "比較兩家公司上一季的財務表現", "channel_id": personas.channel.pk,
+                                                             "context": context}, content_type="application/json", HTTP_ACCEPT="application/json")
+    assert response.status_code == 201, response.content
+    task = ResearchTask.objects.get(task_uuid=response.json()["task_uuid"])
+    assert task.context_json["entities"] == "NVIDIA, Apple" and task.context_json["metrics"] == "revenue, gross margin"
+
+
 def _run_in_thread(task):
     thread = threading.Thread(target=runner.execute_task, args=(task.pk,))
     thread.start()

@@ -395,7 +395,12 @@ class ScriptedLLM:
         if role == "context":
             vague = any(w in question.lower() for w in ("最近", "近年", "recent", "latest", "nowadays")) and not re.search(r"\d{4}", question)
             questions = [{"key": "time_range", "question": "Which years should the research cover?", "default": "2021-2026"}] if vague else []
-            return {"content": json.dumps({"needs_clarification": vague, "questions": questions})}
+            # A comparison of companies that names none of them, nor the figures: ask which.
+            unnamed = any(w in question.lower() for w in ("公司", "companies")) and not re.search(r"[A-Z][a-z]+", question)
+            if unnamed:
+                questions += [{"key": "entities", "question": "Which companies should be compared?", "default": "NVIDIA, Apple"},
+                              {"key": "metrics", "question": "Which figures?", "default": "revenue, gross margin"}]
+            return {"content": json.dumps({"needs_clarification": bool(questions), "questions": questions})}
         return {"content": f"Scripted answer to: {_user_text(body)[-200:]}"}
 
 
