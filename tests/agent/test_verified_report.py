@@ -200,3 +200,31 @@ def test_the_agreed_context_reaches_every_phase_reflection_included(llm):
         prompt = "\n".join(m.get("content") or "" for m in calls[0]["messages"] if m["role"] == "user")
         assert "- entities: NVIDIA, Apple" in prompt and "- metrics: revenue, gross margin" in prompt, role
     assert "get_financials" in llm.calls("action")[0]["messages"][0]["content"]  # company figures: the filings first
+
+
+def _judging_writer(body):
+    given = claims_in(body)
+    return {"content": json.dumps({
+        "answer": f"## Findings\n\n{given[0]['text']} [{given[0]['id']}].", "citations": [], "conflicts": [], "counter_evidence": [],
+        "summary": "", "judgement": {"text": "Dashboards are likely worth adopting next term.", "claim_ids": [1, 99],
+                                     "assumptions": ["students use the dashboard weekly"]}})}
+
+
+def test_a_judgement_is_given_only_when_asked_labelled_with_its_claims_and_assumptions(llm):
+    from tests.support.corpus_tools import corpus_registry
+
+    llm.reset(Scenario(complexity="simple", asks_for_judgement=True))
+    llm.on("synthesizer", _judging_writer)
+    asked, _ = run(llm, corpus_registry(), question="Should our course adopt learning analytics dashboards next term?")
+    judgement = asked.report["judgement"]
+    assert judgement["kind"] == "judgement" and judgement["text"].startswith("Dashboards are likely worth adopting next term.")
+    assert judgement["claim_ids"] == [1]  # an id that is no verified claim is left out
+    assert judgement["assumptions"] == ["students use the dashboard weekly"] and judgement["citations"] == [1]
+    assert "likely worth adopting" not in asked.answer  # a judgement is never stated in the findings as a fact
+    assert "No judgement is asked for" not in llm.calls("synthesizer")[0]["messages"][1]["content"]
+
+    llm.reset(Scenario(complexity="simple"))
+    llm.on("synthesizer", _judging_writer)
+    not_asked, _ = run(llm, corpus_registry(), question="What do learning analytics dashboards measure?")
+    assert not_asked.report["judgement"] is None
+    assert "No judgement is asked for" in llm.calls("synthesizer")[0]["messages"][1]["content"]
