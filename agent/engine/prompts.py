@@ -119,18 +119,6 @@ def tool_catalogue(specs: list[dict]) -> str:
     return "\n".join(f"- {s['function']['name']}: {s['function']['description'].splitlines()[0]}" for s in specs)
 
 
-def plan_block(plan) -> str:
-    if hasattr(plan, "block"):
-        return plan.block()
-    lines = [f"Complexity: {plan.get('complexity', '?')}", "Sub-questions:"]
-    for i, sq in enumerate(plan.get("sub_questions", []), start=1):
-        lines.append(f"  {i}. {sq['question']} (suggested: {', '.join(sq.get('suggested_tools', [])) or '-'})")
-    if plan.get("hypotheses"):
-        lines.append("Hypotheses to confirm or refute:")
-        lines.extend(f"  - {h}" for h in plan["hypotheses"])
-    return "\n".join(lines)
-
-
 def language_name(code: str) -> str:
     return "English" if code.lower().startswith("en") else "Traditional Chinese (繁體中文)"
 
