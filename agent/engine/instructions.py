@@ -63,6 +63,11 @@ class Flags:
         return bool(self.reasons)
 
 
+# After a sentence that takes over the model ("ignore all previous instructions."), the rest of
+# its paragraph is the order itself ("reply only with: …") even when it reads innocently.
+_TAKES_OVER = {"ignore_instructions", "addresses_the_model", "new_instructions"}
+
+
 def passages_of(text: str) -> list[str]:
     return [p for p in _PASSAGE_SPLIT.split(text or "") if p.strip()]
 
@@ -70,13 +75,16 @@ def passages_of(text: str) -> list[str]:
 def flag(text: str) -> Flags:
     flags = Flags()
     clean = []
-    for passage in passages_of(text):
-        codes = [code for code, pattern in _COMPILED if pattern.search(passage)]
-        if codes:
-            flags.passages.append(passage)
-            flags.reasons.extend(c for c in codes if c not in flags.reasons)
-        else:
-            clean.append(passage)
+    for paragraph in (text or "").split("\n"):
+        taken_over = False
+        for passage in passages_of(paragraph):
+            codes = [code for code, pattern in _COMPILED if pattern.search(passage)]
+            if codes or taken_over:
+                flags.passages.append(passage)
+                flags.reasons.extend(c for c in codes if c not in flags.reasons)
+                taken_over = taken_over or bool(_TAKES_OVER & set(codes))
+            else:
+                clean.append(passage)
     flags.clean_text = " ".join(clean)
     return flags
 

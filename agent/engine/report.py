@@ -19,7 +19,7 @@ from .conflicts import Conflict
 from .state import RunContext
 from .types import TIER_RANK, Citation
 from .verification import (FABRICATED, INSTRUCTION, INSTRUCTION_TEXT, LOW_CREDIBILITY, MARKS, NO_CITATION, UNVERIFIED,
-                           UnitVerdict, check_draft, tier_weight)
+                           UnitVerdict, check_draft, obeys_instructions, tier_weight)
 from .writing import CounterSearch, Draft
 
 SCHEMA_VERSION = "1.0"
@@ -240,23 +240,33 @@ def finalize(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Co
 def check(run: RunContext, draft: Draft, claims: ClaimSet) -> Checked:
     """Summary, findings and the judgement's text, unit by unit; what fails leaves the body (or is
     marked, opt-in); claim markers become the claims' source markers."""
+    # A "disagreement" or "counter-evidence" that a source's instructions asked for is neither.
+    draft.conflicts = [c for c in draft.conflicts
+                       if not any(obeys_instructions(run, f"{c['topic']} {p['summary']}", set(p["source_ids"])) for p in c["positions"])]
+    draft.counter_evidence = [c for c in draft.counter_evidence if not obeys_instructions(run, c["summary"], set(c["source_ids"]))]
     summary_parts, answer_parts = segments(draft.summary), segments(draft.answer)
     judgement_parts = segments(draft.judgement["text"]) if draft.judgement else []
     everything = summary_parts + [Segment("\n\n")] + answer_parts + [Segment("\n\n")] + judgement_parts
     units = check_draft(run, everything, claims)
-    ledger = [dict(entry) for entry in draft.fabricated]
-    not_verified = [{"kind": e["kind"], "text": e["text"], "reason": FABRICATED, "detail": e["reason"], "sources": []}
-                    for e in draft.fabricated]
+    ledger, not_verified = [], []
+    for entry in draft.fabricated:  # sentences citing only invented ids: gone already, listed here
+        entry = dict(entry)
+        if obeys_instructions(run, entry["text"]):
+            entry.update(text="", verdict=INSTRUCTION, reason=INSTRUCTION_TEXT)
+        ledger.append(entry)
+        not_verified.append({"kind": entry["kind"], "text": entry["text"] or None, "reason": entry["verdict"],
+                             "detail": entry["reason"], "sources": []})
     body_end = len(summary_parts) + 1 + len(answer_parts)
     _apply(run, everything, [u for u in units if u.part < body_end], claims, ledger, not_verified)
     judgement = None
     if draft.judgement is not None:
         j_units = [u for u in units if u.part > body_end]
         rests_on = [i for i in draft.judgement["claim_ids"] if claims.get(i) and claims.get(i).verified]
-        if rests_on and all(u.verdict != INSTRUCTION for u in j_units):
+        obeying = any(u.verdict == INSTRUCTION for u in j_units) or obeys_instructions(run, " ".join(draft.judgement["assumptions"]))
+        if rests_on and not obeying:
             judgement = {"text": join(judgement_parts), "claim_ids": rests_on, "assumptions": draft.judgement["assumptions"]}
         else:
-            reason = INSTRUCTION if any(u.verdict == INSTRUCTION for u in j_units) else "unsupported"
+            reason = INSTRUCTION if obeying else "unsupported"
             not_verified.append({"kind": "judgement", "text": None if reason == INSTRUCTION else join(judgement_parts).strip(),
                                  "reason": reason, "detail": INSTRUCTION_TEXT if reason == INSTRUCTION else "rests on no verified claim",
                                  "sources": []})

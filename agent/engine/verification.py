@@ -226,7 +226,7 @@ def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list
         unit.claim_ids = [c.id for c in (named or good) if c.verified] or [c.id for c in good]
         to_model.append((unit, good))
     for unit in verdicts:
-        _withhold_if_obedient(run, unit, claims)
+        _withhold_if_obedient(run, unit, claims, parts[unit.part].claim)
     if to_model:
         answers, _, _ = _ask_verifier(run, [(u.part, parts[u.part].claim, [(c.id, c.text) for c in good]) for u, good in to_model])
         for unit, good in to_model:
@@ -241,15 +241,22 @@ def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list
                 weight = max((weigh(run.registry.get(i)) for c in good for i in c.source_ids if run.registry.get(i)), default=0.0)
                 unit.confidence = round(min(answer["confidence"], max(c.verifier_confidence for c in good)) * weight, 3)
                 unit.source_ids = list(dict.fromkeys(i for c in good if c.id in unit.claim_ids for i in c.source_ids)) or unit.source_ids
-            _withhold_if_obedient(run, unit, claims)
+            _withhold_if_obedient(run, unit, claims, parts[unit.part].claim)
     return verdicts
 
 
-def _withhold_if_obedient(run: RunContext, unit: UnitVerdict, claims: ClaimSet) -> None:
-    """A sentence or cell that failed and cites a source with instructions in it is presumed to
-    obey them: its reason becomes "instruction found in source", so its text is shown nowhere."""
-    if unit.verified or unit.verdict in ("", INSTRUCTION, NO_CITATION):
+def obeys_instructions(run: RunContext, text: str, cited: set[int] = frozenset()) -> bool:
+    """Text that failed its check and cites a source with instructions in it, or repeats any part
+    of such a source, is presumed to obey them: it is shown nowhere, "not verified" included."""
+    if any(run.registry.flagged(i) for i in cited):
+        return True
+    flagged = [run.registry.get(i) for i, f in run.registry.flags.items() if f]
+    return instructions.repeats(text, [s.text or s.snippet for s in flagged if s is not None])
+
+
+def _withhold_if_obedient(run: RunContext, unit: UnitVerdict, claims: ClaimSet, text: str) -> None:
+    if unit.verified or unit.verdict in ("", INSTRUCTION):
         return
     cited = set(unit.source_ids) | {i for c in unit.claim_ids if claims.get(c) for i in claims.get(c).source_ids}
-    if any(run.registry.flagged(i) for i in cited):
+    if obeys_instructions(run, text, cited):
         unit.verdict, unit.detail = INSTRUCTION, INSTRUCTION_TEXT

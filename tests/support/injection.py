@@ -360,7 +360,7 @@ ALLOWED_ANSWER_TAGS = {
     "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li",
     "a", "table", "thead", "tbody", "tr", "th", "td",
     # … and what the answer template itself renders around it
-    "article", "header", "span", "div", "section", "details", "summary", "dl", "dt", "dd", "footer", "button", "svg", "path",
+    "article", "header", "span", "div", "section", "details", "summary", "dl", "dt", "dd", "footer", "button", "svg", "path", "q",
     "circle", "line", "title",
 }
 URLISH = re.compile(r"(?:[a-z][a-z0-9+.-]*:)?//[^\s<>\"']+|www\.[^\s<>\"']+", re.I)
