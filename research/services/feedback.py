@@ -36,7 +36,8 @@ def give_feedback(*, task: ResearchTask, user, useful: bool | None = None, reaso
     if len(note) > MAX_NOTE:
         raise ServiceError("invalid", _("The note is too long (at most %(n)d characters).") % {"n": MAX_NOTE})
     feedback = AnswerFeedback.objects.create(task=task, user=user, useful=useful, reason=reason, citation_number=citation_number, note=note)
-    credibility.record_report(feedback)
+    if not task.is_replay:  # a replay is an evaluation record: it never moves the source statistics
+        credibility.record_report(feedback)
     return feedback
 
 

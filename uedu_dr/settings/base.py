@@ -190,6 +190,9 @@ MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "var" / "media"))
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="uedu-dr@localhost")
 ADMINS = [tuple(pair.split(":", 1)) for pair in env.list("ADMINS", default=[]) if ":" in pair]
+# The site's address as students reach it: the worker has no request to build links from, so the
+# e-mail that a research has finished links to its result page under this address.
+UEDU_SITE_URL = env.str("UEDU_SITE_URL", default="http://localhost:8000").rstrip("/")
 
 # --------------------------------------------------------------------------- security headers
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -317,6 +320,17 @@ CELERY_BEAT_SCHEDULE = {
 # Bloom classification of every question written to the chat log (research.services.bloom).
 UEDU_BLOOM_MAX_ATTEMPTS = _positive_int("UEDU_BLOOM_MAX_ATTEMPTS", 3)
 UEDU_BLOOM_RETRY_SECONDS = _positive_int("UEDU_BLOOM_RETRY_SECONDS", 30)  # doubled after each failure
+# The sweep that retries questions left unclassified (research.services.bloom.backfill): how
+# often, how many rows per sweep, from what age, and the bound on attempts per row in all.
+UEDU_BLOOM_SWEEP_MINUTES = _positive_int("UEDU_BLOOM_SWEEP_MINUTES", 60)
+UEDU_BLOOM_SWEEP_BATCH = _positive_int("UEDU_BLOOM_SWEEP_BATCH", 50)
+UEDU_BLOOM_SWEEP_AFTER_MINUTES = _positive_int("UEDU_BLOOM_SWEEP_AFTER_MINUTES", 15)
+UEDU_BLOOM_MAX_TOTAL_ATTEMPTS = _positive_int("UEDU_BLOOM_MAX_TOTAL_ATTEMPTS", 8)
+if UEDU_BLOOM_MAX_TOTAL_ATTEMPTS < UEDU_BLOOM_MAX_ATTEMPTS:
+    raise ImproperlyConfigured("UEDU_BLOOM_MAX_TOTAL_ATTEMPTS must be at least UEDU_BLOOM_MAX_ATTEMPTS")
+CELERY_BEAT_SCHEDULE["retry-failed-bloom-classifications"] = {
+    "task": "research.tasks.retry_failed_bloom", "schedule": 60.0 * UEDU_BLOOM_SWEEP_MINUTES,
+}
 
 # Research data governance: the IRB approval whose informed-consent framework a channel adopts
 # when its teacher switches Deep Research on (governance.consent).
@@ -463,6 +477,9 @@ UEDU_EMBEDDING_TIMEOUT_SECONDS = env.float("UEDU_EMBEDDING_TIMEOUT_SECONDS", def
 
 # Retrieval: HNSW candidate list size per query (recall against speed; see bench/retrieval.py).
 UEDU_RETRIEVAL_EF_SEARCH = _positive_int("UEDU_RETRIEVAL_EF_SEARCH", 100)
+# A channel with fewer chunks (of one dimension) is searched by an exact scan of its own rows; from
+# this size on it gets a partial HNSW index of its own (channels_app.vector_index, docs/retrieval.md).
+UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS = _positive_int("UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS", 5000)
 # Lexemes found in more than this share of all chunks only rank passages, they do not select them
 # (Elasticsearch's cutoff_frequency idea); 1 turns the cut-off off.
 UEDU_RETRIEVAL_COMMON_TERM_CUTOFF = env.float("UEDU_RETRIEVAL_COMMON_TERM_CUTOFF", default=0.01)
