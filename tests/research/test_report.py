@@ -112,12 +112,12 @@ def test_the_metrics_count_table_cells_removals_and_pollution(compared):
     assert compared.claims.filter(kind="cell").count() == 4
 
 
-def test_a_replay_copies_the_agreed_context(compared, llm, django_capture_on_commit_callbacks):
+def test_a_replay_copies_the_agreed_context(compared, personas, llm, django_capture_on_commit_callbacks):
     llm.on("action", financials_first)
     llm.on("claims", revenue_claims)
     llm.on("synthesizer", table_writer)
     with django_capture_on_commit_callbacks(execute=False):
-        again = replay.replay_task(compared)
+        again = replay.replay_task(compared, run_by=personas.admin)
     assert again.context_json == compared.context_json == {"entities": "NVIDIA, Apple", "metrics": "revenue",
                                                            "time_range": "last reported quarter"}
     planner_prompt = [r for r in llm.calls("planner")][-1]["messages"][1]["content"]
