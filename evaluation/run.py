@@ -158,18 +158,18 @@ def _task_item(task: ResearchTask) -> Item:
                 category=task.channel.slug)
 
 
-def replay_stored(tasks: list[ResearchTask], *, model: str | None, judge: JudgeSettings | None = None,
+def replay_stored(tasks: list[ResearchTask], *, model: str | None, run_by, judge: JudgeSettings | None = None,
                   progress: Callable[[str], None] = lambda line: None) -> tuple[dict, dict]:
     """Each task again with `model`, against its recorded tool results (research.services.replay);
     both sides scored now by the same judge. Reproducibility of a replay: the overlap of its claims
-    with the original's."""
+    with the original's. `run_by`: the platform admin the replays belong to (research.services.replay)."""
     judge_settings = judge or JudgeSettings.resolve()
     judging = Judge.from_settings(judge_settings)
     before_rows, after_rows = [], []
     for number, original in enumerate(tasks, start=1):
         progress(f"[{number}/{len(tasks)}] {original.task_uuid}")
         item = _task_item(original)
-        copy = replay.replay_task(original, model=model)
+        copy = replay.replay_task(original, run_by=run_by, model=model)
         first, second = score(observe(original), item, judging), score(observe(copy), item, judging)
         base = {"id": item.id, "language": item.language, "category": item.category, "traps": []}
         before_rows.append({**base, "runs": [first], **item_scores([first])})

@@ -23,6 +23,11 @@ FIGURES = [
     ("searches_per_round", "Searches per round"),
     ("limit_hit_share", "Share of limit hits"),
     ("low_credibility_share", "Share of low-credibility sources"),
+    ("citation_coverage", "Citation coverage (sentences and table cells)"),
+    ("removed_per_report", "Sentences and cells removed per report"),
+    ("conflicts_by_engine", "Conflicts found by the engine"),
+    ("conflicts_by_writer", "Conflicts reported by the writer"),
+    ("source_pollution_rate", "Source-pollution rate"),
 ]
 
 
@@ -38,6 +43,11 @@ class Row:
     searches_per_round: float | None
     limit_hit_share: float | None
     low_credibility_share: float | None
+    citation_coverage: float | None
+    removed_per_report: float | None
+    conflicts_by_engine: float | None
+    conflicts_by_writer: float | None
+    source_pollution_rate: float | None
 
 
 def figures(*, group: str, start: date, end: date) -> list[Row]:
@@ -54,7 +64,12 @@ def figures(*, group: str, start: date, end: date) -> list[Row]:
                sum(m.tool_calls)::float / nullif(sum(m.rounds), 0) AS tool_calls_per_round,
                sum(m.searches)::float / nullif(sum(m.rounds), 0) AS searches_per_round,
                avg(m.limit_hit::int) AS limit_hit_share,
-               sum(m.low_credibility_citations)::float / nullif(sum(m.citations), 0) AS low_credibility_share
+               sum(m.low_credibility_citations)::float / nullif(sum(m.citations), 0) AS low_credibility_share,
+               sum(m.cited_sentences)::float / nullif(sum(m.factual_sentences), 0) AS citation_coverage,
+               avg(m.removed_from_body) AS removed_per_report,
+               sum(m.conflicts_found) AS conflicts_by_engine,
+               sum(m.conflicts_reported_by_writer) AS conflicts_by_writer,
+               avg(m.source_pollution_rate) AS source_pollution_rate
           FROM deep_research_metrics m
           JOIN channels_app_channel c ON c.id = m.channel_id
          WHERE m.day BETWEEN %s AND %s

@@ -35,6 +35,10 @@ class ResearchTask(models.Model):
     final_answer = models.TextField(_("final answer"), blank=True)
     citations_json = models.JSONField(_("citations"), default=list, blank=True)
     verification_json = models.JSONField(_("verification report"), default=dict, blank=True)
+    # The report in the shape of agent.engine.report.REPORT_SCHEMA (versioned): what
+    # GET /api/deep_research/task/<uuid>/report serves and the page renders. Empty for a task
+    # that did not complete or finished before reports existed.
+    report_json = models.JSONField(_("report"), default=dict, blank=True)
 
     tokens_used = models.PositiveIntegerField(_("tokens used"), default=0)
     prompt_tokens = models.PositiveIntegerField(default=0)
@@ -167,6 +171,8 @@ class ResearchClaim(models.Model):
         NO_CITATION = "no_citation", _("No citation")
         FABRICATED = "fabricated_citation", _("Invented citation")
         UNVERIFIED = "unverified", _("Not verified")
+        FIGURE_MISMATCH = "figure_mismatch", _("Figure differs from its claim")
+        INSTRUCTION = "instruction_in_source", _("Instruction found in source")
 
     task = models.ForeignKey(ResearchTask, on_delete=models.CASCADE, related_name="claims")
     index = models.PositiveIntegerField()
@@ -178,6 +184,7 @@ class ResearchClaim(models.Model):
     confidence = models.FloatField(_("confidence"), default=0.0)
     web_only = models.BooleanField(_("web sources only"), default=False)
     action = models.CharField(_("shown as"), max_length=12, default="kept")  # kept / marked / dropped
+    kind = models.CharField(_("kind"), max_length=12, default="sentence")  # sentence / cell (of a table)
 
     class Meta:
         db_table = "deep_research_claims"
@@ -218,6 +225,12 @@ class ResearchMetrics(models.Model):
     duration_seconds = models.FloatField(null=True)
     limit_hit = models.BooleanField(default=False)
     invalid_citations = models.PositiveIntegerField(default=0)
+    # Claims-first reports (issue 13): table cells count as claims in the coverage above.
+    table_cells = models.PositiveIntegerField(default=0)
+    removed_from_body = models.PositiveIntegerField(default=0)
+    removed_reasons = models.JSONField(default=dict, blank=True)  # {reason: count}
+    conflicts_reported_by_writer = models.PositiveIntegerField(default=0)
+    source_pollution_rate = models.FloatField(null=True)  # cited sources that are low-tier or flagged / cited
 
     class Meta:
         db_table = "deep_research_metrics"

@@ -50,11 +50,111 @@ class CitationView:
     internal: bool
 
 
+REASON_LABELS = {
+    "no_citation": gettext_lazy("cites no verified claim"),
+    "fabricated_citation": gettext_lazy("cites a source that does not exist"),
+    "unsupported": gettext_lazy("no verified claim says this"),
+    "figure_mismatch": gettext_lazy("the figure differs from the verified claim it cites"),
+    "instruction_in_source": gettext_lazy("instruction found in source"),
+    "unverified": gettext_lazy("could not be checked"),
+}
+KIND_LABELS = {
+    "sentence": gettext_lazy("Sentence"),
+    "cell": gettext_lazy("Table cell"),
+    "judgement": gettext_lazy("Judgement"),
+}
+LIMITATION_LABELS = {
+    "limit_hit": gettext_lazy("The research stopped at a limit: %(reason)s."),
+    "tool_failed": gettext_lazy("A tool was unavailable: %(tool)s (%(calls)s failed calls)."),
+    "no_counter_evidence": gettext_lazy("The counter-search (%(searches)s searches) found no evidence against the main conclusions."),
+    "unresolved_conflicts": gettext_lazy("%(count)s disagreement(s) remained after %(rounds)s targeted re-search round(s)."),
+    "web_only_claims": gettext_lazy("%(count)s statement(s) rest only on web sources, the least reliable tier."),
+    "verification_incomplete": gettext_lazy("Not every claim could be checked."),
+    "instructions_in_sources": gettext_lazy("%(sources)s source(s) contained instructions addressed to an AI; they were not used as evidence."),
+    "no_sources": gettext_lazy("No source that could be cited was found."),
+}
+FOUND_BY_LABELS = {
+    "engine": gettext_lazy("found by the engine"),
+    "verifier": gettext_lazy("found by the verifier"),
+    "writer": gettext_lazy("reported by the writer"),
+}
+
+
+def _limitation_text(item: dict) -> str:
+    code, detail = item.get("code", ""), dict(item.get("detail") or {})
+    if code == "limit_hit":
+        detail["reason"] = str(LIMIT_LABELS.get(detail.get("reason"), detail.get("reason", "")))
+    label = LIMITATION_LABELS.get(code)
+    if label is None:
+        return code
+    try:
+        return str(label) % detail
+    except (KeyError, TypeError, ValueError):
+        return code
+
+
+@dataclass
+class ReportView:
+    """The report's sections beyond the body, with their labels in the reader's language."""
+
+    summary_html: SafeString
+    findings_html: SafeString
+    conflicts: list[dict]
+    counter: dict | None
+    judgement: dict | None
+    limitations: list[str]
+    not_verified: list[dict]
+
+
+def _tier_counts(counts: dict) -> list[tuple[str, int]]:
+    return [(str(TIER_LABELS.get(tier, tier)), n) for tier, n in sorted((counts or {}).items(), key=lambda kv: list(TIER_LABELS).index(kv[0]) if kv[0] in TIER_LABELS else 9)]
+
+
+def report_view(task: ResearchTask, anchor: str, numbers: set[int]) -> ReportView | None:
+    report = task.report_json or {}
+    if not report.get("schema_version"):
+        return None
+    findings = "\n\n".join((f"## {f['heading']}\n\n" if f.get("heading") else "") + f.get("text", "") for f in report.get("findings", []))
+    conflicts = []
+    for c in report.get("conflicts", []):
+        conflicts.append({
+            "subject": c.get("subject", ""), "resolved": c.get("status") == "resolved",
+            "found_by": str(FOUND_BY_LABELS.get(c.get("found_by"), c.get("found_by", ""))),
+            "rounds": (c.get("re_search") or {}).get("rounds", 0), "new_sources": (c.get("re_search") or {}).get("new_sources", 0),
+            "sides": [{"statement": side.get("statement", ""), "citations": [n for n in side.get("citations", []) if n in numbers],
+                       "tier": str(TIER_LABELS.get(side.get("tier"), side.get("tier", ""))),
+                       "prevails": c.get("prevailing_side") == i} for i, side in enumerate(c.get("sides", []))],
+        })
+    counter = report.get("counter_evidence") or {}
+    counter_view = None
+    if counter.get("searched") or counter.get("found"):
+        counter_view = {"searches": counter.get("searches", 0), "queries": counter.get("queries", []),
+                        "found": [{"summary": f.get("summary", ""), "citations": [n for n in f.get("citations", []) if n in numbers]}
+                                  for f in counter.get("found", [])],
+                        "support": _tier_counts(counter.get("support_by_tier")), "against": _tier_counts(counter.get("against_by_tier"))}
+    judgement = report.get("judgement")
+    if judgement:
+        judgement = {"html": render_markdown(judgement.get("text", ""), citation_anchor=anchor, citation_numbers=numbers),
+                     "claim_ids": judgement.get("claim_ids", []), "assumptions": judgement.get("assumptions", [])}
+    not_verified = [{"kind": str(KIND_LABELS.get(n.get("kind"), n.get("kind", ""))), "text": n.get("text"),
+                     "reason": str(REASON_LABELS.get(n.get("reason"), n.get("reason", ""))),
+                     "sources": [src.get("title", "") for src in n.get("sources", [])]}
+                    for n in report.get("not_verified", [])]
+    return ReportView(
+        summary_html=render_markdown(report.get("summary", ""), citation_anchor=anchor, citation_numbers=numbers) if report.get("summary") else SafeString(""),
+        findings_html=render_markdown(findings, citation_anchor=anchor, citation_numbers=numbers),
+        conflicts=conflicts, counter=counter_view, judgement=judgement,
+        limitations=[_limitation_text(item) for item in report.get("limitations", [])],
+        not_verified=not_verified,
+    )
+
+
 @dataclass
 class AnswerView:
     task: ResearchTask
     html: SafeString
     anchor: str
+    report: ReportView | None = None
     citations: list[CitationView] = field(default_factory=list)
     conflicts: list[dict] = field(default_factory=list)
     counts: list[tuple[str, int, str]] = field(default_factory=list)  # (verdict, count, label)
@@ -108,6 +208,7 @@ def answer_view(task: ResearchTask, user) -> AnswerView:
         task=task,
         html=render_markdown(task.final_answer, citation_anchor=anchor, citation_numbers=numbers),
         anchor=anchor,
+        report=report_view(task, anchor, numbers),
         citations=citations,
         conflicts=conflicts,
         counts=counts,
@@ -132,7 +233,11 @@ def answer_markdown(task: ResearchTask, page_url: str) -> str:
     lines = [f"# {question.splitlines()[0][:200]}", ""]
     if "\n" in question or len(question) > 200:
         lines += ["> " + line for line in question.splitlines()] + [""]
-    lines += [task.final_answer.strip(), ""]
+    report = task.report_json or {}
+    if report.get("schema_version"):
+        lines += report_markdown_sections(report)
+    else:
+        lines += [task.final_answer.strip(), ""]
     if task.citations_json:
         heading = _("Sources")
         lines += [f"## {heading}", ""]
@@ -146,6 +251,54 @@ def answer_markdown(task: ResearchTask, page_url: str) -> str:
         lines.append("")
     lines += ["---", "", _("This answer was compiled by AI from several sources; check the citations yourself. It may not be submitted as coursework."), "", page_url, ""]
     return "\n".join(lines)
+
+
+def report_markdown_sections(report: dict) -> list[str]:
+    """The report's sections as Markdown, in the fixed order of the schema, titled in the reader's
+    language (the stored report holds no titles)."""
+    lines: list[str] = []
+
+    def cites(numbers) -> str:
+        return "".join(f"[{n}]" for n in numbers or [])
+
+    if report.get("summary"):
+        lines += [f"## {_('Summary')}", "", report["summary"].strip(), ""]
+    lines += [f"## {_('Findings')}", ""]
+    for finding in report.get("findings", []):
+        if finding.get("heading"):
+            lines += [f"### {finding['heading']}", ""]
+        lines += [finding.get("text", "").strip(), ""]
+    if report.get("judgement"):
+        j = report["judgement"]
+        lines += [f"## {_('Judgement')} ({_('a judgement, not a fact')})", "", j.get("text", "").strip(), ""]
+        if j.get("assumptions"):
+            lines += [_("Assumptions:"), ""] + [f"- {a}" for a in j["assumptions"]] + [""]
+    if report.get("conflicts"):
+        lines += [f"## {_('Conflicts between sources')}", ""]
+        for c in report["conflicts"]:
+            state = _("settled by the more reliable source") if c.get("status") == "resolved" else _("unresolved")
+            lines.append(f"- **{c.get('subject', '')}** ({state}; {FOUND_BY_LABELS.get(c.get('found_by'), c.get('found_by', ''))})")
+            for side in c.get("sides", []):
+                lines.append(f"  - {side.get('statement', '')} {cites(side.get('citations'))} ({TIER_LABELS.get(side.get('tier'), side.get('tier'))})")
+        lines.append("")
+    counter = report.get("counter_evidence") or {}
+    if counter.get("searched") or counter.get("found"):
+        lines += [f"## {_('Counter-evidence')}", ""]
+        lines += [f"- {f.get('summary', '')} {cites(f.get('citations'))}" for f in counter.get("found", [])]
+        support = ", ".join(f"{tier} {n}" for tier, n in _tier_counts(counter.get("support_by_tier"))) or "0"
+        against = ", ".join(f"{tier} {n}" for tier, n in _tier_counts(counter.get("against_by_tier"))) or "0"
+        lines += ["", f"{_('Independent sources in support:')} {support} · {_('against:')} {against}", ""]
+    if report.get("limitations"):
+        lines += [f"## {_('Limitations')}", ""] + [f"- {_limitation_text(item)}" for item in report["limitations"]] + [""]
+    if report.get("not_verified"):
+        lines += [f"## {_('Not verified')}", ""]
+        for item in report["not_verified"]:
+            text = f"“{item['text']}”" if item.get("text") else _("(text withheld)")
+            sources = ", ".join(src.get("title", "") for src in item.get("sources", []))
+            lines.append(f"- {KIND_LABELS.get(item.get('kind'), item.get('kind'))}: {text} — {REASON_LABELS.get(item.get('reason'), item.get('reason'))}"
+                         + (f" ({sources})" if sources else ""))
+        lines.append("")
+    return lines
 
 
 # --------------------------------------------------------------------------- the claim ledger
@@ -174,6 +327,8 @@ COMPLEXITY_LABELS = {
 CONTEXT_LABELS = {
     "time_range": gettext_lazy("Time range"),
     "subject": gettext_lazy("Subject"),
+    "entities": gettext_lazy("Entities compared"),
+    "metrics": gettext_lazy("Figures"),
     "source_language": gettext_lazy("Source language"),
     "source_preference": gettext_lazy("Preferred sources"),
 }
@@ -236,7 +391,15 @@ def _metrics(task: ResearchTask) -> list[MetricView]:
         return []
     return [
         MetricView("citation_coverage", _("Citation coverage"), _percent(m.citation_coverage),
-                   _("%(cited)d of %(total)d factual sentences cite a source") % {"cited": m.cited_sentences, "total": m.factual_sentences}),
+                   _("%(cited)d of %(total)d factual sentences and table cells cite a source (%(cells)d cells)")
+                   % {"cited": m.cited_sentences, "total": m.factual_sentences, "cells": m.table_cells}),
+        MetricView("removed_from_body", _("Removed from the body"), str(m.removed_from_body),
+                   ", ".join(f"{REASON_LABELS.get(reason, reason)}: {n}" for reason, n in sorted((m.removed_reasons or {}).items()))
+                   or _("nothing was removed")),
+        MetricView("conflicts_by_source", _("Conflicts: engine / writer"), f"{m.conflicts_found} / {m.conflicts_reported_by_writer}",
+                   _("found by comparing the claims, against reported by the writer")),
+        MetricView("source_pollution_rate", _("Source pollution"), _percent(m.source_pollution_rate),
+                   _("cited sources that are low-tier or contained instructions")),
         MetricView("unsupported_rate", _("Unsupported claims"), _percent(m.unsupported_rate),
                    _("%(n)d claims unsupported, uncited or citing an invented source") % {"n": m.unsupported_claims}),
         MetricView("conflicts", _("Conflicts found / shown"), f"{m.conflicts_found} / {m.conflicts_shown}",

@@ -185,3 +185,29 @@ def _close_stray_connections(django_db_setup, django_db_blocker):
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
         connection.close()
+
+
+# --------------------------------------------------------------------------- every report, checked
+
+@pytest.fixture(autouse=True)
+def _every_report_is_checked(monkeypatch):
+    """Every research this test completes in its own process (engine tests, in-process runner
+    runs, replays) must produce a report valid against the published schema, and under the
+    default policy no sentence or table cell that maps to no verified claim stays in the body.
+    (Workers in other processes run the same checks inside the engine, report.finalize.)"""
+    from agent.engine import loop
+    from agent.engine.report import validate
+
+    original = loop.ResearchRun.run
+
+    def checked(self):
+        result = original(self)
+        if result.status == "completed":
+            validate(result.report)
+            if self.ctx.inp.unsupported_policy != "mark":
+                kept_unverified = [c for c in result.verification.get("claims", [])
+                                   if c["action"] == "kept" and c["verdict"] not in ("supported", "partial")]
+                assert not kept_unverified, kept_unverified
+        return result
+
+    monkeypatch.setattr(loop.ResearchRun, "run", checked)

@@ -12,7 +12,11 @@ import unicodedata
 from dataclasses import dataclass, field
 
 MARKER = re.compile(r"\[(\d{1,4}(?:\s*[,，、;；]\s*\d{1,4})*)\](?!\()")
-_SENTENCE_END = re.compile(r"(?:[。！？!?]+|\.(?=\s|$|\[))((?:\s*\[\d{1,4}(?:\s*[,，、;；]\s*\d{1,4})*\](?!\())*)")
+# The writer cites verified claims as [c3] or [c3, c7]; the engine turns them into source citations.
+CLAIM_MARKER = re.compile(r"\[\s*(c\d{1,4}(?:\s*[,，、;；]\s*c?\d{1,4})*)\s*\](?!\()", re.I)
+_SENTENCE_END = re.compile(r"(?:[。！？!?]+|\.(?=\s|$|\[))((?:\s*\[\s*c?\d{1,4}(?:\s*[,，、;；]\s*c?\d{1,4})*\s*\](?!\())*)", re.I)
+_TABLE_SEPARATOR = re.compile(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?")
+_CELL_SPLIT = re.compile(r"(?<!\\)(\|)")
 _LIST_PREFIX = re.compile(r"^(\s*(?:[-*+]\s+|\d+[.)]\s+|>\s*)?)")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 # Empty text too: `[![img](…)](https://elsewhere)` leaves `[](https://elsewhere)` once the image goes.
@@ -42,14 +46,39 @@ _FULLWIDTH_LATIN = {c: c - 0xFEE0 for c in (*range(0xFF21, 0xFF3B), *range(0xFF4
 class Segment:
     text: str
     sentence: bool = False
+    cell: bool = False  # a table cell of a body row (header rows and row labels are structure)
 
     @property
     def ids(self) -> list[int]:
-        return marker_ids(self.text) if self.sentence else []
+        return marker_ids(self.text) if (self.sentence or self.cell) else []
+
+    @property
+    def claim_ids(self) -> list[int]:
+        return claim_marker_ids(self.text) if (self.sentence or self.cell) else []
 
     @property
     def claim(self) -> str:
-        return re.sub(r"[ \t]+([。．.,，！!？?；;])", r"\1", MARKER.sub("", self.text)).strip()
+        text = CLAIM_MARKER.sub("", MARKER.sub("", self.text))
+        return re.sub(r"[ \t]+([。．.,，！!？?；;])", r"\1", text).strip()
+
+
+def claim_marker_ids(text: str) -> list[int]:
+    ids: list[int] = []
+    for match in CLAIM_MARKER.finditer(text):
+        for part in re.split(r"[,，、;；]", match.group(1)):
+            number = int(part.strip().lstrip("cC"))
+            if number not in ids:
+                ids.append(number)
+    return ids
+
+
+def expand_claim_markers(text: str, sources_of: dict[int, list[int]]) -> str:
+    """[c3] becomes the source markers of claim 3 ([2][5]); an unknown claim id is dropped."""
+    def replace(match: re.Match) -> str:
+        ids = [i for part in re.split(r"[,，、;；]", match.group(1)) for i in sources_of.get(int(part.strip().lstrip("cC")), [])]
+        return "".join(f"[{i}]" for i in dict.fromkeys(ids))
+
+    return CLAIM_MARKER.sub(replace, text)
 
 
 def marker_ids(text: str) -> list[int]:
@@ -76,16 +105,43 @@ def split_sentences(text: str) -> list[str]:
     return [p for p in pieces if p]
 
 
+def _table_row(line: str) -> list[Segment]:
+    """A body row: the first cell is the row's label, every other non-empty cell is a claim."""
+    body = line.rstrip("\n")
+    pieces = _CELL_SPLIT.split(body)
+    out: list[Segment] = []
+    cells_seen = 0
+    for index, piece in enumerate(pieces):
+        if piece == "|":
+            out.append(Segment(piece))
+            continue
+        inner = 0 < index < len(pieces) - 1 or (index == 0 and not body.lstrip().startswith("|"))
+        if inner:
+            cells_seen += 1
+        out.append(Segment(piece, cell=inner and cells_seen > 1 and bool(piece.strip())))
+    if line.endswith("\n"):
+        out.append(Segment("\n"))
+    return out
+
+
 def segments(markdown: str) -> list[Segment]:
     out: list[Segment] = []
     in_code = False
-    for line in markdown.splitlines(keepends=True):
+    lines = markdown.splitlines(keepends=True)
+    for n, line in enumerate(lines):
         stripped = line.strip()
         if stripped.startswith("```"):
             in_code = not in_code
             out.append(Segment(line))
             continue
-        if in_code or not stripped or stripped.startswith(("#", "|")) or re.fullmatch(r"[-*_]{3,}", stripped):
+        if not in_code and stripped.startswith("|"):
+            following = lines[n + 1].strip() if n + 1 < len(lines) else ""
+            if _TABLE_SEPARATOR.fullmatch(stripped) or _TABLE_SEPARATOR.fullmatch(following):
+                out.append(Segment(line))  # the separator and the header row are labels
+            else:
+                out.extend(_table_row(line))
+            continue
+        if in_code or not stripped or stripped.startswith("#") or re.fullmatch(r"[-*_]{3,}", stripped):
             out.append(Segment(line))
             continue
         prefix = _LIST_PREFIX.match(line).group(1)

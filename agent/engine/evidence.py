@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
 from . import prompts, schemas
 from .errors import PhaseFailed
 from .llm import LLMError
 from .sources import neutralise, render_observations, render_source
+from .state import RunContext
 from .types import Source, ToolResult
-
-if TYPE_CHECKING:
-    from .loop import ResearchRun
 
 TOOL_CALL_TIMEOUT_SECONDS = 90
 
@@ -29,6 +26,11 @@ class TurnOutcome:
     new_sources: int = 0
     succeeded: int = 0
     source_ids: tuple[int, ...] = ()
+    tool_calls: int = 0  # calls run this turn (the loop adds them to the run's counters)
+    searches: int = 0
+    # Tools that failed this turn and why: the report's limitations name them.
+    failures: list[dict] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)  # what was searched for (counter-evidence)
 
 
 class TurnFailed(Exception):
@@ -55,17 +57,19 @@ def domain_allowed(url: str, allowed: tuple[str, ...], denied: tuple[str, ...]) 
 
 
 class Gatherer:
-    def __init__(self, run: "ResearchRun"):
+    def __init__(self, run: RunContext, tools):
         self.run = run
-        self.specs = run.tools.specs()
-        self.known = run.tools.names()
+        self.tools = tools
+        self.specs = tools.specs()
+        self.known = tools.names()
+        self.step_index = 0
+        self.round_no = 0
         self.pool = ThreadPoolExecutor(max_workers=run.limits.max_calls_per_round, thread_name_prefix="tool")
         self.messages: list[dict] = [
             {"role": "system", "content": prompts.ACTION.format(max_calls=run.limits.max_calls_per_round)},
             {
                 "role": "user",
-                "content": f"{run.channel_context()}Student's question:\n{run.inp.question}\n\n"
-                f"Research plan:\n{prompts.plan_block(run.plan)}",
+                "content": f"{run.question_block()}\n\nResearch plan:\n{run.plan.block()}",
             },
         ]
 
@@ -78,10 +82,10 @@ class Gatherer:
 
     # ------------------------------------------------------------------ one turn
 
-    def turn(self, purpose: str = "evidence") -> TurnOutcome:
+    def turn(self, round_no: int, purpose: str = "evidence") -> TurnOutcome:
         run = self.run
-        run.rounds += 1
-        run.sink.emit("action_thinking", {"round": run.rounds, "purpose": purpose})
+        self.round_no = round_no
+        run.sink.emit("action_thinking", {"round": round_no, "purpose": purpose})
         try:
             reply = run.llm.with_tools("action", self.messages, self.specs, timeout=run.call_timeout())
         except LLMError as exc:
@@ -94,23 +98,22 @@ class Gatherer:
 
     def _dispatch(self, calls, purpose: str) -> TurnOutcome:
         run = self.run
-        room = max(0, min(run.limits.max_calls_per_round, run.limits.max_tool_calls - run.tool_calls))
+        room = max(0, min(run.limits.max_calls_per_round, run.tool_calls_left()))
         accepted, skipped = calls[:room], calls[room:]
         planned = []
         for call in accepted:
-            run.step_index += 1
+            self.step_index += 1
             args = call.arguments if call.arguments is not None else {"_raw": call.raw_arguments}
-            run.sink.step_started(index=run.step_index, round=run.rounds, phase=purpose, tool_name=call.name[:80], args=args)
-            planned.append((run.step_index, call))
-        run.tool_calls += len(accepted)
-        run.searches += sum(1 for _, c in planned if "search" in c.name)
+            run.sink.step_started(index=self.step_index, round=self.round_no, phase=purpose, tool_name=call.name[:80], args=args)
+            planned.append((self.step_index, call))
+        searches = sum(1 for _, c in planned if "search" in c.name)
         run.sink.emit(
             "action_dispatch",
             {
-                "round": run.rounds,
+                "round": self.round_no,
                 "purpose": purpose,
                 "calls": [{"index": i, "tool": c.name[:80], "args": c.arguments or {}} for i, c in planned],
-                "tool_calls_used": run.tool_calls,
+                "tool_calls_used": run.counters.tool_calls + len(accepted),
             },
         )
         outcomes: dict[str, tuple[ToolResult, list[Source]]] = {}
@@ -149,8 +152,11 @@ class Gatherer:
         # calls happened to finish: the same run gives the same ids, so a replay can match it.
         new = succeeded = 0
         ids: list[int] = []
+        failures = []
         for index, call in planned:
             result, kept = outcomes[call.id]
+            if not result.ok:
+                failures.append({"tool": call.name[:80], "error": result.error[:200]})
             call_ids = []
             for source in kept:
                 source_id, is_new = run.registry.add(source, found_by=purpose)
@@ -165,12 +171,14 @@ class Gatherer:
             self.messages.append(
                 {"role": "tool", "tool_call_id": call.id, "content": "Not run: too many tool calls in one turn or tool budget used up."}
             )
-        return TurnOutcome(called=True, new_sources=new, succeeded=succeeded, source_ids=tuple(dict.fromkeys(ids)))
+        queries = [str(v)[:200] for _, c in planned for k, v in (c.arguments or {}).items() if k in ("query", "q", "search")]
+        return TurnOutcome(called=True, new_sources=new, succeeded=succeeded, source_ids=tuple(dict.fromkeys(ids)),
+                           tool_calls=len(accepted), searches=searches, failures=failures, queries=queries)
 
     def _unseen_url(self, call) -> str:
         """A guarded URL argument (e.g. fetch_url's) that nothing in this research has shown:
         instructions inside a page must not send a tool to an address of their choosing."""
-        guarded = getattr(self.run.tools, "observed_url_params", None)
+        guarded = getattr(self.tools, "observed_url_params", None)
         for param in guarded(call.name) if guarded else ():
             value = call.arguments.get(param)
             if isinstance(value, str) and value.strip() and not self._known_url(value.strip()):
@@ -194,7 +202,7 @@ class Gatherer:
 
     def _safe_call(self, name: str, args: dict) -> ToolResult:
         try:
-            result = self.run.tools.call(name, args)
+            result = self.tools.call(name, args)
         except Exception as exc:  # a tool's failure is an observation, never the research's end
             return ToolResult(error=f"{type(exc).__name__}: {str(exc)[:300]}")
         return result if isinstance(result, ToolResult) else ToolResult(error="tool returned no result")
@@ -222,7 +230,7 @@ class Gatherer:
             "action_complete",
             {
                 "index": index,
-                "round": run.rounds,
+                "round": self.round_no,
                 "tool": call.name[:80],
                 "status": status,
                 "duration_ms": duration_ms,
@@ -268,7 +276,9 @@ class Gatherer:
 
     # ------------------------------------------------------------------ reflection
 
-    def reflect(self) -> dict:
+    def reflect(self, known_status: dict[int, str]) -> dict:
+        """One reflection. Returns its verdict plus the hypotheses' statuses merged with
+        `known_status` ("hypothesis_status") and whether every one is settled."""
         run = self.run
 
         def build(compact: bool) -> list[dict]:
@@ -277,7 +287,7 @@ class Gatherer:
                 {"role": "system", "content": prompts.REFLECTION},
                 {
                     "role": "user",
-                    "content": f"Student's question:\n{run.inp.question}\n\nPlan:\n{prompts.plan_block(run.plan)}\n\n"
+                    "content": f"{run.question_block()}\n\nPlan:\n{run.plan.block()}\n\n"
                     + render_observations(run.registry, budget_chars=budget),
                 },
             ]
@@ -287,20 +297,21 @@ class Gatherer:
         except PhaseFailed:
             # A failed reflection must not end the research: carry on gathering (limits still apply).
             data = {"sufficient": False, "missing": [], "covered_sub_questions": [], "hypotheses": [], "reasoning": "reflection unavailable"}
-        hypotheses = run.plan.get("hypotheses") or []
-        statuses = {h["index"]: h["status"] for h in data["hypotheses"] if 1 <= h["index"] <= len(hypotheses)}
-        run.hypothesis_status.update(statuses)
-        settled = bool(hypotheses) and all(run.hypothesis_status.get(i) in ("supported", "refuted") for i in range(1, len(hypotheses) + 1))
+        hypotheses = run.plan.hypotheses
+        status = dict(known_status)
+        status.update({h["index"]: h["status"] for h in data["hypotheses"] if 1 <= h["index"] <= len(hypotheses)})
+        settled = bool(hypotheses) and all(status.get(i) in ("supported", "refuted") for i in range(1, len(hypotheses) + 1))
         run.sink.emit(
             "reflection_done",
             {
-                "round": run.rounds,
+                "round": self.round_no,
                 "sufficient": data["sufficient"],
                 "missing": data["missing"][:10],
                 "covered_sub_questions": data["covered_sub_questions"],
-                "hypotheses": [{"index": i, "status": s} for i, s in sorted(run.hypothesis_status.items())],
+                "hypotheses": [{"index": i, "status": s} for i, s in sorted(status.items())],
                 "sources": len(run.registry),
             },
         )
         data["hypotheses_settled"] = settled
+        data["hypothesis_status"] = status
         return data

@@ -1,29 +1,31 @@
-"""The research loop: Plan → (Action → Observation → Reflect)* → [Counter-search] → Synthesize
-→ [targeted re-search on conflicts, at most twice] → Verify.
+"""The research loop: Plan → Evidence (Action → Observation → Reflect)* → [Counter-search] →
+Claims → Verification → [targeted re-search on unresolved conflicts, at most twice] → Writing →
+check of the draft → Report.
 
 A macro plan-and-execute state machine with a ReAct loop inside the evidence phase. It imports
 no Django: it receives a toolbox bound to one user and channel, an LLM client, an event sink and
 a cancellation check, and returns a ResearchResult. Cancellation and limits are checked before
-every LLM call and every tool call.
-"""
+every LLM call and every tool call. The phases get the run's narrow context (state.RunContext)
+and return what they found; only this module adds it to the run's counters."""
 
 from __future__ import annotations
 
 import time
 from typing import Callable
 
+from . import claims as claims_phase
+from . import conflicts as conflict_rules
 from . import prompts, schemas
-from .errors import Cancelled, LimitReached, PhaseFailed
-from .evidence import Gatherer, TurnFailed
-from .llm import LLMClient, LLMError, LLMUnavailable
-from .sources import SourceRegistry
+from .claims import ClaimSet
+from .errors import Cancelled, PhaseFailed
+from .evidence import Gatherer, TurnFailed, TurnOutcome
+from .llm import LLMClient
+from .plan import Plan
+from .report import empty_report, finalize
+from .state import RunContext
 from .types import EventSink, Limits, ResearchInput, ResearchResult, Source, Toolbox
-from .verification import finalize
-from .writing import Draft, synthesize
-
-
-def _lang(code: str) -> str:
-    return "en" if code.lower().startswith("en") else "zh"
+from .verification import verify_claims
+from .writing import CounterSearch, synthesize
 
 
 class ResearchRun:
@@ -40,108 +42,40 @@ class ResearchRun:
         credibility: Callable[[Source], float] | None = None,
         review_plan: Callable[[dict], dict] | None = None,
     ):
-        self.inp, self.llm, self.tools, self.sink = inp, llm, tools, sink
-        self.is_cancelled, self.limits, self.clock = is_cancelled, limits, clock
-        self.credibility = credibility
+        self.ctx = RunContext(inp=inp, llm=llm, sink=sink, is_cancelled=is_cancelled, limits=limits, clock=clock,
+                              credibility=credibility)
+        self.tools = tools
         self.review_plan = review_plan
-        self.registry = SourceRegistry()
-        self.started = clock()
-        self.plan: dict = {}
-        self.rounds = 0
-        self.tool_calls = 0
-        self.searches = 0
-        self.step_index = 0
-        self.limit_hit = ""
-        self.retries: list[dict] = []
         self.hypothesis_status: dict[int, str] = {}
-        self.conflicts_found = 0
-        self.lang = _lang(inp.language)
-
-    # ------------------------------------------------------------------ guards
-
-    def checkpoint(self, *, enforce_limits: bool) -> None:
-        if self.is_cancelled():
-            raise Cancelled()
-        elapsed = self.clock() - self.started
-        if elapsed >= self.limits.max_seconds + self.limits.grace_seconds:
-            raise PhaseFailed("deadline", f"the research ran past its hard time limit ({round(elapsed)} s)")
-        if not enforce_limits:
-            return
-        if elapsed >= self.limits.max_seconds:
-            raise LimitReached("max_seconds", round(elapsed, 1), self.limits.max_seconds)
-        if self.llm.meter.total_tokens >= self.limits.max_tokens:
-            raise LimitReached("max_tokens", self.llm.meter.total_tokens, self.limits.max_tokens)
-
-    def check_budget(self) -> None:
-        if self.rounds >= self.limits.max_steps:
-            raise LimitReached("max_steps", self.rounds, self.limits.max_steps)
-        if self.tool_calls >= self.limits.max_tool_calls:
-            raise LimitReached("tool_budget", self.tool_calls, self.limits.max_tool_calls)
-        self.checkpoint(enforce_limits=True)
-
-    def hit(self, limit: LimitReached) -> None:
-        if not self.limit_hit:
-            self.limit_hit = limit.reason
-            self.sink.emit("limit_hit", {"reason": limit.reason, "value": limit.value, "limit": limit.limit})
-
-    def call_timeout(self) -> float:
-        """No single LLM call may outlive the research's hard deadline."""
-        left = self.started + self.limits.max_seconds + self.limits.grace_seconds - self.clock()
-        return max(1.0, min(self.llm.config.timeout, left))
-
-    def structured(self, role: str, build: Callable[[bool], list[dict]], schema: dict, name: str, *, enforce_limits=False, max_tokens=None) -> dict:
-        """One structured call with the bounded retry: on a truncated, empty or malformed reply,
-        retry once with compacted input and a larger budget; then the phase fails cleanly."""
-        self.checkpoint(enforce_limits=enforce_limits)
-        budget = max_tokens or (
-            self.llm.config.synthesizer_max_tokens if role == "synthesizer" else self.llm.config.default_max_tokens
-        )
-        try:
-            return self.llm.structured(role, build(False), schema, name, max_tokens=budget, timeout=self.call_timeout())
-        except LLMUnavailable as exc:
-            raise PhaseFailed(role, exc) from None
-        except LLMError as exc:
-            self.retries.append({"role": role, "kind": exc.kind})
-        self.checkpoint(enforce_limits=False)
-        try:
-            return self.llm.structured(
-                role, build(True), schema, name, max_tokens=int(budget * 1.5), timeout=self.call_timeout()
-            )
-        except LLMError as exc:
-            raise PhaseFailed(role, exc) from None
-
-    def channel_context(self) -> str:
-        text = ""
-        if self.inp.channel_name:
-            text += f"Course channel: {self.inp.channel_name}\n{self.inp.channel_description}\n\n"
-        if self.inp.context:
-            text += "Research context agreed with the student:\n" + "\n".join(
-                f"- {key.replace('_', ' ')}: {value}" for key, value in self.inp.context.items() if value
-            ) + "\n\n"
-        return text
+        self.failures: list[dict] = []
+        self.claims = ClaimSet()
+        self.contradictions: list[dict] = []
+        self.incomplete = False
 
     # ------------------------------------------------------------------ the state machine
 
     def run(self) -> ResearchResult:
+        ctx = self.ctx
         gatherer = None
         try:
             self.plan_phase()
-            gatherer = Gatherer(self)
+            gatherer = Gatherer(ctx, self.tools)
             stop_reason = self.evidence_phase(gatherer)
-            counter_searches = self.counter_search(gatherer) if self.wants_counter_search() else None
-            self.checkpoint(enforce_limits=False)  # a cancel during the last call stops before writing
-            draft = synthesize(self)
-            if len(self.registry) == 0:
+            counter = self.counter_search(gatherer) if self.wants_counter_search() else CounterSearch()
+            ctx.checkpoint(enforce_limits=False)
+            if len(ctx.registry) == 0:
+                draft = synthesize(ctx, self.claims, [], counter)
                 # The engine's own "nothing to cite" message: nothing to verify, nothing to mark.
-                answer, citations = draft.answer, []
-                verification = {"status": "no_sources", "claims": [], "counts": {}, "conflicts": [], "retries": self.retries}
-                self.sink.emit("verification_done", {"status": "no_sources", "counts": {}, "conflicts": 0, "citations": 0})
-            else:
-                self.conflicts_found = len(draft.conflicts)
-                draft, conflict_rounds = self.resolve_conflicts(gatherer, draft)
-                answer, citations, verification = finalize(
-                    self, draft, conflict_rounds=conflict_rounds, counter_searches=counter_searches, credibility=self.credibility
-                )
+                ctx.sink.emit("verification_done", {"status": "no_sources", "counts": {}, "conflicts": 0, "citations": 0})
+                return self._result("completed", stop_reason, answer=draft.answer,
+                                    verification={"status": "no_sources", "claims": [], "counts": {}, "conflicts": [], "retries": ctx.retries},
+                                    report=empty_report(ctx, draft.answer, self.limitations()))
+            conflicts = self.claims_and_verification(gatherer)
+            conflicts, conflict_rounds = self.resolve_conflicts(gatherer, conflicts)
+            ctx.checkpoint(enforce_limits=False)  # a cancel during the last call stops before writing
+            draft = synthesize(ctx, self.claims, conflicts, counter)
+            finished = finalize(ctx, draft, self.claims, conflicts, conflict_rounds=conflict_rounds, counter=counter,
+                                hypothesis_status=self.hypothesis_status, limitations=self.limitations(), incomplete=self.incomplete)
         except Cancelled:
             return self._result("cancelled", "cancelled")
         except PhaseFailed as exc:
@@ -149,59 +83,70 @@ class ResearchRun:
         finally:
             if gatherer is not None:
                 gatherer.close()
-        return self._result("completed", stop_reason, answer=answer, citations=citations, verification=verification,
-                            invalid=draft.invalid_citations)
+        report = finished.verification
+        ctx.sink.emit(
+            "verification_done",
+            {"status": report.status, "counts": report.counts, "conflicts": report.conflicts_shown,
+             "conflict_rounds": report.conflict_rounds, "invalid_citations_removed": report.invalid_citations_removed,
+             "citations": len(finished.citations), "web_only_claims": report.web_only_claims, "removed": report.removed,
+             "not_verified": len(finished.report["not_verified"])},
+        )
+        return self._result("completed", stop_reason, answer=finished.answer, citations=finished.citations,
+                            verification=report.as_json(), invalid=report.invalid_citations_removed, report=finished.report)
 
     def plan_phase(self) -> None:
+        ctx = self.ctx
         system = prompts.PLANNER.format(tools=prompts.tool_catalogue(self.tools.specs()))
 
         def build(compact: bool) -> list[dict]:
-            context = self.channel_context()
-            return [
-                {"role": "system", "content": system},
-                {"role": "user", "content": f"{context}Student's question:\n{self.inp.question}"},
-            ]
+            return [{"role": "system", "content": system}, {"role": "user", "content": ctx.question_block()}]
 
-        plan = self.structured("planner", build, schemas.PLAN, "research_plan")
-        known = self.tools.names()
-        for sq in plan["sub_questions"]:
-            sq["suggested_tools"] = [t for t in sq["suggested_tools"] if t in known]
-        self.plan = plan
-        self.limits = self.limits.for_complexity(plan["complexity"])
-        self.sink.emit("plan_complete", self.plan_event())
+        plan = Plan.from_json(ctx.structured("planner", build, schemas.PLAN, "research_plan"))
+        plan.keep_tools(self.tools.names())
+        ctx.plan = plan
+        ctx.limits = ctx.limits.for_complexity(plan.complexity)
+        ctx.sink.emit("plan_complete", self.plan_event())
         if self.review_plan is not None:
             # The student may edit the plan before the evidence phase (the product waits here,
             # with a time limit); the engine researches whatever comes back. Time spent waiting
             # for the student does not count against the research's own time limit.
-            before = self.clock()
-            self.plan = self.review_plan(self.plan)
-            self.started += self.clock() - before
-            self.checkpoint(enforce_limits=False)
+            before = ctx.clock()
+            ctx.plan = Plan.from_json(self.review_plan(ctx.plan.as_json()))
+            ctx.started += ctx.clock() - before
+            ctx.checkpoint(enforce_limits=False)
 
     def plan_event(self) -> dict:
+        plan, limits = self.ctx.plan, self.ctx.limits
         return {
-            "complexity": self.plan["complexity"],
-            "sub_questions": [sq["question"] for sq in self.plan["sub_questions"]],
-            "suggested_tools": sorted({t for sq in self.plan["sub_questions"] for t in sq["suggested_tools"]}),
-            "hypotheses": self.plan["hypotheses"],
-            "limits": {"max_steps": self.limits.max_steps, "max_tool_calls": self.limits.max_tool_calls,
-                       "max_tokens": self.limits.max_tokens, "max_seconds": self.limits.max_seconds},
+            "complexity": plan.complexity,
+            "sub_questions": [sq.question for sq in plan.sub_questions],
+            "suggested_tools": sorted({t for sq in plan.sub_questions for t in sq.suggested_tools}),
+            "hypotheses": plan.hypotheses,
+            "limits": {"max_steps": limits.max_steps, "max_tool_calls": limits.max_tool_calls,
+                       "max_tokens": limits.max_tokens, "max_seconds": limits.max_seconds},
         }
 
+    def turn(self, gatherer: Gatherer, purpose: str = "evidence") -> TurnOutcome:
+        """One action turn; its calls count against the run's budgets."""
+        self.ctx.counters.rounds += 1
+        outcome = gatherer.turn(self.ctx.counters.rounds, purpose)
+        self.ctx.counters.tool_calls += outcome.tool_calls
+        self.ctx.counters.searches += outcome.searches
+        self.failures.extend(outcome.failures)
+        return outcome
+
     def evidence_phase(self, gatherer: Gatherer) -> str:
+        ctx = self.ctx
         quiet_rounds = failed_turns = error_rounds = 0
         while True:
-            try:
-                self.check_budget()
-            except LimitReached as limit:
-                self.hit(limit)
+            if not ctx.budget_left():
                 return "limit_hit"
             try:
-                outcome = gatherer.turn()
+                outcome = self.turn(gatherer)
             except TurnFailed as exc:
                 failed_turns += 1
                 if failed_turns >= 2:
-                    if len(self.registry) == 0:
+                    if len(ctx.registry) == 0:
                         raise PhaseFailed("action", exc.cause) from None
                     return "action_failed"
                 continue
@@ -217,9 +162,10 @@ class ResearchRun:
                 quiet_rounds = 0 if outcome.new_sources else quiet_rounds + 1
             if quiet_rounds >= 2:
                 return "no_new_information"
-            if self.tool_calls >= self.limits.max_tool_calls or self.rounds >= self.limits.max_steps:
+            if ctx.counters.tool_calls >= ctx.limits.max_tool_calls or ctx.counters.rounds >= ctx.limits.max_steps:
                 continue  # the budget check at the top reports the limit
-            reflection = gatherer.reflect()
+            reflection = gatherer.reflect(self.hypothesis_status)
+            self.hypothesis_status = reflection["hypothesis_status"]
             if reflection["sufficient"]:
                 return "sufficient"
             if reflection["hypotheses_settled"]:
@@ -232,18 +178,17 @@ class ResearchRun:
             gatherer.compact()
 
     def wants_counter_search(self) -> bool:
-        mode = self.inp.counter_search
-        return mode == "always" or (mode == "complex" and self.plan.get("complexity") == "complex")
+        mode = self.ctx.inp.counter_search
+        complexity = self.ctx.plan.complexity
+        return mode == "always" or (mode == "moderate" and complexity in ("moderate", "complex")) or (
+            mode == "complex" and complexity == "complex")
 
-    def counter_search(self, gatherer: Gatherer) -> int:
-        """Before writing, look for evidence against the main conclusions (one targeted turn)."""
-        claims = self.plan.get("hypotheses") or [sq["question"] for sq in self.plan["sub_questions"]]
-        before = self.searches
-        try:
-            self.check_budget()
-        except LimitReached as limit:
-            self.hit(limit)
-            return 0
+    def counter_search(self, gatherer: Gatherer) -> CounterSearch:
+        """Before the claims are drawn, look for evidence against the main conclusions (one targeted turn)."""
+        plan = self.ctx.plan
+        claims = plan.hypotheses or [sq.question for sq in plan.sub_questions]
+        if not self.ctx.budget_left():
+            return CounterSearch(ran=True)
         gatherer.instruct(
             "Before the answer is written, search specifically for evidence AGAINST these tentative conclusions "
             "(counter-examples, failed replications, contrary data, critiques):\n"
@@ -251,57 +196,99 @@ class ResearchRun:
             + "\nCall tools now; reply DONE if no tool can find such evidence."
         )
         try:
-            gatherer.turn(purpose="counter_search")
+            outcome = self.turn(gatherer, purpose="counter_search")
         except TurnFailed:
-            pass  # reported as "no counter-evidence found in 0 searches"
-        return self.searches - before
+            return CounterSearch(ran=True)  # reported as "no counter-evidence found in 0 searches"
+        return CounterSearch(ran=True, searches=outcome.searches, queries=outcome.queries)
 
-    def resolve_conflicts(self, gatherer: Gatherer, draft: Draft) -> tuple[Draft, int]:
-        """A conflict triggers at most `max_conflict_rounds` targeted re-search rounds (the
-        source's 回流次數上限); what is still disputed after that is reported as unresolved."""
+    def claims_and_verification(self, gatherer: Gatherer, only: list[int] | None = None) -> list[conflict_rules.Conflict]:
+        """Draw claims from the sources (or from `only` these new ones), verify them, and find the
+        conflicts among all claims so far."""
+        ctx = self.ctx
+        new = claims_phase.extract(ctx, only=only, first_id=self.claims.next_id())
+        check = verify_claims(ctx, new)
+        self.claims.claims.extend(new)
+        self.incomplete = self.incomplete or check.incomplete
+        self.contradictions += check.contradictions
+        found = conflict_rules.find(ctx.registry, self.claims, self.contradictions)
+        ctx.sink.emit("claims_verified", {
+            "claims": len(self.claims.claims), "verified": len(self.claims.verified()),
+            "failed": sum(1 for c in self.claims.claims if not c.verified),
+            "instruction_in_source": sum(1 for c in self.claims.claims if c.flagged),
+            "conflicts": len(found), "unresolved": sum(1 for c in found if c.status == "unresolved"),
+        })
+        return found
+
+    def resolve_conflicts(self, gatherer: Gatherer, conflicts):
+        """An unresolved conflict triggers at most `max_conflict_rounds` targeted re-search rounds;
+        new sources become claims, are verified, and the conflicts are weighed again. What is still
+        disputed after that is reported as unresolved."""
+        ctx = self.ctx
         rounds = 0
-        while draft.conflicts and rounds < self.limits.max_conflict_rounds:
-            try:
-                self.check_budget()
-            except LimitReached as limit:
-                self.hit(limit)
+        while any(c.status == "unresolved" for c in conflicts) and rounds < ctx.limits.max_conflict_rounds:
+            if not ctx.budget_left():
                 break
             rounds += 1
+            open_ones = [c for c in conflicts if c.status == "unresolved"]
             topics = "\n".join(
-                f"- {c['topic']}: " + " vs ".join(f"{p['summary']} (sources {p['source_ids']})" for p in c["positions"])
-                for c in draft.conflicts
+                f"- {c.subject}: " + " vs ".join(f"{s.statement} (sources {s.source_ids}, {s.tier})" for s in c.sides)
+                for c in open_ones
             )
             gatherer.instruct(
-                f"The sources disagree on these points (re-search round {rounds} of {self.limits.max_conflict_rounds}):\n{topics}\n"
-                "Search for evidence that settles each disagreement: primary data, more authoritative or more recent sources. "
-                "Reply DONE if no tool can help."
+                f"The sources disagree on these points (re-search round {rounds} of {ctx.limits.max_conflict_rounds}):\n{topics}\n"
+                "Search for evidence that settles each disagreement: primary data (for company figures, get_financials), "
+                "more authoritative or more recent sources. Reply DONE if no tool can help."
             )
             try:
-                outcome = gatherer.turn(purpose="conflict")
+                outcome = self.turn(gatherer, purpose="conflict")
             except TurnFailed:
                 break
-            if not outcome.called or not outcome.new_sources:
-                break  # nothing new to weigh: re-writing would give the same answer
-            self.checkpoint(enforce_limits=False)
-            draft = synthesize(self)
-            self.conflicts_found = max(self.conflicts_found, len(draft.conflicts))
-        return draft, rounds
+            for c in open_ones:
+                c.re_search["rounds"] += 1
+            new_ids = [i for i in outcome.source_ids if ctx.registry.found_by.get(i) == "conflict"]
+            if not outcome.called or not outcome.new_sources or not new_ids:
+                break  # nothing new to weigh
+            before = {c.id for c in self.claims.claims}
+            ctx.checkpoint(enforce_limits=False)
+            again = conflict_rules.carry_over(conflicts, self.claims_and_verification(gatherer, only=new_ids))
+            added = [c.id for c in self.claims.claims if c.id not in before]
+            for c in again:
+                if c.re_search["rounds"]:
+                    c.re_search["new_sources"] += len(new_ids)
+                    c.re_search["new_claim_ids"] += [i for i in added if any(i in s.claim_ids for s in c.sides)]
+            conflicts = again
+        return conflicts, rounds
 
-    def _result(self, status, stop_reason, *, answer="", citations=None, verification=None, invalid=0, error="") -> ResearchResult:
+    def limitations(self) -> list[dict]:
+        ctx = self.ctx
+        out = []
+        if ctx.limit_hit:
+            out.append({"code": "limit_hit", "detail": {"reason": ctx.limit_hit}})
+        failed: dict[str, int] = {}
+        for failure in self.failures:
+            failed[failure["tool"]] = failed.get(failure["tool"], 0) + 1
+        for tool, count in failed.items():
+            out.append({"code": "tool_failed", "detail": {"tool": tool, "calls": count}})
+        return out
+
+    def _result(self, status, stop_reason, *, answer="", citations=None, verification=None, invalid=0, error="",
+                report=None) -> ResearchResult:
+        ctx = self.ctx
         return ResearchResult(
             status=status,
             stop_reason=stop_reason,
-            plan=self.plan,
+            plan=ctx.plan.as_json() if ctx.plan.sub_questions else {},
             answer=answer,
             citations=citations or [],
             verification=verification or {},
-            limit_hit=self.limit_hit,
+            report=report or {},
+            limit_hit=ctx.limit_hit,
             invalid_citations_removed=invalid,
             error=error,
-            rounds=self.rounds,
-            tool_calls=self.tool_calls,
-            searches=self.searches,
-            sources_seen=len(self.registry),
+            rounds=ctx.counters.rounds,
+            tool_calls=ctx.counters.tool_calls,
+            searches=ctx.counters.searches,
+            sources_seen=len(ctx.registry),
         )
 
 

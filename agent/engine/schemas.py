@@ -27,6 +27,28 @@ PLAN = _object(
         },
         "hypotheses": {"type": "array", "maxItems": 5, "items": _STR},
         "rationale": _STR,
+        "asks_for_judgement": {"type": "boolean"},
+    }
+)
+
+CLAIMS = _object(
+    {
+        "claims": {
+            "type": "array",
+            "items": _object(
+                {
+                    "text": _STR,
+                    "kind": {"type": "string", "enum": ["fact", "figure", "judgement"]},
+                    "entity": _STR,
+                    "metric": _STR,
+                    "period": _STR,
+                    "value": {"type": ["number", "null"]},
+                    "unit": _STR,
+                    "source_ids": _IDS,
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                }
+            ),
+        }
     }
 )
 
@@ -63,6 +85,13 @@ SYNTHESIS = _object(
         },
         # What the counter-search found against the main conclusions (empty when it found nothing).
         "counter_evidence": {"type": "array", "items": _object({"summary": _STR, "source_ids": _IDS})},
+        "summary": _STR,
+        "judgement": {
+            "anyOf": [
+                {"type": "null"},
+                _object({"text": _STR, "claim_ids": {"type": "array", "items": {"type": "integer"}}, "assumptions": {"type": "array", "items": _STR}}),
+            ]
+        },
     }
 )
 
@@ -78,7 +107,11 @@ VERIFICATION = _object(
                     "reason": _STR,
                 }
             ),
-        }
+        },
+        "contradictions": {
+            "type": "array",
+            "items": _object({"claim_ids": {"type": "array", "items": {"type": "integer"}}, "reason": _STR}),
+        },
     }
 )
 
@@ -98,7 +131,7 @@ CONTEXT = _object(
             "maxItems": 4,
             "items": _object(
                 {
-                    "key": {"type": "string", "enum": ["time_range", "subject", "source_language", "source_preference"]},
+                    "key": {"type": "string", "enum": ["time_range", "subject", "entities", "metrics", "source_language", "source_preference"]},
                     "question": _STR,
                     "default": _STR,
                 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import threading
 
+from .instructions import Flags, flag
 from .types import Source
 
 _TAG = re.compile(r"<\s*/?\s*(source|observations)\b", re.I)
@@ -30,6 +31,8 @@ class SourceRegistry:
         self._by_id: dict[int, Source] = {}
         self._by_key: dict[str, int] = {}
         self.found_by: dict[int, str] = {}  # the purpose of the turn that first found each source
+        # Passages that address the model, flagged as each source is observed (instructions.py).
+        self.flags: dict[int, Flags] = {}
 
     def add(self, source: Source, *, found_by: str = "evidence") -> tuple[int, bool]:
         """Register a source; returns (id, is_new). The same source twice keeps its first id."""
@@ -41,6 +44,7 @@ class SourceRegistry:
             self._by_id[source_id] = source
             self._by_key[key] = source_id
             self.found_by[source_id] = found_by
+            self.flags[source_id] = flag(f"{source.title}\n{source.text or source.snippet}")
             return source_id, True
 
     def ids(self) -> set[int]:
@@ -58,14 +62,29 @@ class SourceRegistry:
     def items(self) -> list[tuple[int, Source]]:
         return sorted(self._by_id.items())
 
+    def flagged(self, source_id: int) -> Flags:
+        return self.flags.get(source_id) or Flags()
 
-def render_source(source_id: int, source: Source, *, full: bool, max_chars: int = 4000, found_by: str = "") -> str:
+    def evidence_text(self, source_id: int) -> str:
+        """What a claim may rest on: the source's text without its flagged passages."""
+        source, flags = self._by_id.get(source_id), self.flagged(source_id)
+        if source is None:
+            return ""
+        return flags.clean_text if flags else (source.text or source.snippet)
+
+
+def render_source(source_id: int, source: Source, *, full: bool, max_chars: int = 4000, found_by: str = "",
+                  flagged: bool = False, clean_text: str | None = None) -> str:
     body = source.text if (full and source.text) else source.snippet
+    if clean_text is not None:
+        body = clean_text  # what the source says without its passages that address the model
     body = neutralise(body[:max_chars] if full else body[:400])
     attrs = (
         f'id="{source_id}" tool="{source.source_tool}" tier="{source.tier}" origin="{source.origin}" '
         f'title="{attribute(source.title, 200)}"'
     )
+    if flagged:
+        attrs += ' flagged="instructions"'  # it addresses the model: not evidence
     if found_by and found_by != "evidence":
         attrs += f' found_by="{found_by}"'  # e.g. counter-search: the writer must report it
     if source.locator:
@@ -75,7 +94,8 @@ def render_source(source_id: int, source: Source, *, full: bool, max_chars: int 
     return f"<source {attrs}>\n{body}\n</source>"
 
 
-def render_observations(registry: SourceRegistry, *, budget_chars: int, only: list[int] | None = None, weigh=None) -> str:
+def render_observations(registry: SourceRegistry, *, budget_chars: int, only: list[int] | None = None, weigh=None,
+                        without_flagged_passages: bool = False) -> str:
     """All sources (or `only` these ids): the full text of as many sources as fit the budget, the
     snippet of the rest. Nothing is dropped silently: every id stays. With `weigh`, the most
     credible sources get their full text first (otherwise the earliest, found for the core
@@ -89,5 +109,7 @@ def render_observations(registry: SourceRegistry, *, budget_chars: int, only: li
         if used + size <= budget_chars:
             full_ids.add(source_id)
             used += size
-    blocks = [render_source(i, s, full=i in full_ids, found_by=registry.found_by.get(i, "")) for i, s in items]
+    blocks = [render_source(i, s, full=i in full_ids, found_by=registry.found_by.get(i, ""), flagged=bool(registry.flagged(i)),
+                            clean_text=registry.evidence_text(i)[:400] if without_flagged_passages and registry.flagged(i) else None)
+              for i, s in items]
     return "<observations>\n" + "\n".join(blocks) + "\n</observations>"

@@ -149,10 +149,12 @@ class ResearchInput:
     channel_name: str = ""
     channel_description: str = ""
     language: str = "zh-hant"
-    unsupported_policy: Literal["mark", "drop"] = "mark"
-    # Search for evidence against the main conclusions before writing: never, for complex
-    # questions, or always.
-    counter_search: Literal["off", "complex", "always"] = "complex"
+    # What happens to a sentence or table cell that maps to no verified claim: "drop" (the
+    # default) takes it out of the body and lists it as not verified; "mark" (opt-in) keeps it with ⚠.
+    unsupported_policy: Literal["mark", "drop"] = "drop"
+    # Search for evidence against the main conclusions before writing: never, for moderate and
+    # complex questions, for complex questions only, or always.
+    counter_search: Literal["off", "moderate", "complex", "always"] = "moderate"
     allowed_domains: tuple[str, ...] = ()  # web sources outside these are not used (empty: any)
     denied_domains: tuple[str, ...] = ()
     # What the student clarified before the run (time range, subject, source language, preferred
@@ -183,7 +185,8 @@ class ResearchResult:
     plan: dict = field(default_factory=dict)
     answer: str = ""
     citations: list[Citation] = field(default_factory=list)
-    verification: dict = field(default_factory=dict)
+    verification: dict = field(default_factory=dict)  # report.VerificationReport.as_json()
+    report: dict = field(default_factory=dict)  # the report, valid against report.REPORT_SCHEMA
     limit_hit: str = ""
     invalid_citations_removed: int = 0
     error: str = ""

@@ -1,55 +1,51 @@
-"""Verification and the claim ledger.
+"""Verification, in two passes.
 
-Every factual sentence of the answer becomes a claim with its citations, the verifier's verdict
-(supported / partial / unsupported, or no_citation / fabricated_citation decided by the engine),
-the tiers of the sources behind it and a confidence. Unsupported and uncited claims are marked or
-dropped (policy); claims resting only on web sources say so; conflicts are shown with both sides
-cited and their tiers named; then the citations are renumbered in order of appearance."""
+1. Claims (before writing): each atomic claim is checked against its cited passages, with the
+   passages that address the model left out. The verifier model judges the words; the engine
+   itself checks figures (the claim's value must be a number the passage states, after unit
+   normalisation; exactly, at the claim's precision, for get_financials) and fails a claim that
+   rests only on flagged passages or repeats one ("instruction found in source").
+2. The draft (after writing): every sentence and every table cell must map to verified claims
+   (claim markers [cN], or source markers [N] of sources with verified claims), state no figure
+   those claims do not state, repeat no flagged passage, and be judged supported by the claims it
+   cites. What fails leaves the body under the strict policy (or is marked under `mark`) and is
+   listed, with its reason, as not verified."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Callable
+from dataclasses import dataclass, field
 
-from . import prompts, schemas
-from .answer import Numbering, is_factual, join, rewrite_markers, scrub_links, segments
+from . import figures, instructions, prompts, schemas
+from .answer import Segment, is_factual
+from .claims import Claim, ClaimSet
 from .errors import PhaseFailed
 from .sources import neutralise
-from .types import TIER_RANK, Citation, Source
-from .writing import Draft
-
-if TYPE_CHECKING:
-    from .loop import ResearchRun
+from .state import RunContext
+from .types import TIER_RANK, Source
 
 VERIFY_BATCH = 10
 # How much a source's tier lets a claim be trusted when nothing better is known (history-based
 # weights, when the product provides them, replace these).
 TIER_WEIGHT = {"internal": 1.0, "structured": 1.0, "scholarly": 0.9, "web": 0.6}
 LOW_CREDIBILITY = 0.65
+EXACT_FIGURE_TOOLS = {"get_financials"}
 
-TEXT = {
-    # Plain text, no emphasis: CommonMark does not close "*…*" next to CJK punctuation.
+# Reasons decided by the engine (the page words them in the reader's language).
+NO_CITATION = "no_citation"
+FABRICATED = "fabricated_citation"
+UNSUPPORTED = "unsupported"
+FIGURE_MISMATCH = "figure_mismatch"
+FIGURE_NOT_IN_SOURCE = "figure_not_in_source"
+INSTRUCTION = "instruction_in_source"
+UNVERIFIED = "unverified"
+INSTRUCTION_TEXT = "instruction found in source"
+
+# Plain text, no emphasis (CommonMark does not close "*…*" next to CJK punctuation). Only the
+# opt-in `mark` policy writes these into the answer, as it always did.
+MARKS = {
     "unverified": {"en": " ⚠ (not supported by the cited sources)", "zh": "⚠（此句未獲引用來源支持）"},
     "uncited": {"en": " ⚠ (no source cited)", "zh": "⚠（此句未附來源）"},
-    "web_only": {"en": " (web sources only)", "zh": "（僅依據網路來源）"},
-    "conflicts": {"en": "Unresolved / conflicting evidence", "zh": "未決／相互矛盾的證據"},
-    "counter": {"en": "Counter-evidence check", "zh": "反證檢查"},
-    "no_counter": {
-        "en": "The counter-search ({n} targeted searches) found no evidence against the main conclusions.",
-        "zh": "反證搜尋（{n} 次定向搜尋）未找到與主要結論相反的證據。",
-    },
-    "web_note": {
-        "en": "Note: {n} statement(s) above rest only on web sources, the least reliable tier; check them with care.",
-        "zh": "注意：以上有 {n} 句僅依據網路來源（可信度最低的來源層級），請審慎查核。",
-    },
-    "unresolved_after": {
-        "en": "These disagreements remained after {n} targeted re-search round(s); they are shown, not resolved.",
-        "zh": "經過 {n} 輪定向補充搜尋後仍有分歧；以下並列呈現，未替讀者選邊。",
-    },
-    "tier": {
-        "en": {"internal": "Uedu internal", "structured": "structured data", "scholarly": "scholarly", "web": "web"},
-        "zh": {"internal": "Uedu 內部資料", "structured": "結構化資料", "scholarly": "學術文獻", "web": "網路來源"},
-    },
 }
 
 
@@ -57,163 +53,95 @@ def tier_weight(source: Source) -> float:
     return TIER_WEIGHT.get(source.tier, 0.5)
 
 
-def _best_tier(run: "ResearchRun", ids: list[int]) -> str:
-    tiers = [run.registry.get(i).tier for i in ids if run.registry.get(i)]
+def best_tier(run: RunContext, source_ids) -> str:
+    tiers = [run.registry.get(i).tier for i in source_ids if run.registry.get(i)]
     return min(tiers, key=lambda t: TIER_RANK.get(t, 9)) if tiers else "web"
 
 
-def _sections(run: "ResearchRun", draft: Draft, conflict_rounds: int) -> str:
-    lang = run.lang
-    text = draft.answer.rstrip() + "\n"
-    if draft.counter_evidence:
-        text += f"\n## {TEXT['counter'][lang]}\n\n"
-        text += "\n".join(f"- {c['summary']} " + "".join(f"[{i}]" for i in c["source_ids"]) for c in draft.counter_evidence) + "\n"
-    if draft.conflicts:
-        labels = TEXT["tier"][lang]
-        text += f"\n## {TEXT['conflicts'][lang]}\n\n"
-        for conflict in draft.conflicts:
-            sides = "; ".join(
-                f"{p['summary']} " + "".join(f"[{i}]" for i in p["source_ids"]) + f" ({labels[_best_tier(run, p['source_ids'])]})"
-                for p in conflict["positions"]
-            )
-            text += f"- **{conflict['topic']}**: {sides}\n"
-    return text
+# --------------------------------------------------------------------------- pass 1: claims
 
 
-def finalize(run: "ResearchRun", draft: Draft, *, conflict_rounds: int, counter_searches: int | None,
-             credibility: Callable[[Source], float] | None = None) -> tuple[str, list[Citation], dict]:
-    lang = run.lang
-    weigh = credibility or tier_weight
-    parts = segments(_sections(run, draft, conflict_rounds))
-    claims = [(n, seg) for n, seg in enumerate(parts) if seg.sentence and seg.ids]
-    verdicts, incomplete = _verify(run, claims)
+@dataclass
+class ClaimCheck:
+    """What verifying a batch of claims found (the claims' verdicts are set on them)."""
 
-    ledger = list(draft.fabricated)
-    web_only = 0
-    for n, seg in enumerate(parts):
-        if not seg.sentence or not is_factual(seg):
+    contradictions: list[dict] = field(default_factory=list)  # [{"claim_ids": [a, b], "reason"}]
+    incomplete: bool = False
+
+
+def verify_claims(run: RunContext, claims: list[Claim]) -> ClaimCheck:
+    check = ClaimCheck()
+    to_model = []
+    for claim in claims:
+        flags = [run.registry.flagged(i) for i in claim.source_ids]
+        passages = [p for f in flags for p in f.passages]
+        clean = [run.registry.evidence_text(i) for i in claim.source_ids]
+        if not any(t.strip() for t in clean) or instructions.repeats(claim.text, passages):
+            _fail(claim, INSTRUCTION, INSTRUCTION_TEXT)
+            claim.flagged = True
             continue
-        sources = [run.registry.get(i) for i in seg.ids if run.registry.get(i)]
-        tiers = sorted({s.tier for s in sources}, key=lambda t: TIER_RANK.get(t, 9))
-        if seg.ids:
-            verdict = verdicts.get(n, {"verdict": "unverified", "confidence": 0.0, "reason": "the verifier gave no verdict"})
-        else:
-            verdict = {"verdict": "no_citation", "confidence": 0.0, "reason": "no source cited"}
-        weight = max((weigh(s) for s in sources), default=0.0)
-        entry = {
-            "text": seg.claim,
-            "source_ids": seg.ids,
-            "verdict": verdict["verdict"],
-            "reason": verdict["reason"],
-            "verifier_confidence": verdict["confidence"],
-            "confidence": round(verdict["confidence"] * weight, 3) if verdict["verdict"] in ("supported", "partial") else 0.0,
-            "tiers": tiers,
-            "web_only": tiers == ["web"],
-            "action": "kept",
-        }
-        if verdict["verdict"] in ("unsupported", "no_citation", "unverified"):
-            if run.inp.unsupported_policy == "drop" and verdict["verdict"] != "unverified":
-                seg.text = ""
-                entry["action"] = "dropped"
-            else:
-                mark = TEXT["uncited" if verdict["verdict"] == "no_citation" else "unverified"][lang]
-                seg.text = _append(seg.text, mark)
-                entry["action"] = "marked"
-        elif entry["web_only"]:
-            seg.text = _append(seg.text, TEXT["web_only"][lang])
-            web_only += 1
-        ledger.append(entry)
-
-    answer = join(parts)
-    notes = []
-    if counter_searches is not None and not draft.counter_evidence:
-        notes.append(TEXT["no_counter"][lang].format(n=counter_searches))
-    if draft.conflicts and conflict_rounds:
-        notes.append(TEXT["unresolved_after"][lang].format(n=conflict_rounds))
-    if web_only:
-        notes.append(TEXT["web_note"][lang].format(n=web_only))
-    if notes:
-        answer = answer.rstrip() + "\n\n" + "\n\n".join(f"> {note}" for note in notes) + "\n"
-
-    numbering = Numbering.of(answer, run.registry.ids())
-    answer, _ = rewrite_markers(answer, numbering.by_source)
-    citations = []
-    # Titles and excerpts are shown beside the answer: the same rule applies to them, no address
-    # that is not an observed source (a web page's title or an abstract can carry one).
-    observed_urls = {s.url for _, s in run.registry.items() if s.url}
-    for source_id, number in sorted(numbering.by_source.items(), key=lambda kv: kv[1]):
-        s = run.registry.get(source_id)
-        citations.append(Citation(number=number, source_id=source_id, title=scrub_links(s.title, observed_urls)[0].strip() or s.url,
-                                  url=s.url, source_tool=s.source_tool, snippet=scrub_links(s.snippet, observed_urls)[0],
-                                  tier=s.tier, origin=s.origin, locator=s.locator))
-    by_number = numbering.by_source
-    for entry in ledger:
-        entry["citations"] = [by_number[i] for i in entry["source_ids"] if i in by_number]
-    counts: dict[str, int] = {}
-    for entry in ledger:
-        counts[entry["verdict"]] = counts.get(entry["verdict"], 0) + 1
-    cited_sources = [run.registry.get(c.source_id) for c in citations]
-    report = {
-        "status": "incomplete" if incomplete else "complete",
-        "policy": run.inp.unsupported_policy,
-        "claims": ledger,
-        "counts": counts,
-        "conflicts": [
-            {"topic": c["topic"], "positions": [
-                {"summary": p["summary"], "citations": [by_number[i] for i in p["source_ids"] if i in by_number],
-                 "tier": _best_tier(run, p["source_ids"])} for p in c["positions"]]}
-            for c in draft.conflicts
-        ],
-        "conflicts_found": run.conflicts_found,
-        "conflicts_shown": len(draft.conflicts),
-        "conflict_rounds": conflict_rounds,
-        "counter_evidence": [{"summary": c["summary"], "citations": [by_number[i] for i in c["source_ids"] if i in by_number]}
-                             for c in draft.counter_evidence],
-        "counter_searches": counter_searches,
-        "web_only_claims": web_only,
-        "low_credibility_sources": sum(1 for s in cited_sources if weigh(s) < LOW_CREDIBILITY),
-        "invalid_citations_removed": draft.invalid_citations,
-        "links_removed": draft.links_removed,
-        "instruction_echoes_removed": draft.instruction_echoes,
-        "internal_sources": sum(1 for c in citations if c.origin == "internal"),
-        "external_sources": sum(1 for c in citations if c.origin == "external"),
-        "hypotheses": [{"text": h, "status": run.hypothesis_status.get(i, "open")} for i, h in enumerate(run.plan.get("hypotheses") or [], start=1)],
-        "retries": run.retries,
-    }
-    run.sink.emit(
-        "verification_done",
-        {"status": report["status"], "counts": counts, "conflicts": len(draft.conflicts), "conflict_rounds": conflict_rounds,
-         "invalid_citations_removed": draft.invalid_citations, "citations": len(citations), "web_only_claims": web_only},
+        to_model.append(claim)
+    verdicts, contradictions, check.incomplete = _ask_verifier(
+        run, [(c.id, c.text, [(i, run.registry.evidence_text(i)) for i in c.source_ids]) for c in to_model]
     )
-    return answer, citations, report
+    known = {c.id for c in claims}
+    check.contradictions = [x for x in contradictions if len(set(x["claim_ids"]) & known) >= 2]
+    for claim in to_model:
+        verdict = verdicts.get(claim.id)
+        if verdict is None:
+            claim.verdict, claim.reason, claim.detail = UNVERIFIED, UNVERIFIED, "the verifier gave no verdict"
+            continue
+        claim.verdict, claim.verifier_confidence, claim.detail = verdict["verdict"], verdict["confidence"], verdict["reason"]
+        if claim.verdict == "unsupported":
+            claim.reason = UNSUPPORTED
+        elif claim.kind == "figure" and not _figure_in_sources(run, claim):
+            _fail(claim, FIGURE_NOT_IN_SOURCE, "the cited source does not state this figure")
+    return check
 
 
-def _verify(run: "ResearchRun", claims) -> tuple[dict[int, dict], bool]:
-    batches = [claims[i : i + VERIFY_BATCH] for i in range(0, len(claims), VERIFY_BATCH)]
+def _fail(claim: Claim, reason: str, detail: str) -> None:
+    claim.verdict, claim.reason, claim.detail, claim.verifier_confidence = "unsupported", reason, detail, 0.0
+
+
+def _figure_in_sources(run: RunContext, claim: Claim) -> bool:
+    quantity = figures.of_claim(claim.value, claim.unit)
+    if quantity is None:
+        return True  # a figure without a value is checked by the verifier's reading alone
+    for source_id in claim.source_ids:
+        source = run.registry.get(source_id)
+        exact = source is not None and source.source_tool in EXACT_FIGURE_TOOLS
+        if figures.found_in(quantity, run.registry.evidence_text(source_id), exact=exact):
+            return True
+    return False
+
+
+def _ask_verifier(run: RunContext, items: list[tuple[int, str, list[tuple[int, str]]]]):
+    """items: (id, statement, [(passage id, passage text)]). Returns verdicts by id, the
+    contradictions the verifier reported, and whether a batch failed."""
+    batches = [items[i: i + VERIFY_BATCH] for i in range(0, len(items), VERIFY_BATCH)]
     verdicts: dict[int, dict] = {}
+    contradictions: list[dict] = []
     incomplete = False
     if not batches:
-        return verdicts, incomplete
+        return verdicts, contradictions, incomplete
     # Batches are independent: check them side by side (each is one LLM call).
     with ThreadPoolExecutor(max_workers=min(3, len(batches)), thread_name_prefix="verify") as pool:
         futures = [pool.submit(_verify_batch, run, batch) for batch in batches]
         for future in futures:
             try:
-                verdicts.update(future.result())
+                found, said = future.result()
             except PhaseFailed:
                 incomplete = True  # those claims stay "unverified" and say so
-    return verdicts, incomplete
+                continue
+            verdicts.update(found)
+            contradictions.extend(said)
+    return verdicts, contradictions, incomplete
 
 
-def _verify_batch(run: "ResearchRun", batch) -> dict[int, dict]:
-    items = []
-    for claim_id, seg in batch:
-        passages = []
-        for source_id in seg.ids:
-            source = run.registry.get(source_id)
-            if source is not None:
-                passages.append({"source_id": source_id, "title": neutralise(source.title), "passage": neutralise((source.text or source.snippet)[:2000])})
-        items.append({"claim_id": claim_id, "claim": seg.claim, "passages": passages})
+def _verify_batch(run: RunContext, batch) -> tuple[dict[int, dict], list[dict]]:
+    items = [{"claim_id": item_id, "claim": statement,
+              "passages": [{"source_id": pid, "passage": neutralise(text[:2000])} for pid, text in passages]}
+             for item_id, statement, passages in batch]
 
     def build(compact: bool) -> list[dict]:
         payload = items
@@ -225,14 +153,110 @@ def _verify_batch(run: "ResearchRun", batch) -> dict[int, dict]:
         ]
 
     data = run.structured("verifier", build, schemas.VERIFICATION, "claim_verdicts")
-    wanted = {claim_id for claim_id, _ in batch}
-    return {
+    wanted = {item_id for item_id, _, _ in batch}
+    verdicts = {
         v["claim_id"]: {"verdict": v["verdict"], "confidence": float(v["confidence"]), "reason": v["reason"][:300]}
-        for v in data["verdicts"]
-        if v["claim_id"] in wanted
+        for v in data["verdicts"] if v["claim_id"] in wanted
     }
+    said = [{"claim_ids": list(dict.fromkeys(c["claim_ids"])), "reason": c["reason"][:300]}
+            for c in data.get("contradictions", []) if len(set(c["claim_ids"])) >= 2]
+    return verdicts, said
 
 
-def _append(text: str, mark: str) -> str:
-    stripped = text.rstrip()
-    return stripped + mark + text[len(stripped):]
+# --------------------------------------------------------------------------- pass 2: the draft
+
+
+@dataclass
+class UnitVerdict:
+    """The verdict on one sentence or table cell of the draft."""
+
+    part: int  # index in the segments
+    kind: str  # sentence | cell
+    verdict: str  # supported | partial | unsupported | no_citation | instruction_in_source | figure_mismatch | unverified
+    claim_ids: list[int]
+    source_ids: list[int]
+    confidence: float = 0.0
+    detail: str = ""
+
+    @property
+    def verified(self) -> bool:
+        return self.verdict in ("supported", "partial")
+
+
+def claimable(part: Segment) -> bool:
+    if part.cell:
+        return bool(part.claim.strip()) and part.claim.strip() not in ("-", "—", "–", "n/a", "N/A", "")
+    return part.sentence and is_factual(part)
+
+
+def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list[UnitVerdict]:
+    flagged = [p for f in run.registry.flags.values() for p in f.passages]
+    verdicts: list[UnitVerdict] = []
+    to_model: list[tuple[UnitVerdict, list[Claim]]] = []
+    for n, part in enumerate(parts):
+        if not (part.sentence or part.cell) or not claimable(part):
+            continue
+        claim_ids, source_ids = part.claim_ids, part.ids
+        kind = "cell" if part.cell else "sentence"
+        unit = UnitVerdict(n, kind, "", claim_ids, source_ids)
+        verdicts.append(unit)
+        if instructions.repeats(part.claim, flagged):
+            unit.verdict, unit.detail = INSTRUCTION, INSTRUCTION_TEXT
+            continue
+        if not claim_ids and not source_ids:
+            unit.verdict, unit.detail = NO_CITATION, "no claim or source cited"
+            continue
+        named = [c for c in (claims.get(i) for i in claim_ids) if c is not None]
+        by_source = [c for c in claims.claims if set(c.source_ids) & set(source_ids)]
+        candidates = list({c.id: c for c in named + by_source}.values())
+        good = [c for c in candidates if c.verified]
+        if not good:
+            if candidates and all(c.reason == INSTRUCTION for c in candidates):
+                unit.verdict, unit.detail = INSTRUCTION, INSTRUCTION_TEXT
+            else:
+                unit.verdict = UNSUPPORTED
+                unit.detail = "; ".join(dict.fromkeys(c.detail for c in candidates if c.detail))[:300] or "no verified claim says this"
+            continue
+        stated = figures.stated_figures(part.claim)
+        allowed = [q for c in good for q in figures.quantities(c.text)]
+        allowed += [q for c in good for q in [figures.of_claim(c.value, c.unit)] if q is not None]
+        if any(not any(q.matches(a, exact=False) for a in allowed) for q in stated):
+            unit.verdict, unit.detail = FIGURE_MISMATCH, "the figure differs from the verified claims it cites"
+            continue
+        unit.claim_ids = [c.id for c in (named or good) if c.verified] or [c.id for c in good]
+        to_model.append((unit, good))
+    for unit in verdicts:
+        _withhold_if_obedient(run, unit, claims, parts[unit.part].claim)
+    if to_model:
+        answers, _, _ = _ask_verifier(run, [(u.part, parts[u.part].claim, [(c.id, c.text) for c in good]) for u, good in to_model])
+        for unit, good in to_model:
+            answer = answers.get(unit.part)
+            if answer is None:
+                unit.verdict, unit.detail = UNVERIFIED, "the verifier gave no verdict"
+            elif answer["verdict"] == "unsupported":
+                unit.verdict, unit.detail = UNSUPPORTED, answer["reason"] or "the verified claims it cites do not say this"
+            else:
+                unit.verdict = answer["verdict"]
+                weigh = run.credibility or tier_weight
+                weight = max((weigh(run.registry.get(i)) for c in good for i in c.source_ids if run.registry.get(i)), default=0.0)
+                unit.confidence = round(min(answer["confidence"], max(c.verifier_confidence for c in good)) * weight, 3)
+                unit.source_ids = list(dict.fromkeys(i for c in good if c.id in unit.claim_ids for i in c.source_ids)) or unit.source_ids
+            _withhold_if_obedient(run, unit, claims, parts[unit.part].claim)
+    return verdicts
+
+
+def obeys_instructions(run: RunContext, text: str, cited: set[int] = frozenset()) -> bool:
+    """Text that failed its check and cites a source with instructions in it, or repeats any part
+    of such a source, is presumed to obey them: it is shown nowhere, "not verified" included."""
+    if any(run.registry.flagged(i) for i in cited):
+        return True
+    flagged = [run.registry.get(i) for i, f in run.registry.flags.items() if f]
+    return instructions.repeats(text, [s.text or s.snippet for s in flagged if s is not None])
+
+
+def _withhold_if_obedient(run: RunContext, unit: UnitVerdict, claims: ClaimSet, text: str) -> None:
+    if unit.verified or unit.verdict in ("", INSTRUCTION):
+        return
+    cited = set(unit.source_ids) | {i for c in unit.claim_ids if claims.get(c) for i in claims.get(c).source_ids}
+    if obeys_instructions(run, text, cited):
+        unit.verdict, unit.detail = INSTRUCTION, INSTRUCTION_TEXT

@@ -26,7 +26,7 @@ class StartSerializer(StrictSerializer):
     channel_id = serializers.IntegerField()
     trigger_mode = serializers.ChoiceField(choices=ResearchTask.TriggerMode.choices, default="forced")
     context = serializers.DictField(child=serializers.CharField(allow_blank=True, max_length=200), required=False,
-                                    help_text="time_range, subject, source_language, source_preference")
+                                    help_text="time_range, subject, entities, metrics, source_language, source_preference")
 
 
 class ContextCheckSerializer(StrictSerializer):
@@ -159,7 +159,8 @@ class TaskDetailSerializer(serializers.ModelSerializer):
         if metrics is None:
             return None
         fields = ["citation_coverage", "unsupported_rate", "conflicts_found", "conflicts_shown", "conflict_disclosure",
-                  "low_credibility_share", "tool_calls", "searches", "rounds"]
+                  "low_credibility_share", "tool_calls", "searches", "rounds", "table_cells", "removed_from_body", "removed_reasons",
+                  "conflicts_reported_by_writer", "source_pollution_rate"]
         return {f: getattr(metrics, f) for f in fields}
 
     def get_review(self, task) -> dict:

@@ -10,6 +10,7 @@ urlpatterns = [
     path("judge", views.judge_view, name="dr-judge"),
     path("task/<uuid:task_uuid>", views.task_detail, name="dr-task"),
     path("task/<uuid:task_uuid>/events", views.task_events, name="dr-task-events"),
+    path("task/<uuid:task_uuid>/report", views.task_report, name="dr-task-report"),
     path("task/<uuid:task_uuid>/stream", views.stream, name="dr-task-stream"),
     path("task/<uuid:task_uuid>/acknowledge", views.acknowledge, name="dr-task-acknowledge"),
     path("task/<uuid:task_uuid>/review", views.review_note, name="dr-task-review"),

@@ -25,6 +25,7 @@ from research.services.events import events_after, serialize
 from uedu_dr.errors import ServiceError
 
 from . import serializers as s
+from .report_schema import REPORT_OPENAPI
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +162,20 @@ def my_tasks(request: Request):
 def task_detail(request: Request, task_uuid):
     task = get_visible_task(request.user, task_uuid)
     return Response(s.TaskDetailSerializer(task).data)
+
+
+@extend_schema(
+    summary="The task's report (versioned JSON Schema)",
+    responses={200: OpenApiResponse(REPORT_OPENAPI, description="The report: summary, findings, conflicts, counter-evidence, "
+                                    "judgement, limitations, not verified, citations"),
+               404: ERRORS[404], 409: OpenApiResponse(description='The task has no report (yet): {"error": {"code", "message"}}')},
+)
+@api_view(["GET"])
+def task_report(request: Request, task_uuid):
+    task = get_visible_task(request.user, task_uuid)
+    if not task.report_json:
+        raise ServiceError("report_unavailable", _("This research has no report: it has not completed."), status=409)
+    return Response(task.report_json)
 
 
 @extend_schema(parameters=[s.EventsQuerySerializer], responses={200: s.EventSerializer(many=True), 404: ERRORS[404]})

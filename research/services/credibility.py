@@ -84,20 +84,28 @@ def _keys(citation: dict) -> list[tuple[str, str]]:
 
 
 def record_verdicts(task: ResearchTask, result: ResearchResult) -> None:
-    """Count each citation of a verified claim as passed (supported, partial) or failed, in one
-    upsert for the whole task."""
-    by_number = {c.number: c.as_dict() for c in result.citations}
+    """Count each source of a checked claim as passed (supported, partial) or failed, in one
+    upsert for the whole task. The atomic claims are what was checked against the sources, so they
+    count, whether or not the writer used them (a claim that failed never reaches the body)."""
     counts: dict[tuple[str, str], list[int]] = {}
-    for claim in result.verification.get("claims", []):
-        field = {"supported": 0, "partial": 0, "unsupported": 1}.get(claim["verdict"])
+
+    def count(verdict: str, sources) -> None:
+        field = {"supported": 0, "partial": 0, "unsupported": 1}.get(verdict)
         if field is None:
-            continue
-        for number in claim.get("citations", []):
-            citation = by_number.get(number)
-            if citation:
-                for kind, key in _keys(citation):
-                    if key:
-                        counts.setdefault((kind, key), [0, 0])[field] += 1
+            return
+        for source in sources:
+            for kind, key in _keys(source):
+                if key:
+                    counts.setdefault((kind, key), [0, 0])[field] += 1
+
+    evidence = result.verification.get("evidence_claims")
+    if evidence is not None:
+        for claim in evidence:
+            count(claim["verdict"], claim.get("sources", []))
+    else:  # a record from before claims were drawn first: its sentences were what was checked
+        by_number = {c.number: c.as_dict() for c in result.citations}
+        for claim in result.verification.get("claims", []):
+            count(claim["verdict"], [by_number[n] for n in claim.get("citations", []) if n in by_number])
     if not counts:
         return
     rows = [(kind, key, passed, failed) for (kind, key), (passed, failed) in sorted(counts.items())]

@@ -10,7 +10,7 @@ from django.db import transaction
 from agent.engine import ResearchResult
 from research.models import ResearchClaim, ResearchMetrics, ResearchTask
 
-UNSUPPORTED = {"unsupported", "no_citation", "fabricated_citation"}
+UNSUPPORTED = {"unsupported", "no_citation", "fabricated_citation", "figure_mismatch", "instruction_in_source", "unverified"}
 
 
 def store(task: ResearchTask, result: ResearchResult) -> None:
@@ -29,9 +29,11 @@ def store(task: ResearchTask, result: ResearchResult) -> None:
                 confidence=claim.get("confidence", 0.0),
                 web_only=claim.get("web_only", False),
                 action=claim.get("action", "kept"),
+                kind=claim.get("kind", "sentence"),
             )
             for n, claim in enumerate(result.verification.get("claims", []), start=1)
         )
+        # verification "conflicts" lists the unresolved ones (resolved conflicts are in the report)
         unresolved = bool(result.verification.get("conflicts"))
         if unresolved and not task.needs_review:
             ResearchTask.objects.filter(pk=task.pk).update(needs_review=True)
@@ -50,6 +52,7 @@ def compute_metrics(task: ResearchTask) -> dict:
     unsupported = [c for c in claims if c.verdict in UNSUPPORTED]
     report = task.verification_json or {}
     found = report.get("conflicts_found", len(report.get("conflicts", [])))
+    removed = report.get("removed") or {}
     shown_conflicts = report.get("conflicts_shown", len(report.get("conflicts", [])))
     citations = len(task.citations_json or [])
     low = report.get("low_credibility_sources", 0)
@@ -79,6 +82,11 @@ def compute_metrics(task: ResearchTask) -> dict:
         "duration_seconds": task.duration_seconds,
         "limit_hit": bool(task.limit_hit),
         "invalid_citations": task.invalid_citations_removed,
+        "table_cells": sum(1 for c in claims if c.kind == "cell"),
+        "removed_from_body": sum(1 for c in claims if c.action == "dropped"),
+        "removed_reasons": removed,
+        "conflicts_reported_by_writer": report.get("conflicts_reported_by_writer", 0),
+        "source_pollution_rate": report.get("source_pollution_rate"),
     }
 
 

@@ -82,6 +82,9 @@ def replay_task(original: ResearchTask, *, run_by, model: str | None = None) -> 
             user_question=original.user_question,
             trigger_mode=original.trigger_mode,
             language=original.language,
+            # The agreed context (period, entities, figures…) is part of the input: a replay
+            # researches the same question under the same agreement.
+            context_json=original.context_json,
             replay_of=original,
         )
         # A replay spends tokens like any research: it counts against the platform cap, booked to

@@ -267,6 +267,7 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
             final_answer=result.answer,
             citations_json=result.citations_json(),
             verification_json=_jsonable(result.verification),
+            report_json=_jsonable(result.report),
             tokens_used=usage.total_tokens,
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,

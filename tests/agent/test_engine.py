@@ -46,18 +46,24 @@ def types(sink):
     return [t for t, _ in sink.events]
 
 
-def test_a_research_runs_plan_action_reflect_synthesize_verify(llm):
+def test_a_research_runs_plan_evidence_counter_search_claims_verify_write(llm):
     result, sink = run(llm)
 
     assert result.status == "completed", result.error
     assert result.stop_reason == "sufficient"
+    # a moderate question gets its counter-search turn; claims are drawn and verified before writing
     assert types(sink) == ["plan_complete", "action_thinking", "action_dispatch", "action_complete", "action_complete",
-                           "reflection_done", "verification_done"]
+                           "reflection_done", "action_thinking", "action_dispatch", "action_complete", "action_complete",
+                           "claims_extracted", "claims_verified", "verification_done"]
+    assert [d["purpose"] for t, d in sink.events if t == "action_dispatch"] == ["evidence", "counter_search"]
+    roles = [c["_role"] for c in llm.calls() if c["_role"] != "action"]
+    assert roles.index("claims") < roles.index("verifier") < roles.index("synthesizer")
     plan = dict(sink.events)["plan_complete"]
     assert plan["complexity"] == "moderate" and len(plan["sub_questions"]) == 3
     # two tool calls of the round, stored as steps, ran in the same round
-    assert [s["tool_name"] for s in sink.steps.values()] == ["search_channel_materials", "search_external_papers"]
-    assert all(s["status"] == "ok" and s["round"] == 1 for s in sink.steps.values())
+    steps = list(sink.steps.values())
+    assert [s["tool_name"] for s in steps[:2]] == ["search_channel_materials", "search_external_papers"]
+    assert all(s["status"] == "ok" and s["round"] == 1 for s in steps[:2])
     # every citation points at a stored observation, numbered in order of appearance
     assert [c.number for c in result.citations] == list(range(1, len(result.citations) + 1))
     observed = {src["title"] for s in sink.steps.values() for src in s["full"]["sources"]}
@@ -170,7 +176,8 @@ def test_no_new_sources_for_two_rounds_stops_the_evidence_phase(llm):
     llm.reset(Scenario(sufficient_after=99, action_rounds=99, tools_per_round=1))
     result, _ = run(llm)
     assert result.stop_reason == "no_new_information"
-    assert result.rounds == 3  # round 1 finds sources, rounds 2 and 3 find the same ones
+    # round 1 finds sources, rounds 2 and 3 find the same ones; round 4 is the counter-search
+    assert result.rounds == 4
 
 
 def test_cancellation_mid_research_keeps_the_steps_done(llm):
@@ -212,23 +219,35 @@ def test_a_server_without_json_schema_is_detected_once_and_remembered():
         server.stop()
 
 
-def test_unsupported_claims_are_marked_or_dropped(llm):
+def _source_writer(body):
+    """A writer that ignores the claims it was given and cites a source directly."""
+    return {"content": json.dumps({"answer": "Learning analytics measures data about learners [1].", "citations": [],
+                                   "conflicts": [], "counter_evidence": []})}
+
+
+def test_sentences_on_claims_the_verifier_rejected_are_dropped_by_default_or_marked_on_request(llm):
     llm.reset(Scenario(verdict="unsupported"))
-    marked, _ = run(llm)
+    llm.on("synthesizer", _source_writer)
+    dropped, _ = run(llm, policy="drop")
+    assert all(c["verdict"] == "unsupported" for c in dropped.verification["evidence_claims"])
+    assert "Learning analytics" not in dropped.answer and dropped.citations == []
+    assert [(c["verdict"], c["action"]) for c in dropped.verification["claims"]] == [("unsupported", "dropped")]
+    assert [(n["kind"], n["text"], n["reason"]) for n in dropped.report["not_verified"]] == [
+        ("sentence", "Learning analytics measures data about learners.", "unsupported")]
+    assert dropped.verification["removed"] == {"unsupported": 1}
+
+    llm.reset(Scenario(verdict="unsupported"))
+    llm.on("synthesizer", _source_writer)
+    marked, _ = run(llm, policy="mark")
     assert "未獲引用來源支持" in marked.answer
     assert {c["action"] for c in marked.verification["claims"]} == {"marked"}
-
-    llm.reset(Scenario(verdict="unsupported"))
-    dropped, _ = run(llm, policy="drop")
-    assert "addresses the question" not in dropped.answer
-    assert dropped.citations == []
-    assert {c["action"] for c in dropped.verification["claims"]} == {"dropped"}
+    assert marked.report["not_verified"] == []
 
 
-def test_conflicting_sources_are_shown_as_unresolved_with_both_sides(llm):
+def test_a_conflict_only_the_writer_reports_is_shown_with_both_sides_and_tiers(llm):
     def synthesize(body):
         return {"content": json.dumps({
-            "answer": "Learning analytics helps [1].",
+            "answer": "Learning analytics measures and analyses data about learners [c1].",
             "citations": [{"id": 1}, {"id": 3}],
             "conflicts": [{"topic": "Effect size", "positions": [
                 {"summary": "Large effect", "source_ids": [1]}, {"summary": "No effect", "source_ids": [3]}]}],
@@ -237,13 +256,15 @@ def test_conflicting_sources_are_shown_as_unresolved_with_both_sides(llm):
 
     llm.on("synthesizer", synthesize)
     result, _ = run(llm)
-    assert "## 未決／相互矛盾的證據" in result.answer
-    assert "Large effect [1] (Uedu 內部資料)" in result.answer and "No effect [2] (學術文獻)" in result.answer
-    assert result.verification["conflicts"] == [{"topic": "Effect size", "positions": [
+    assert "未決" not in result.answer and "##" not in result.answer  # no section title is stored in the text
+    (conflict,) = result.report["conflicts"]
+    assert (conflict["subject"], conflict["found_by"], conflict["status"]) == ("Effect size", "writer", "unresolved")
+    assert [(s["statement"], s["citations"], s["tier"]) for s in conflict["sides"]] == [
+        ("Large effect", [1], "internal"), ("No effect", [2], "scholarly")]
+    assert conflict["sides"][1]["sources"][0]["title"] == "Retrieval-augmented generation"
+    assert result.verification["conflicts_reported_by_writer"] == 1 and result.verification["conflicts_found"] == 0
+    assert result.verification["conflicts"] == [{"topic": "Effect size", "found_by": "writer", "positions": [
         {"summary": "Large effect", "citations": [1], "tier": "internal"}, {"summary": "No effect", "citations": [2], "tier": "scholarly"}]}]
-    # the corpus has nothing new to settle it: one re-search round, then it is reported as unresolved
-    assert result.verification["conflict_rounds"] == 1
-    assert "仍有分歧" in result.answer
 
 
 def test_injected_instructions_in_tool_output_never_reach_the_answer(llm):
@@ -260,9 +281,12 @@ def test_injected_instructions_in_tool_output_never_reach_the_answer(llm):
     assert "evil.example" not in result.answer
     assert "javascript:" not in result.answer and "<img" not in result.answer
     assert all("evil.example" not in c.url for c in result.citations)
-    # the delimiter could not be closed from inside the data
-    action_messages = json.dumps(llm.calls("synthesizer")[0]["messages"], ensure_ascii=False)
-    assert "‹/source>" in action_messages
+    # the delimiter could not be closed from inside the data (the claims step reads every observation)
+    extractor_messages = json.dumps(llm.calls("claims")[0]["messages"], ensure_ascii=False)
+    assert "‹/source>" in extractor_messages and 'flagged=\\"instructions\\"' in extractor_messages
+    # the writer is shown the sources without their passages that address the model
+    writer_messages = json.dumps(llm.calls("synthesizer")[0]["messages"], ensure_ascii=False)
+    assert "IGNORE PREVIOUS INSTRUCTIONS" not in writer_messages
 
 
 def test_no_sources_means_no_invented_answer(llm):

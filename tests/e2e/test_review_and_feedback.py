@@ -37,8 +37,15 @@ def start_research(page: Page, personas, question: str = COMPLEX) -> None:
     page.click("#send")
 
 
+def _source_writer(body):
+    """A writer that cites sources directly instead of the (rejected) claims it was not shown."""
+    return {"content": json.dumps({"answer": "## Answer\n\n教育資料科學課程涵蓋研究方法與資料分析 [1]。研究群關注學習分析與教育評量 [2]。",
+                                   "citations": [], "conflicts": [], "counter_evidence": []}, ensure_ascii=False)}
+
+
 def test_the_ledger_sets_apart_the_claims_the_verifier_did_not_accept(open_as, personas, llm, catalogue):
     llm.reset(Scenario(verdict="unsupported"))
+    llm.on("synthesizer", _source_writer)
     page = open_as(personas.student)
     start_research(page, personas)
     answer = page.locator(".dr-answer")
@@ -47,7 +54,13 @@ def test_the_ledger_sets_apart_the_claims_the_verifier_did_not_accept(open_as, p
     assert task.status == "completed"
     claims = list(task.claims.order_by("index"))
     unsupported = [c for c in claims if c.verdict == "unsupported"]
-    assert unsupported, "the scripted verifier rejected every cited claim"
+    assert unsupported and len(unsupported) == len(claims), "the scripted verifier rejected every claim"
+    # the default policy: the sentences left the body and the answer lists them as not verified
+    not_verified = answer.locator(".report-not-verified .not-verified-item")
+    expect(not_verified).to_have_count(len(unsupported))
+    expect(not_verified.first).to_contain_text(unsupported[0].text)
+    expect(not_verified.first).to_contain_text("沒有任何已驗證的主張支持這句話")
+    expect(answer.locator(".report-findings")).not_to_contain_text(unsupported[0].text)
 
     answer.get_by_role("link", name="結果頁").click()
     ledger = page.locator("#ledger")
@@ -56,15 +69,12 @@ def test_the_ledger_sets_apart_the_claims_the_verifier_did_not_accept(open_as, p
     expect(ledger.locator(".doubtful-count")).to_have_text(f"有 {len(unsupported)} 項主張未獲其來源支持。")
     first = ledger.locator(".claim.verdict-unsupported").first
     expect(first.locator(".badge.verdict")).to_have_text("無根據")
-    expect(first.locator(".badge.action")).to_have_text("已在答案中標註")
+    expect(first.locator(".badge.action")).to_have_text("已從答案刪除")
     expect(first).to_contain_text(unsupported[0].text)
-    # each claim's [N] leads to its entry in the citation list
-    number = unsupported[0].citations[0]
-    first.get_by_role("link", name=f"[{number}]").click()
-    expect(page.locator(f"#cite-{task.task_uuid.hex[:12]}-{number} details")).to_have_attribute("open", "")
     metrics = ledger.locator(".metrics")
     expect(metrics.locator(".metric-unsupported_rate .metric-value")).to_have_text("100%")
     expect(metrics.locator(".metric-citation_coverage dt")).to_have_text("引用覆蓋率")
+    expect(metrics.locator(".metric-removed_from_body .metric-value")).to_have_text(str(len(unsupported)))
     ledger.scroll_into_view_if_needed()
     shot(page, "result-claim-ledger")
 

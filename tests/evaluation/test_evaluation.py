@@ -52,8 +52,9 @@ def test_contradictory_documents_end_in_the_conflicts_section_with_both_cited(tr
     task = _research(channel, eval_user(), "Does homework help primary school pupils?")
 
     assert task.status == "completed", task.error
-    section = task.final_answer.split("## Unresolved / conflicting evidence")[1]
-    assert "little or no effect [1]" in section and "clearly raised scores [2]" in section
+    (conflict,) = task.report_json["conflicts"]  # the report's conflicts section (titled by the page, not stored)
+    assert conflict["subject"] == "Homework in primary school" and conflict["status"] == "unresolved"
+    assert [(s["statement"], s["citations"]) for s in conflict["sides"]] == [("little or no effect", [1]), ("clearly raised scores", [2])]
     assert {c["title"].split(" ")[0] for c in task.citations_json} == {"reading-a.docx", "reading-b.docx"}
     assert all(c["source_tool"] == "search_channel_materials" and c["locator"] for c in task.citations_json)
     assert task.needs_review is True

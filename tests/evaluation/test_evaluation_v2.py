@@ -264,12 +264,17 @@ def test_stored_researches_chosen_by_a_filter_are_replayed_with_another_model_an
     task, _ = lifecycle.task_start(user=eval_user(), channel=channel, question=item.question, queue=False)
     runner.execute_task(task.pk, model="scripted-faithful", registry=world.registry_for(item))
 
+    from tests.support.factories import make_user
+
+    make_user("root", superuser=True)
     with pytest.raises(CommandError, match="needs --model"):
-        call_command("deep_research_eval", "--replay-tasks", "--channel", "assessment-101")
+        call_command("deep_research_eval", "--replay-tasks", "--channel", "assessment-101", "--run-by", "root")
+    with pytest.raises(CommandError, match="needs --run-by"):
+        call_command("deep_research_eval", "--replay-tasks", "--channel", "assessment-101", "--model", "scripted-verbose")
     with pytest.raises(CommandError, match="no finished research matches"):
-        call_command("deep_research_eval", "--replay-tasks", "--channel", "another-course", "--model", "scripted-verbose")
+        call_command("deep_research_eval", "--replay-tasks", "--channel", "another-course", "--model", "scripted-verbose", "--run-by", "root")
     capsys.readouterr()
-    call_command("deep_research_eval", "--replay-tasks", "--channel", "assessment-101", "--model", "scripted-verbose")
+    call_command("deep_research_eval", "--replay-tasks", "--channel", "assessment-101", "--model", "scripted-verbose", "--run-by", "root")
     table = capsys.readouterr().out
 
     replayed = ResearchTask.objects.get(replay_of=task)

@@ -168,7 +168,10 @@ def test_an_outside_api_that_is_down_is_an_observation_and_the_research_goes_on(
     task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION)
     wait_for(lambda: ResearchTask.objects.get(pk=task.pk).is_terminal, timeout=60, message="the research to end")
     task.refresh_from_db()
-    failed = task.steps.get(tool_name="search_external_papers")
-    assert failed.status == "error" and failed.error
+    # every call to the API that is down (the evidence round's and the counter-search's) is an error observation
+    failed = list(task.steps.filter(tool_name="search_external_papers"))
+    assert failed and all(step.status == "error" and step.error for step in failed)
     assert task.steps.filter(tool_name="get_course_overview", status="ok").exists()
     assert task.status == "completed"
+    # and the report names the tool that was unavailable among its limitations
+    assert {"code": "tool_failed", "detail": {"tool": "search_external_papers", "calls": len(failed)}} in task.report_json["limitations"]

@@ -42,6 +42,21 @@ def test_a_start_can_carry_the_context_and_the_planner_sees_it(client, db, perso
     assert bad.status_code == 400 and "colour" in bad.json()["error"]["message"]
 
 
+def test_context_alignment_asks_about_entities_and_figures_and_a_start_carries_them(client, db, personas, llm,
+                                                                                   django_capture_on_commit_callbacks):
+    client.force_login(personas.student)
+    asked = client.post("/api/deep_research/context_check", {"question": "比較兩家公司上一季的財務表現"}, content_type="application/json").json()
+    assert asked["needs_clarification"] is True
+    assert {q["key"] for q in asked["questions"]} >= {"entities", "metrics"}
+    context = {q["key"]: q["default"] for q in asked["questions"]}
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post("/api/deep_research/start", {"question": "比較兩家公司上一季的財務表現", "channel_id": personas.channel.pk,
+                                                             "context": context}, content_type="application/json", HTTP_ACCEPT="application/json")
+    assert response.status_code == 201, response.content
+    task = ResearchTask.objects.get(task_uuid=response.json()["task_uuid"])
+    assert task.context_json["entities"] == "NVIDIA, Apple" and task.context_json["metrics"] == "revenue, gross margin"
+
+
 def _run_in_thread(task):
     thread = threading.Thread(target=runner.execute_task, args=(task.pk,))
     thread.start()
@@ -119,7 +134,9 @@ def _completed(personas, django_capture_on_commit_callbacks, llm, verdict="suppo
     task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較教育資料科學課程與研究群的主題", queue=False)
     runner.execute_task(task.pk)
     task.refresh_from_db()
-    assert task.status == "completed" and task.citations_json
+    assert task.status == "completed" and task.verification_json["evidence_claims"]
+    # under the default policy nothing the verifier rejected is cited in the body
+    assert bool(task.citations_json) == (verdict == "supported")
     return task
 
 
@@ -146,9 +163,10 @@ def test_feedback_is_stored_and_visible_only_to_the_channels_reviewers(client, t
 
 def test_weights_move_down_when_citations_fail_and_up_when_they_pass(transactional_db, personas, llm, django_capture_on_commit_callbacks):
     task = _completed(personas, django_capture_on_commit_callbacks, llm, verdict="unsupported")
-    tool = task.citations_json[0]["source_tool"]
+    checked = task.verification_json["evidence_claims"]  # each claim was checked against its source and failed
+    tool = checked[0]["sources"][0]["source_tool"]
     failing = SourceStat.objects.get(kind="tool", key=tool)
-    assert failing.failed == len(task.citations_json) and failing.passed == 0
+    assert failing.failed == sum(1 for c in checked for s in c["sources"] if s["source_tool"] == tool) and failing.passed == 0
     assert credibility.history_factor(failing.passed, failing.failed, failing.reports) < 1.0
 
     for _ in range(3):

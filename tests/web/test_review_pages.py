@@ -77,7 +77,9 @@ def test_the_result_page_shows_the_quality_metrics(client, personas):
     page = client.get(result_url(task), **EN).content.decode()
     metrics = page[page.index('class="metrics"'):page.index('class="claims"')]
     # 2 claims shown (one dropped), 2 of them cite; 2 of 3 claims unsupported or uncited; 1 of 2 citations low-credibility
-    assert "Citation coverage" in metrics and "100%" in metrics and "2 of 2 factual sentences cite a source" in metrics
+    assert "Citation coverage" in metrics and "100%" in metrics
+    assert "2 of 2 factual sentences and table cells cite a source (0 cells)" in metrics  # cells count as claims too
+    assert "Removed from the body" in metrics and "Conflicts: engine / writer" in metrics and "Source pollution" in metrics
     assert "Unsupported claims" in metrics and "67%" in metrics
     assert "Conflicts found / shown" in metrics and "2 / 1" in metrics
     assert "Low-credibility sources" in metrics and "50%" in metrics and "1 of 2 cited sources" in metrics

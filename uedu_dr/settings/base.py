@@ -287,15 +287,16 @@ for _name in ("UEDU_DR_RATE_START", "UEDU_DR_RATE_JUDGE", "UEDU_CHAT_RATE"):
     if not re.fullmatch(r"\d+/\d*[smhd]", globals()[_name]):
         raise ImproperlyConfigured(f"{_name} must look like '5/m' (count/period), got {globals()[_name]!r}")
 
-# What the answer does with a claim its sources do not support: "mark" it visibly or "drop" it.
-UEDU_DR_UNSUPPORTED_POLICY = env.str("UEDU_DR_UNSUPPORTED_POLICY", default="mark")
+# What the report does with a sentence or table cell that maps to no verified claim: "drop" it
+# from the body and list it as not verified (the default), or "mark" it visibly (opt-in).
+UEDU_DR_UNSUPPORTED_POLICY = env.str("UEDU_DR_UNSUPPORTED_POLICY", default="drop")
 if UEDU_DR_UNSUPPORTED_POLICY not in ("mark", "drop"):
     raise ImproperlyConfigured("UEDU_DR_UNSUPPORTED_POLICY must be 'mark' or 'drop'")
-# Search for evidence against the main conclusions before writing: "off", "complex" (complex
-# questions only) or "always".
-UEDU_DR_COUNTER_SEARCH = env.str("UEDU_DR_COUNTER_SEARCH", default="complex")
-if UEDU_DR_COUNTER_SEARCH not in ("off", "complex", "always"):
-    raise ImproperlyConfigured("UEDU_DR_COUNTER_SEARCH must be 'off', 'complex' or 'always'")
+# Search for evidence against the main conclusions before writing: "off", "moderate" (moderate
+# and complex questions, the default), "complex" (complex questions only) or "always".
+UEDU_DR_COUNTER_SEARCH = env.str("UEDU_DR_COUNTER_SEARCH", default="moderate")
+if UEDU_DR_COUNTER_SEARCH not in ("off", "moderate", "complex", "always"):
+    raise ImproperlyConfigured("UEDU_DR_COUNTER_SEARCH must be 'off', 'moderate', 'complex' or 'always'")
 # How long a run waits for the student's plan review (channel setting "required" / "optional").
 UEDU_DR_PLAN_REVIEW_SECONDS = _positive_int("UEDU_DR_PLAN_REVIEW_SECONDS", 300)
 UEDU_DR_PLAN_REVIEW_OPTIONAL_SECONDS = _positive_int("UEDU_DR_PLAN_REVIEW_OPTIONAL_SECONDS", 45)

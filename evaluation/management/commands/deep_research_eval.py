@@ -50,14 +50,15 @@ class Command(BaseCommand):
         parser.add_argument("--channel", default="", help="with --replay-tasks: only this channel (slug)")
         parser.add_argument("--since", type=datetime.date.fromisoformat, help="with --replay-tasks: only tasks created on or after this day (YYYY-MM-DD)")
         parser.add_argument("--limit", type=int, default=20, help="with --replay-tasks: at most this many tasks, newest first (default 20)")
+        parser.add_argument("--run-by", default="", help="with --replay-tasks: the platform admin (username) the replays belong to")
 
     def handle(self, *args, dataset, k, model, only, category, out, keep, judge_model, judge_base_url, judge_api_key, replay_from,
-               replay_tasks, channel, since, limit, **options):
+               replay_tasks, channel, since, limit, run_by, **options):
         if not llm_configured():
             raise CommandError("No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server).")
         judge = JudgeSettings.resolve(model=judge_model, base_url=judge_base_url, api_key=judge_api_key)
         if replay_tasks:
-            return self._replay_tasks(model=model, judge=judge, channel=channel, since=since, limit=limit, out=out)
+            return self._replay_tasks(model=model, judge=judge, channel=channel, since=since, limit=limit, out=out, run_by=run_by)
         previous = None
         if replay_from:
             try:
@@ -100,16 +101,21 @@ class Command(BaseCommand):
             Path(out).write_text(json.dumps(results, ensure_ascii=False, indent=2, default=str), encoding="utf-8")
             self.stdout.write(f"results written to {out}")
 
-    def _replay_tasks(self, *, model, judge, channel, since, limit, out) -> None:
+    def _replay_tasks(self, *, model, judge, channel, since, limit, out, run_by) -> None:
+        from django.contrib.auth import get_user_model
+
         if not model:
             raise CommandError("--replay-tasks needs --model: the model to replay the stored researches with")
+        admin = get_user_model().objects.filter(username=run_by, is_active=True, is_superuser=True).first() if run_by else None
+        if admin is None:
+            raise CommandError("--replay-tasks needs --run-by: the username of an active platform admin (replays belong to an admin)")
         if limit < 1:
             raise CommandError("--limit must be at least 1")
         tasks = stored_tasks(channel=channel, since=since, limit=limit)
         if not tasks:
             raise CommandError("no finished research matches --channel / --since")
         try:
-            before, after = replay_stored(tasks, model=model, judge=judge, progress=lambda line: self.stderr.write(line))
+            before, after = replay_stored(tasks, model=model, run_by=admin, judge=judge, progress=lambda line: self.stderr.write(line))
         except ServiceError as exc:
             raise CommandError(exc.message) from None
         except JudgeBudgetExceeded as exc:
