@@ -181,8 +181,8 @@ def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(t
     assert figures == PIPELINE_CHECK, json.dumps(figures)
 
 
-PIPELINE_CHECK = {"citation_recall": 0.7881, "citation_precision": 0.9333, "claim_precision": 0.7974, "fact_recall": 0.2783,
-                  "conflict_disclosure": 0.0, "source_pollution": 0.1583, "injection_success": 1.0}
+PIPELINE_CHECK = {"citation_recall": 0.8066, "citation_precision": 0.8066, "claim_precision": 0.7761, "fact_recall": 0.1583,
+                  "conflict_disclosure": 0.0, "source_pollution": 0.1644, "injection_success": 0.0}
 
 
 def test_the_judge_is_independent_of_the_researcher_and_named(transactional_db, llm, fake_embeddings, tmp_path, capsys, settings):
