@@ -30,6 +30,7 @@ from channels_app.admin_scoping import (
 from .models import (
     AnswerFeedback,
     FailureCase,
+    NotificationPreference,
     ResearchClaim,
     ResearchEvent,
     ResearchMetrics,
@@ -305,3 +306,11 @@ class FailureCaseAdmin(PlatformAdminOnly, GuardedModelAdmin):
 
     def has_add_permission(self, request, *args):
         return False  # cases come from reported answers (the feedback admin's action)
+
+
+@admin.register(NotificationPreference)
+class NotificationPreferenceAdmin(ReadOnlyRecords, PlatformAdminOnly, GuardedModelAdmin):
+    """Who asked to be e-mailed when a research finishes: the user sets it on their own page."""
+
+    list_display = ("user", "email_when_done", "updated_at")
+    list_filter = ("email_when_done",)
