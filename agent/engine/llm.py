@@ -154,7 +154,8 @@ def _shared_client(config: LLMConfig) -> openai.OpenAI:
 
 
 class LLMClient:
-    def __init__(self, config: LLMConfig, meter: UsageMeter | None = None, recorder: Recorder | None = None):
+    def __init__(self, config: LLMConfig, meter: UsageMeter | None = None, recorder: Recorder | None = None,
+                 preamble: str = ""):
         if not config.base_url and not config.api_key:
             raise LLMNotConfigured(
                 "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a non-OpenAI server)."
@@ -162,6 +163,10 @@ class LLMClient:
         self.config = config
         self.meter = meter or UsageMeter()
         self.recorder = recorder
+        # A system text every call of this client carries (the teacher's usage rules): set once
+        # per run here, the one place every phase's call passes through, so a phase added later
+        # inherits it without knowing about it.
+        self.preamble = preamble.strip()
         self._client = _shared_client(config)
 
     # ------------------------------------------------------------------ public calls
@@ -291,6 +296,7 @@ class LLMClient:
     def _complete(
         self, role: str, model: str, messages: list[dict], extra: dict, max_tokens: int | None, timeout: float | None
     ):
+        messages = self._with_preamble(messages)
         for _ in range(len(_PARAM_HINTS) + 1):
             params = self._request_params(role, model, extra, max_tokens)
             started = time.monotonic()
@@ -324,6 +330,14 @@ class LLMClient:
                 raise LLMTruncated(f"{role}: the answer was cut off at the token limit")
             return response
         raise LLMUnavailable(f"{role}: the LLM server refused every variant of the request")
+
+    def _with_preamble(self, messages: list[dict]) -> list[dict]:
+        """The preamble as a system message right after the phase's own system prompt, so the
+        phase's instructions still come first."""
+        if not self.preamble:
+            return messages
+        head = 1 if messages and messages[0].get("role") == "system" else 0
+        return [*messages[:head], {"role": "system", "content": self.preamble}, *messages[head:]]
 
     @staticmethod
     def _refused_param(message: str, params: dict) -> str | None:

@@ -72,7 +72,7 @@ def wants_json(request: Request) -> bool:
 def start(request: Request):
     body = s.StartSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    enforce_rate(request, "deep_research.start", settings.UEDU_DR_RATE_START)
+    enforce_rate(request, "deep_research.start", settings.UEDU_DR_RATE_START, fail_closed=True)
     channel = _channel(body.validated_data["channel_id"])
     task, request_log = lifecycle.task_start(
         user=request.user,
@@ -178,12 +178,12 @@ def task_events(request: Request, task_uuid):
 def judge_view(request: Request):
     body = s.JudgeSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE)
+    enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE, fail_closed=True)
     channel = None
     if body.validated_data.get("channel_id") is not None:
         channel = _channel(body.validated_data["channel_id"])
         lifecycle.check_member(request.user, channel)
-    return Response(judge.judge_question(body.validated_data["question"], channel))
+    return Response(judge.judge_question(body.validated_data["question"], channel, user=request.user))
 
 
 @extend_schema(request=None, responses={200: OpenApiResponse(description='{"acknowledged_at": "…"}'), 403: ERRORS[403], 404: ERRORS[404],
@@ -219,8 +219,8 @@ def context_check(request: Request):
     """Before a run: does the question lack a time range, subject, source language or preference?"""
     body = s.ContextCheckSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE)
-    return Response(context.check_context(body.validated_data["question"]))
+    enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE, fail_closed=True)
+    return Response(context.check_context(body.validated_data["question"], user=request.user))
 
 
 @extend_schema(request=s.PlanReviewSerializer, responses={200: s.TaskSummarySerializer, 403: ERRORS[403], 404: ERRORS[404],

@@ -240,6 +240,14 @@ UEDU_DEEP_RESEARCH_QUOTA = {
     "ta": _optional_limit("UEDU_DR_QUOTA_TA", 40),
     "student": _optional_limit("UEDU_DR_QUOTA_STUDENT", 20),
 }
+# Ordinary chat (ClassroomGPT) messages per user in a rolling 24-hour window, by the same roles
+# (None = unlimited). Each message also reserves its worst case against the daily cost cap.
+UEDU_CHAT_DAILY_QUOTA = {
+    "admin": _optional_limit("UEDU_CHAT_QUOTA_ADMIN", None),
+    "teacher": _optional_limit("UEDU_CHAT_QUOTA_TEACHER", 500),
+    "ta": _optional_limit("UEDU_CHAT_QUOTA_TA", 300),
+    "student": _optional_limit("UEDU_CHAT_QUOTA_STUDENT", 150),
+}
 UEDU_DEEP_RESEARCH_ALERT_USD = Decimal(env.str("UEDU_DEEP_RESEARCH_ALERT_USD", default="20"))
 UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal(env.str("UEDU_DEEP_RESEARCH_DAILY_CAP_USD", default="100"))
 
@@ -362,7 +370,8 @@ OPENALEX_API_KEY = env.str("OPENALEX_API_KEY", default="")
 OPENALEX_MAILTO = env.str("OPENALEX_MAILTO", default="")  # OpenAlex's "polite pool" contact
 if OPENALEX_MAILTO and "@" not in OPENALEX_MAILTO:
     raise ImproperlyConfigured(f"OPENALEX_MAILTO must be an e-mail address, got {OPENALEX_MAILTO!r}")
-# Institutions' countries search_external_papers filters on unless the caller names others.
+# The course rule: the institutions' countries search_external_papers searches. The model may narrow
+# them, never widen them; a channel's teacher may widen them (Channel.scholarly_extra_countries).
 OPENALEX_COUNTRY_CODES = [c.strip().lower() for c in env.list("OPENALEX_COUNTRY_CODES", default=["tw", "sg", "jp", "kr", "cn"])]
 if not OPENALEX_COUNTRY_CODES or any(len(c) != 2 or not c.isalpha() for c in OPENALEX_COUNTRY_CODES):
     raise ImproperlyConfigured("OPENALEX_COUNTRY_CODES must be comma-separated ISO 3166-1 alpha-2 codes, e.g. tw,jp")
