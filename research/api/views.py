@@ -30,8 +30,8 @@ log = logging.getLogger(__name__)
 
 ERRORS = {
     400: OpenApiResponse(description='Bad input: {"error": {"code", "message"}}'),
-    403: OpenApiResponse(description="Deep Research off for the channel, or not a member"),
-    404: OpenApiResponse(description="No such task (or one you may not see)"),
+    403: OpenApiResponse(description="Deep Research off for the channel"),
+    404: OpenApiResponse(description="No such task or channel (or one you may not see)"),
     429: OpenApiResponse(description="Quota or rate limit reached; see Retry-After"),
     503: OpenApiResponse(description="Platform daily cost cap reached, or the LLM is unavailable"),
 }
@@ -49,11 +49,17 @@ class EventStreamRenderer(BaseRenderer):
         return JSONRenderer().render(data)
 
 
-def _channel(channel_id: int) -> Channel:
+def _member_channel(user, channel_id: int) -> Channel:
+    """The channel, if the user is in it. A channel that does not exist and one the user is not in
+    get the same answer, so channel ids cannot be probed."""
+    channel = Channel.objects.filter(pk=channel_id).first()
     try:
-        return Channel.objects.get(pk=channel_id)
-    except Channel.DoesNotExist:
-        raise ServiceError("unknown_channel", _("There is no such channel."), status=400) from None
+        if channel is None:
+            raise ServiceError("not_a_member", "")
+        lifecycle.check_member(user, channel)
+    except ServiceError:
+        raise ServiceError("unknown_channel", _("There is no such channel, or you are not a member of it."), status=404) from None
+    return channel
 
 
 def wants_json(request: Request) -> bool:
@@ -73,7 +79,7 @@ def start(request: Request):
     body = s.StartSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     enforce_rate(request, "deep_research.start", settings.UEDU_DR_RATE_START, fail_closed=True)
-    channel = _channel(body.validated_data["channel_id"])
+    channel = _member_channel(request.user, body.validated_data["channel_id"])
     task, request_log = lifecycle.task_start(
         user=request.user,
         channel=channel,
@@ -181,8 +187,7 @@ def judge_view(request: Request):
     enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE, fail_closed=True)
     channel = None
     if body.validated_data.get("channel_id") is not None:
-        channel = _channel(body.validated_data["channel_id"])
-        lifecycle.check_member(request.user, channel)
+        channel = _member_channel(request.user, body.validated_data["channel_id"])
     return Response(judge.judge_question(body.validated_data["question"], channel, user=request.user))
 
 
