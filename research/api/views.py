@@ -247,6 +247,7 @@ def give_feedback(request: Request, task_uuid):
     task = get_visible_task(request.user, task_uuid)
     body = s.FeedbackSerializer(data=request.data)
     body.is_valid(raise_exception=True)
+    enforce_rate(request, "deep_research.feedback", settings.UEDU_DR_RATE_FEEDBACK)
     row = feedback.give_feedback(task=task, user=request.user, **body.validated_data)
     return Response(s.FeedbackOutSerializer(row).data, status=201)
 

@@ -265,7 +265,8 @@ UEDU_DR_MAX_QUESTION_CHARS = _positive_int("UEDU_DR_MAX_QUESTION_CHARS", 2000)
 UEDU_DR_RATE_START = env.str("UEDU_DR_RATE_START", default="5/m")
 UEDU_DR_RATE_JUDGE = env.str("UEDU_DR_RATE_JUDGE", default="20/m")
 UEDU_CHAT_RATE = env.str("UEDU_CHAT_RATE", default="20/m")  # ordinary ClassroomGPT messages
-for _name in ("UEDU_DR_RATE_START", "UEDU_DR_RATE_JUDGE", "UEDU_CHAT_RATE"):
+UEDU_DR_RATE_FEEDBACK = env.str("UEDU_DR_RATE_FEEDBACK", default="30/m")  # answer feedback and reports
+for _name in ("UEDU_DR_RATE_START", "UEDU_DR_RATE_JUDGE", "UEDU_CHAT_RATE", "UEDU_DR_RATE_FEEDBACK"):
     if not re.fullmatch(r"\d+/\d*[smhd]", globals()[_name]):
         raise ImproperlyConfigured(f"{_name} must look like '5/m' (count/period), got {globals()[_name]!r}")
 
