@@ -288,6 +288,8 @@ class SourceReport(models.Model):
 
     class Meta:
         db_table = "deep_research_source_reports"
+        verbose_name = _("source report")
+        verbose_name_plural = _("source reports")
         constraints = [models.UniqueConstraint(fields=["kind", "key", "user"], name="one_report_per_source_and_reader")]
 
 

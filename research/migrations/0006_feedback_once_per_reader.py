@@ -35,6 +35,8 @@ class Migration(migrations.Migration):
                 ('created_at', models.DateTimeField(auto_now_add=True)),
             ],
             options={
+                'verbose_name': 'source report',
+                'verbose_name_plural': 'source reports',
                 'db_table': 'deep_research_source_reports',
             },
         ),

@@ -20,7 +20,6 @@ from quotas import services as quotas
 from quotas.models import CostReservation
 from research.models import SourceStat
 from tests.support.corpus_tools import corpus_registry
-from tests.support.factories import PASSWORD
 from tests.support.fake_http import FakeHTTPServer, Reply
 from uedu_dr.errors import ServiceError
 
@@ -132,7 +131,7 @@ def test_the_chat_bubble_lists_its_sources_with_the_same_links_as_a_research_ans
     llm.on("chat", chat)
     exchange = send_chat_message(user=personas.student, channel=personas.channel, message="What is learning analytics?",
                                  registry=corpus_registry())
-    client.login(username=personas.student.username, password=PASSWORD)
+    client.force_login(personas.student)
     page = client.get(reverse("channel_chat", args=[personas.channel.slug])).content.decode()
 
     anchor = f"cite-{exchange.response.pk:013x}"
@@ -157,7 +156,7 @@ def test_an_answer_about_an_earlier_research_keeps_its_source_numbers(personas, 
 def test_a_student_who_keeps_chatting_hits_the_daily_chat_budget(client, personas, llm, settings):
     settings.UEDU_CHAT_DAILY_QUOTA = {**settings.UEDU_CHAT_DAILY_QUOTA, "student": 3}
     settings.UEDU_CHAT_RATE = "1000/m"
-    client.login(username=personas.student.username, password=PASSWORD)
+    client.force_login(personas.student)
     url = reverse("channel_send", args=[personas.channel.slug])
     statuses = [client.post(url, {"message": f"question {n}"}, HTTP_X_REQUESTED_WITH="fetch").status_code for n in range(5)]
 

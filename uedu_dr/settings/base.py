@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "channels",
     "django_celery_beat",
+    "axes",
     "channels_app",
     "quotas",
     "research",
@@ -57,6 +58,8 @@ MIDDLEWARE = [
     "uedu_dr.request_limits.RequestSizeLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out log-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "uedu_dr.urls"
@@ -269,6 +272,25 @@ UEDU_DR_RATE_FEEDBACK = env.str("UEDU_DR_RATE_FEEDBACK", default="30/m")  # answ
 for _name in ("UEDU_DR_RATE_START", "UEDU_DR_RATE_JUDGE", "UEDU_CHAT_RATE", "UEDU_DR_RATE_FEEDBACK"):
     if not re.fullmatch(r"\d+/\d*[smhd]", globals()[_name]):
         raise ImproperlyConfigured(f"{_name} must look like '5/m' (count/period), got {globals()[_name]!r}")
+
+# Log-in throttling (django-axes, uedu_dr.login_throttle): failed log-ins are counted per username
+# and, separately, per address on every log-in form; the lock backs off (doubles) per round.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = _positive_int("UEDU_LOGIN_FAILURE_LIMIT", 5)
+UEDU_LOGIN_COOLOFF_MINUTES = _positive_int("UEDU_LOGIN_COOLOFF_MINUTES", 15)
+AXES_COOLOFF_TIME = "uedu_dr.login_throttle.cool_off"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks
+AXES_LOCKOUT_CALLABLE = "uedu_dr.login_throttle.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+# A try during a lock does not restart it: the Retry-After the page gives stays true.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_ENABLE_ACCESS_FAILURE_LOG = True  # the back-off counts rounds of failures from this log
+AXES_USE_ATTEMPT_EXPIRATION = True  # each lock expires on its own, after its own back-off
+# The address is REMOTE_ADDR (as for every other per-address limit): behind a reverse proxy, run
+# daphne with --proxy-headers so that it is the client's.
+UEDU_PASSWORD_RESET_RATE = env.str("UEDU_PASSWORD_RESET_RATE", default="5/h")  # per address and per e-mail
+if not re.fullmatch(r"\d+/\d*[smhd]", UEDU_PASSWORD_RESET_RATE):
+    raise ImproperlyConfigured(f"UEDU_PASSWORD_RESET_RATE must look like '5/h' (count/period), got {UEDU_PASSWORD_RESET_RATE!r}")
 
 # What the answer does with a claim its sources do not support: "mark" it visibly or "drop" it.
 UEDU_DR_UNSUPPORTED_POLICY = env.str("UEDU_DR_UNSUPPORTED_POLICY", default="mark")
