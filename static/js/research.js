@@ -70,10 +70,11 @@
       try { event = JSON.parse(message.data); } catch (e) { return; }
       self.handle(event);
     };
-    socket.onclose = function () {
+    socket.onclose = function (closing) {
       self.el.removeAttribute("data-connected");
       window.clearTimeout(self.watchdog);
-      if (self.socket === socket && !self.done) self.reconnect();
+      // 4403: the server says this user may no longer see the research; asking again cannot help.
+      if (self.socket === socket && !self.done && closing.code !== 4403) self.reconnect();
     };
   };
 

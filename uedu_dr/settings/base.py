@@ -258,6 +258,10 @@ UEDU_DR_MAX_STEPS = _positive_int("UEDU_DR_MAX_STEPS", 30)
 UEDU_DR_MAX_TOKENS = _positive_int("UEDU_DR_MAX_TOKENS", 200_000)
 UEDU_DR_MAX_SECONDS = _positive_int("UEDU_DR_MAX_SECONDS", 600)
 UEDU_DR_HEARTBEAT_SECONDS = _positive_int("UEDU_DR_HEARTBEAT_SECONDS", 15)
+# Event streams (WebSocket, SSE): how often an open stream re-checks that its user may still see
+# the task, and how many streams one user may hold open at once.
+UEDU_DR_STREAM_RECHECK_SECONDS = _positive_int("UEDU_DR_STREAM_RECHECK_SECONDS", 30)
+UEDU_DR_MAX_STREAMS_PER_USER = _positive_int("UEDU_DR_MAX_STREAMS_PER_USER", 8)
 UEDU_DR_REAPER_INTERVAL_SECONDS = _positive_int("UEDU_DR_REAPER_INTERVAL_SECONDS", 30)
 # A running task whose heartbeat is older than this is considered dead (its worker is gone).
 UEDU_DR_STALE_AFTER_SECONDS = _positive_int("UEDU_DR_STALE_AFTER_SECONDS", 90)
