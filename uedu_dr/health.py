@@ -49,9 +49,20 @@ CHECKS = {
 }
 
 
+LOOPBACK = ("127.0.0.1", "::1")
+
+
+def may_see_details(request) -> bool:
+    """Error details (host names, ports, driver messages) help an attacker map the site: they go
+    to staff and to probes on the machine itself (loopback), not to anyone on the internet."""
+    user = getattr(request, "user", None)
+    return bool(user is not None and user.is_authenticated and user.is_staff) or request.META.get("REMOTE_ADDR") in LOOPBACK
+
+
 @never_cache
 @require_GET
 def healthz(request):
+    detailed = may_see_details(request)
     report = {}
     for name, check in CHECKS.items():
         try:
@@ -59,4 +70,6 @@ def healthz(request):
         except Exception as exc:  # a health check reports failures, it never raises them
             report[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
     healthy = all(part["ok"] for part in report.values())
+    if not detailed:
+        report = {name: {"ok": part["ok"]} for name, part in report.items()}
     return JsonResponse({"status": "ok" if healthy else "unavailable", "checks": report}, status=200 if healthy else 503)

@@ -175,14 +175,14 @@ ADMINS = [tuple(pair.split(":", 1)) for pair in env.list("ADMINS", default=[]) i
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-# Scripts and styles only from our own static files; WebSockets to ourselves; no framing, no
+# Scripts and styles only from our own static files; WebSockets to this site only; no framing, no
 # plugins, no foreign images (an answer can never make the browser call another host).
 CONTENT_SECURITY_POLICY = {
     "default-src": ["'self'"],
     "script-src": ["'self'"],
     "style-src": ["'self'"],
     "img-src": ["'self'", "data:"],
-    "connect-src": ["'self'", "ws:", "wss:"],
+    "connect-src": ["'self'"],  # plus this site's own ws(s):// origin (uedu_dr.security)
     "frame-ancestors": ["'none'"],
     "base-uri": ["'self'"],
     "form-action": ["'self'"],
@@ -433,6 +433,10 @@ if EDGAR_USER_AGENT and "@" not in EDGAR_USER_AGENT:
 # Uploads: PDF, DOCX and PPTX up to this size; larger files are refused with a stored error.
 UEDU_MATERIALS_MAX_UPLOAD_MB = _positive_int("UEDU_MATERIALS_MAX_UPLOAD_MB", 25)
 UEDU_MATERIALS_MAX_UPLOAD_BYTES = UEDU_MATERIALS_MAX_UPLOAD_MB * 1024 * 1024
+# Text extraction of one uploaded file runs in a child process within these bounds
+# (channels_app.extraction): a crafted file fails alone instead of taking the worker down.
+UEDU_EXTRACTION_MAX_MEMORY_MB = _positive_int("UEDU_EXTRACTION_MAX_MEMORY_MB", 1024)
+UEDU_EXTRACTION_TIMEOUT_SECONDS = _positive_int("UEDU_EXTRACTION_TIMEOUT_SECONDS", 120)
 # Every other request body (JSON, forms): larger ones are refused with 413 before they are read
 # (uedu_dr.request_limits); a multipart body may be a course file plus this much.
 UEDU_MAX_REQUEST_BYTES = _positive_int("UEDU_MAX_REQUEST_BYTES", 1024 * 1024)
