@@ -188,3 +188,18 @@ def test_the_cost_alert_counts_chat_and_names_the_kinds(personas, llm, settings,
     alert = quotas.send_cost_alert()
     assert alert is not None and alert.cost_usd > 0
     assert "chat $" in mailoutbox[0].body
+
+
+def test_the_chat_page_shows_students_the_teachers_usage_note(client, personas):
+    personas.channel.system_prompt = "Never give full homework solutions.\nCite the course reader."
+    personas.channel.save()
+    client.force_login(personas.student)
+    page = client.get(reverse("channel_chat", args=[personas.channel.slug])).content.decode()
+    note = page[page.index('id="usage-note"'):]
+    assert "Never give full homework solutions.<br>Cite the course reader." in note
+    assert "老師為本課程助教訂的使用規則" in note  # in the reader's language
+
+
+def test_a_channel_without_rules_shows_no_usage_note(client, personas):
+    client.force_login(personas.student)
+    assert 'id="usage-note"' not in client.get(reverse("channel_chat", args=[personas.channel.slug])).content.decode()

@@ -219,3 +219,16 @@ def test_the_reaper_settles_a_dead_task_at_the_cost_its_transcript_recorded(db, 
     reservation = CostReservation.objects.get(reference=str(task.task_uuid))
     assert reservation.settled and reservation.spent_usd == expected
     assert quotas.cost_status().by_kind["research"] == expected
+
+
+def test_the_cost_dashboard_shows_spend_by_kind_of_call(client, db, personas):
+    today = timezone.localdate()
+    for reference, kind, spent in (("a", "research", "1.5"), ("b", "chat", "0.25"), ("c", "chat", "0.25"), ("d", "bloom", "0.01")):
+        CostReservation.objects.create(reference=reference, kind=kind, user=personas.student, day=today,
+                                       reserved_usd=Decimal("9"), spent_usd=Decimal(spent), settled=True)
+    client.force_login(personas.admin)
+    page = client.get("/admin/cost-dashboard/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    table = page[page.index('id="cost-by-kind"'):page.index('id="tasks-by-status"')]
+    assert '<tr data-kind="research"><td>Deep Research</td><td>1.5000</td></tr>' in table
+    assert '<tr data-kind="chat"><td>Ordinary chat</td><td>0.5000</td></tr>' in table
+    assert '<tr data-kind="judge"><td>Deep Research suggestion (judge)</td><td>0.0000</td></tr>' in table
