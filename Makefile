@@ -12,8 +12,10 @@ $(VENV)/.installed: requirements.txt
 	$(VENV)/bin/pip install --quiet -r requirements.txt
 	touch $@
 
+# The launcher runs the dev settings unless DJANGO_SETTINGS_MODULE says otherwise (importing the
+# uedu_dr package would otherwise default it to production, as the deployable entry points do).
 run: $(VENV)/.installed
-	$(PY) -m uedu_dr.launcher
+	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-uedu_dr.settings.dev} $(PY) -m uedu_dr.launcher
 
 # The embedded servers a test run had to start are stopped again afterwards (a stack that
 # `make run` is using stays up).

@@ -1,6 +1,6 @@
 """Consent: which data a study may use.
 
-The source document: Deep Research data are covered by the platform's IRB approval; when a
+The product's rule: Deep Research data are covered by the platform's IRB approval; when a
 teacher switches Deep Research on for a channel, the channel follows that informed-consent
 framework (students who use it are deemed to consent), and a student may withdraw.
 

@@ -1,4 +1,4 @@
-"""Which quota role a user has, with the source document's priority:
+"""Which quota role a user has, by priority:
 platform admin → teacher of any channel → TA (or Super TA) of any channel → student."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 - a channel's teacher (owner) and its Super TAs: the channel's tasks in full (question, plan,
   answer, steps) — the same people the result page admits (research.selectors.visible_tasks);
 - its TAs: the channel's tasks as operational records (who, status, cost, timing) without the
-  question, answer or steps, which the source document reserves for the roles above.
+  question, answer or steps, which the product reserves for the roles above.
 """
 
 from django.contrib import admin

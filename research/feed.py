@@ -16,7 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from research.models import ResearchEvent
-from research.services.events import TERMINAL_TYPES, group_name, serialize
+from research.services.events import TERMINAL_TYPES, events_after_query, group_name, serialize
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class TaskEventFeed:
             self.last_seq, self._rewind_to = self._rewind_to, None
         events = [
             serialize(event, self.task_uuid)
-            async for event in ResearchEvent.objects.filter(task_id=self.task_id, seq__gt=self.last_seq).order_by("seq")[:500]
+            async for event in events_after_query(self.task_id, self.last_seq, limit=500)
         ]
         if events:
             self.last_seq = events[-1]["seq"]

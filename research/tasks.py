@@ -15,7 +15,7 @@ HARD_LIMIT = settings.UEDU_DR_MAX_SECONDS + 240
 
 
 @shared_task(acks_late=True, ignore_result=True, soft_time_limit=SOFT_LIMIT, time_limit=HARD_LIMIT)
-def run_research(task_id: int) -> None:
+def execute_research_task(task_id: int) -> None:
     runner.execute_task(task_id)
 
 

@@ -58,17 +58,30 @@ def test_healthz_is_503_when_redis_is_stopped(client, db, settings, tmp_path):
     assert checks["database"]["ok"] is True
 
 
-def _run_production(*args, secret: str | None):
-    env = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
-    env["DJANGO_SETTINGS_MODULE"] = "uedu_dr.settings.production"
-    env["ALLOWED_HOSTS"] = "uedu.example.edu"
-    if secret is not None:
-        env["SECRET_KEY"] = secret
+GOOD_SECRET = "k" * 20 + "-Zq8!x2#Lp0@vT6&mR4^wY1*nB7(cE3)" + "s" * 10
+
+
+def _clean_env(**values):
+    """This process's environment without the settings module, the secret and the two URLs."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+    env.update(values)
+    return env
+
+
+def _run_production(*args, secret: str | None, database_url: str | None = "", redis_url: str | None = "", **extra):
+    env = _clean_env(DJANGO_SETTINGS_MODULE="uedu_dr.settings.production", ALLOWED_HOSTS="uedu.example.edu", **extra)
+    if database_url == "":
+        database_url = devstack.postgres_url(connection.settings_dict)
+    if redis_url == "":
+        redis_url = os.environ["REDIS_URL"]
+    for name, value in (("SECRET_KEY", secret), ("DATABASE_URL", database_url), ("REDIS_URL", redis_url)):
+        if value is not None:
+            env[name] = value
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_check_deploy_is_clean_with_production_settings():
-    result = _run_production("check", "--deploy", "--fail-level", "WARNING", secret="k" * 20 + "-Zq8!x2#Lp0@vT6&mR4^wY1*nB7(cE3)" + "s" * 10)
+    result = _run_production("check", "--deploy", "--fail-level", "WARNING", secret=GOOD_SECRET)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
 
@@ -77,3 +90,36 @@ def test_production_settings_refuse_to_start_without_secret_key():
     result = _run_production("check", secret=None)
     assert result.returncode != 0
     assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_production_settings_refuse_to_start_without_database_url_and_start_nothing(tmp_path):
+    var = tmp_path / "var"
+    result = _run_production("check", secret=GOOD_SECRET, database_url=None, UEDU_VAR_DIR=str(var))
+    assert result.returncode != 0
+    assert "DATABASE_URL must be set" in result.stderr
+    assert "REDIS_URL must be set" not in result.stderr  # only what is missing is named
+    assert not var.exists()  # no embedded server was started to fill the gap
+
+
+def test_production_settings_refuse_to_start_without_redis_url():
+    result = _run_production("check", secret=GOOD_SECRET, redis_url=None)
+    assert result.returncode != 0
+    assert "REDIS_URL must be set" in result.stderr and "DATABASE_URL" not in result.stderr
+
+
+def test_deployable_entry_points_default_to_production_settings():
+    # No DJANGO_SETTINGS_MODULE, no secret: the ASGI, WSGI and Celery modules must not fall back to
+    # the dev settings (DEBUG on, a public key, /media/ without log-in).
+    for module in ("uedu_dr.wsgi", "uedu_dr.asgi", "uedu_dr.celery"):
+        code = f"import {module}; from django.conf import settings; settings.DEBUG"
+        result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_clean_env(), capture_output=True, text=True, timeout=120)
+        assert result.returncode != 0, module
+        assert "Production settings cannot start" in result.stderr and "SECRET_KEY must be set" in result.stderr, module
+
+
+def test_a_numeric_setting_that_does_not_parse_names_its_variable():
+    result = _run_production("check", secret=GOOD_SECRET, UEDU_LLM_TIMEOUT_SECONDS="twelve")
+    assert result.returncode != 0
+    assert "UEDU_LLM_TIMEOUT_SECONDS has a value that does not parse" in result.stderr
+    result = _run_production("check", secret=GOOD_SECRET, UEDU_DEEP_RESEARCH_DAILY_CAP_USD="lots")
+    assert "UEDU_DEEP_RESEARCH_DAILY_CAP_USD must be a decimal number" in result.stderr

@@ -4,7 +4,9 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "uedu_dr.settings.dev")
+# Deployments get the production settings unless they choose otherwise (the launcher and the
+# tests set DJANGO_SETTINGS_MODULE explicitly).
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "uedu_dr.settings.production")
 django_asgi_app = get_asgi_application()  # must run before importing consumers (apps ready)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402

@@ -24,7 +24,7 @@ from research.feed import TaskEventFeed
 from research import stream_slots
 from research.selectors import get_visible_task, user_tasks, visible_tasks
 from research.services import analytics, context, feedback, judge, lifecycle, plan_review, review
-from research.services.events import serialize
+from research.services.events import events_after, serialize
 from uedu_dr.errors import ServiceError
 
 from . import serializers as s
@@ -201,7 +201,7 @@ def task_events(request: Request, task_uuid):
     task = get_visible_task(request.user, task_uuid)
     query = s.EventsQuerySerializer(data=request.query_params)
     query.is_valid(raise_exception=True)
-    events = task.events.filter(seq__gt=query.validated_data["after"]).order_by("seq")[:1000]
+    events = events_after(task.pk, query.validated_data["after"])
     return Response([serialize(e, task.task_uuid) for e in events])
 
 

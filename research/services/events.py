@@ -113,5 +113,12 @@ def heartbeat_payload(task_uuid) -> dict:
     return {"seq": None, "type": "heartbeat", "task_uuid": str(task_uuid), "ts": timezone.now().isoformat(), "data": {}}
 
 
+def events_after_query(task_id: int, after_seq: int, limit: int = 1000):
+    """A task's stored events after `after_seq`, in order: the one query behind every catch-up
+    (the terminal command, the SSE and WebSocket feed, the events API). Lazy, so async callers
+    can iterate it with `async for`."""
+    return ResearchEvent.objects.filter(task_id=task_id, seq__gt=after_seq).order_by("seq")[:limit]
+
+
 def events_after(task_id: int, after_seq: int, limit: int = 1000) -> list[ResearchEvent]:
-    return list(ResearchEvent.objects.filter(task_id=task_id, seq__gt=after_seq).order_by("seq")[:limit])
+    return list(events_after_query(task_id, after_seq, limit))

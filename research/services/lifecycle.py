@@ -91,10 +91,10 @@ def task_start(*, user, channel: Channel, question: str, trigger_mode: str = "fo
 
 
 def enqueue(task_id: int) -> None:
-    from research.tasks import run_research
+    from research.tasks import execute_research_task
 
     try:
-        run_research.delay(task_id)
+        execute_research_task.delay(task_id)
     except Exception as exc:  # broker down: fail now (and refund) instead of leaving it queued
         log.error("could not queue research task %s: %s", task_id, exc)
         fail_task(task_id, "The research could not be queued (the task broker is unavailable). Please try again.",

@@ -16,7 +16,7 @@ from kombu import Connection
 from quotas.models import UsageEntry
 from research.models import ResearchStep, ResearchTask
 from research.services import lifecycle
-from research.tasks import run_research
+from research.tasks import execute_research_task
 from tests.support import stack
 from tests.support.scripted_llm import Scenario
 from tests.support.stack import wait_for
@@ -40,7 +40,7 @@ def test_a_worker_killed_mid_research_is_failed_by_the_reaper_and_keeps_its_step
     doomed = stack.start_worker(queues="doomed", UEDU_DR_HEARTBEAT_SECONDS=1, **outside_world_env(llm, fake_openalex))
     try:
         task = queued_task(personas, django_capture_on_commit_callbacks)
-        run_research.apply_async((task.pk,), queue="doomed")
+        execute_research_task.apply_async((task.pk,), queue="doomed")
         wait_for(lambda: task.events.filter(type="action_complete").exists(), timeout=30, message="steps to be stored")
         steps_before = list(ResearchStep.objects.filter(task=task).values_list("index", "status"))
         os.kill(doomed.popen.pid, signal.SIGKILL)
@@ -88,7 +88,7 @@ def test_redis_restarted_mid_research_the_run_finishes_and_the_socket_catches_up
     try:
         task = queued_task(personas, django_capture_on_commit_callbacks)
         with Connection(url) as connection:
-            run_research.apply_async((task.pk,), connection=connection)
+            execute_research_task.apply_async((task.pk,), connection=connection)
         client.force_login(personas.student)
         headers = {"Cookie": f"sessionid={client.cookies['sessionid'].value}", "Origin": daphne.extra["url"]}
         ws_url = daphne.extra["url"].replace("http://", "ws://") + f"/ws/deep_research/{task.task_uuid}/?last_seq=0"

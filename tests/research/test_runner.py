@@ -13,7 +13,7 @@ from channels_app.models import ChatLog
 from quotas.models import UsageEntry
 from research.models import ResearchEvent, ResearchStep, ResearchTask
 from research.services import lifecycle, runner
-from research.tasks import run_research
+from research.tasks import execute_research_task
 from tests.support.scripted_llm import Scenario
 from tests.support.stack import wait_for
 
@@ -52,8 +52,8 @@ def test_a_research_runs_end_to_end_through_a_real_worker(worker, personas):
 def test_a_duplicate_delivery_runs_one_research_and_charges_once(worker, personas, llm):
     llm.reset(Scenario(latency={"planner": 0.5}))
     task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
-    run_research.delay(task.pk)  # the broker delivers the same message again
-    run_research.delay(task.pk)
+    execute_research_task.delay(task.pk)  # the broker delivers the same message again
+    execute_research_task.delay(task.pk)
     task = finished(task)
 
     assert task.status == "completed"

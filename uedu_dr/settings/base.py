@@ -13,7 +13,30 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-env = environ.Env()
+
+
+class _NamedEnv(environ.Env):
+    """django-environ, except that a value that does not parse names its variable:
+    `UEDU_LLM_TIMEOUT_SECONDS=twelve` stops the start with that name, not a bare ValueError."""
+
+    def get_value(self, var, cast=None, default=environ.Env.NOTSET, parse_default=False):
+        try:
+            return super().get_value(var, cast=cast, default=default, parse_default=parse_default)
+        except ImproperlyConfigured:
+            raise
+        except (ValueError, TypeError, ArithmeticError) as exc:  # json.JSONDecodeError is a ValueError
+            raise ImproperlyConfigured(f"{var} has a value that does not parse: {exc}") from None
+
+
+def _decimal(name: str, default: str) -> Decimal:
+    raw = env.str(name, default=default)
+    try:
+        return Decimal(raw)
+    except ArithmeticError:
+        raise ImproperlyConfigured(f"{name} must be a decimal number, got {raw!r}") from None
+
+
+env = _NamedEnv()
 if (BASE_DIR / ".env").exists():  # optional; the real environment wins
     environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
@@ -83,49 +106,49 @@ TEMPLATES = [
 ]
 
 # --------------------------------------------------------------------------- data stores
-# Unset URLs mean: start (or reuse) the embedded PostgreSQL+pgvector / Valkey under var/.
+# PostgreSQL (with pgvector) and a Redis-compatible server, by URL. This module never starts a
+# server: the dev and test settings fill unset URLs from the embedded stack under var/, and the
+# production settings refuse to start without them (uedu_dr/settings/production.py).
 DATABASE_URL = env.str("DATABASE_URL", default="")
-if DATABASE_URL:
-    DATABASES = {"default": env.db_url_config(DATABASE_URL)}
-else:
-    from uedu_dr import devstack
-
-    DATABASES = {"default": devstack.ensure_postgres()}
-# Persistent connections are unsafe under ASGI; Celery threads close theirs after each task.
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+REDIS_URL = env.str("REDIS_URL", default="")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env.str("REDIS_URL", default="")
-if not REDIS_URL:
-    from uedu_dr import devstack
 
-    REDIS_URL = devstack.ensure_valkey()
-# The cache (rate limits) lives in its own database so that clearing it never drops
-# broker queues; override with CACHE_URL for servers without numbered databases.
-CACHE_URL = env.str("CACHE_URL", default="") or REDIS_URL.rsplit("/", 1)[0] + "/1"
-CACHES = {
-    "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": CACHE_URL,
-        "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="uedu"),
-        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
-    }
-}
-
-CHANNEL_LAYERS = {
-    "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {
-            "hosts": [REDIS_URL],
-            "prefix": env.str("CHANNEL_LAYER_PREFIX", default="uedu:asgi"),
-            "capacity": 1000,
-            "expiry": 60,
+def data_store_settings(*, database: dict, redis_url: str) -> dict:
+    """DATABASES, caches, channel layer and broker for one database and one Redis URL."""
+    # Persistent connections are unsafe under ASGI; Celery threads close theirs after each task.
+    database = dict(database, CONN_MAX_AGE=env.int("CONN_MAX_AGE", default=0))
+    # The cache (rate limits) lives in its own database so that clearing it never drops
+    # broker queues; override with CACHE_URL for servers without numbered databases.
+    cache_url = env.str("CACHE_URL", default="") or redis_url.rsplit("/", 1)[0] + "/1"
+    return {
+        "DATABASES": {"default": database},
+        "REDIS_URL": redis_url,
+        "CACHE_URL": cache_url,
+        "CACHES": {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": cache_url,
+                "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="uedu"),
+                "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+            }
         },
+        "CHANNEL_LAYERS": {
+            "default": {
+                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {
+                    "hosts": [redis_url],
+                    "prefix": env.str("CHANNEL_LAYER_PREFIX", default="uedu:asgi"),
+                    "capacity": 1000,
+                    "expiry": 60,
+                },
+            }
+        },
+        "CELERY_BROKER_URL": redis_url,
     }
-}
+
 
 # --------------------------------------------------------------------------- Celery
-CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None  # results live in PostgreSQL rows, not in Redis
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -251,8 +274,8 @@ UEDU_CHAT_DAILY_QUOTA = {
     "ta": _optional_limit("UEDU_CHAT_QUOTA_TA", 300),
     "student": _optional_limit("UEDU_CHAT_QUOTA_STUDENT", 150),
 }
-UEDU_DEEP_RESEARCH_ALERT_USD = Decimal(env.str("UEDU_DEEP_RESEARCH_ALERT_USD", default="20"))
-UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal(env.str("UEDU_DEEP_RESEARCH_DAILY_CAP_USD", default="100"))
+UEDU_DEEP_RESEARCH_ALERT_USD = _decimal("UEDU_DEEP_RESEARCH_ALERT_USD", "20")
+UEDU_DEEP_RESEARCH_DAILY_CAP_USD = _decimal("UEDU_DEEP_RESEARCH_DAILY_CAP_USD", "100")
 
 UEDU_DR_MAX_STEPS = _positive_int("UEDU_DR_MAX_STEPS", 30)
 UEDU_DR_MAX_TOKENS = _positive_int("UEDU_DR_MAX_TOKENS", 200_000)
@@ -316,7 +339,7 @@ for _complexity, _budget in UEDU_DR_BUDGETS.items():
     ):
         raise ImproperlyConfigured("UEDU_DR_BUDGETS must map simple/moderate/complex to {tool_calls, rounds, tokens} positive integers")
 # Worst-case cost one start reserves against the daily cap; unset = derived from limits and prices.
-UEDU_DR_WORST_CASE_USD = Decimal(env.str("UEDU_DR_WORST_CASE_USD")) if env.str("UEDU_DR_WORST_CASE_USD", default="") else None
+UEDU_DR_WORST_CASE_USD = _decimal("UEDU_DR_WORST_CASE_USD", "") if env.str("UEDU_DR_WORST_CASE_USD", default="") else None
 UEDU_DR_COST_ALERT_INTERVAL_MINUTES = _positive_int("UEDU_DR_COST_ALERT_INTERVAL_MINUTES", 10)
 # Celery beat keeps this schedule in the database (django-celery-beat), where admins can change
 # it; the intervals are the validated settings above.

@@ -1,15 +1,27 @@
-"""Production: DEBUG off, secrets from the environment, HTTPS-only cookies, HSTS.
+"""Production: DEBUG off, every secret and server from the environment, HTTPS-only cookies, HSTS.
 
-`manage.py check --deploy` is clean with these settings."""
+Nothing is guessed here: a missing DATABASE_URL, REDIS_URL or SECRET_KEY stops the start with the
+variable's name (no embedded server is ever started). `manage.py check --deploy` is clean with
+these settings. The ASGI, WSGI and Celery entry points default to this module."""
 
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F401,F403
-from .base import SECRET_KEY, env
+from .base import DATABASE_URL, REDIS_URL, SECRET_KEY, data_store_settings, env
+
+_problems = []
+if not DATABASE_URL:
+    _problems.append("DATABASE_URL must be set (postgres://user:password@host:5432/name, with pgvector)")
+if not REDIS_URL:
+    _problems.append("REDIS_URL must be set (redis://host:6379/0)")
+if not SECRET_KEY or len(SECRET_KEY) < 50 or SECRET_KEY.startswith("django-insecure"):
+    _problems.append("SECRET_KEY must be set to a random string of at least 50 characters")
+if _problems:
+    raise ImproperlyConfigured("Production settings cannot start: " + "; ".join(_problems) + ".")
 
 DEBUG = False
-if not SECRET_KEY or len(SECRET_KEY) < 50 or SECRET_KEY.startswith("django-insecure"):
-    raise ImproperlyConfigured("SECRET_KEY must be set to a random string of at least 50 characters in production")
+# DATABASES, REDIS_URL, CACHE_URL, CACHES, CHANNEL_LAYERS, CELERY_BROKER_URL
+globals().update(data_store_settings(database=env.db_url_config(DATABASE_URL), redis_url=REDIS_URL))
 
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env.bool("BEHIND_TLS_PROXY", default=False) else None
