@@ -7,6 +7,7 @@ import time
 
 import httpx
 import pytest
+from django.utils import translation
 
 from channels_app.extraction import MaterialError, extract
 from tests.support.documents import pdf_bytes
@@ -82,20 +83,25 @@ def test_a_chunked_body_is_counted_against_the_limit_as_it_streams(small_body_da
 # --------------------------------------------------------------------------- extraction bounds
 
 
+BIG_PDF_PAGES = [f"Page {n} " + "learning analytics " * 200 for n in range(1500)]
+
+
 def test_extraction_past_its_deadline_fails_the_file_not_the_worker(settings):
     settings.UEDU_EXTRACTION_TIMEOUT_SECONDS = 1
-    data = pdf_bytes([f"Page {n} " + "learning analytics " * 200 for n in range(1500)])
+    data = pdf_bytes(BIG_PDF_PAGES)
     started = time.monotonic()
-    with pytest.raises(MaterialError) as failed:
+    with pytest.raises(MaterialError) as failed, translation.override("en"):
         extract("pdf", data)
     assert failed.value.code == "too_large" and "longer than 1 seconds" in failed.value.message
     assert time.monotonic() - started < 10
 
 
 def test_extraction_past_its_memory_ceiling_fails_the_file_not_the_worker(settings):
-    settings.UEDU_EXTRACTION_MAX_MEMORY_MB = 40  # far below what parsing needs
-    with pytest.raises(MaterialError) as failed:
-        extract("pdf", pdf_bytes(["Learning analytics measures learner data."]))
+    # Below what the child already uses once its libraries are loaded: any growth is refused,
+    # and reading 1,500 pages needs growth.
+    settings.UEDU_EXTRACTION_MAX_MEMORY_MB = 40
+    with pytest.raises(MaterialError) as failed, translation.override("en"):
+        extract("pdf", pdf_bytes(BIG_PDF_PAGES))
     assert failed.value.code == "too_large" and "40 MB" in failed.value.message
 
 
