@@ -5,12 +5,20 @@ PY := $(VENV)/bin/python
 
 .PHONY: run test stop messages
 
-# Rebuilt when requirements.txt changes; an existing virtualenv (or a symlink to one) is reused.
-$(VENV)/.installed: requirements.txt
-	@test -x $(VENV)/bin/python || { command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }; \
-		$(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install --quiet --upgrade pip; }
+# Rebuilt when a requirements file changes; an existing virtualenv (or a symlink to one) is reused.
+# `make run` installs the runtime only (requirements.txt); `make test` adds the development tools
+# (requirements-dev.txt: pytest, Playwright, schemathesis, import-linter …).
+$(VENV)/bin/python:
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
+	$(PYTHON) -m venv $(VENV) && $(VENV)/bin/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt | $(VENV)/bin/python
 	$(VENV)/bin/pip install --quiet -r requirements.txt
 	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
+	$(VENV)/bin/pip install --quiet -r requirements-dev.txt
+	touch $(VENV)/.installed $@
 
 # The launcher runs the dev settings unless DJANGO_SETTINGS_MODULE says otherwise (importing the
 # uedu_dr package would otherwise default it to production, as the deployable entry points do).
@@ -19,7 +27,7 @@ run: $(VENV)/.installed
 
 # The embedded servers a test run had to start are stopped again afterwards (a stack that
 # `make run` is using stays up).
-test: $(VENV)/.installed
+test: $(VENV)/.installed-dev
 	@was=$$($(PY) -m uedu_dr.devstack status); \
 	$(VENV)/bin/lint-imports --no-cache > /tmp/uedu-lint-imports.log 2>&1 || { cat /tmp/uedu-lint-imports.log; exit 1; }; echo 'lint-imports: the layer contracts are kept'; \
 	$(PY) manage.py compilemessages -v 0 --ignore $(VENV) && $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \

@@ -20,6 +20,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from .search import search_indexes
+
 OPENALEX_AUTHOR_ID = re.compile(r"^A\d+$")
 OPENALEX_WORK_ID = re.compile(r"^W\d+$")
 
@@ -277,6 +279,8 @@ class TeamPaper(PaperFields):
 
     class Meta:
         ordering = ["-year", "title"]
+        # the fields selectors.team_papers searches
+        indexes = search_indexes("cat_teampaper", ["title", "authors", "abstract", "keywords", "venue"])
         verbose_name = _("Uedu team paper")
         verbose_name_plural = _("Uedu team papers")
 
@@ -319,6 +323,8 @@ class PlatformDocument(CatalogueRow):
 
     class Meta:
         ordering = ["title"]
+        # the fields selectors.search_documents searches
+        indexes = search_indexes("cat_platformdoc", ["title", "body"])
         constraints = [
             # A channel document without a channel would be visible to nobody (or, worse, to a
             # query that forgot the channel); the database refuses it, not just the form.

@@ -4,7 +4,13 @@ PostgreSQL's full-text parser has no Chinese word segmentation: '教育資料科
 query for '資料科學' would never match it. We therefore match Chinese/Japanese/Korean text by
 overlapping character bigrams (ILIKE), the classic CJK search technique, and Latin words both by
 ILIKE and by English full-text search (which adds stemming: 'analytics' finds 'analytic').
-A row's score is the number of query terms it contains plus its full-text rank."""
+A row's score is the number of query terms it contains plus its full-text rank.
+
+The match is written so that indexes can answer it (`search_indexes`; the embedded PostgreSQL has
+no pg_trgm): CJK bigrams through a GIN index on the array of the row's bigrams
+(`uedu_cjk_bigrams`, a SQL function of migration catalogue 0002), Latin words through a GIN
+index on the English full-text vector. A Latin word therefore matches a whole word (stemmed),
+not a piece of a longer one."""
 
 from __future__ import annotations
 
@@ -12,13 +18,42 @@ import operator
 import re
 from functools import reduce
 
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
-from django.db.models import Case, F, FloatField, Q, QuerySet, Value, When
+from django.db.models import Case, CharField, F, FloatField, Func, Q, QuerySet, TextField, Value, When
+from django.db.models.functions import Cast, Coalesce
 
 # Han (incl. extension A and compatibility), kana and hangul.
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
 _WORD = re.compile(r"[^\W_]+")
 MAX_TERMS = 24  # a long question must not become a hundred-clause query
+
+
+class CJKBigrams(Func):
+    """uedu_cjk_bigrams(f1 || ' ' || f2 …): the distinct CJK character pairs of the fields, joined
+    exactly as SearchVector joins them, so that the index expression and the query's agree."""
+
+    function = "uedu_cjk_bigrams"
+    arg_joiner = " || ' ' || "
+    output_field = ArrayField(TextField())
+
+    def as_sql(self, compiler, connection, **extra):
+        clone = self.copy()
+        clone.set_source_expressions([
+            Coalesce(e if isinstance(e.output_field, (CharField, TextField)) else Cast(e, TextField()), Value(""))
+            for e in clone.get_source_expressions()
+        ])
+        return super(CJKBigrams, clone).as_sql(compiler, connection, **extra)
+
+
+def search_indexes(prefix: str, fields: list[str]) -> list[GinIndex]:
+    """The two GIN indexes that answer `ranked(…, fields)` on one table: the CJK bigram array and
+    the English full-text vector, both over the very expressions the query builds."""
+    return [
+        GinIndex(CJKBigrams(*fields), name=f"{prefix}_cjk"[:30]),
+        GinIndex(SearchVector(*fields, config="english"), name=f"{prefix}_fts"[:30]),
+    ]
 
 
 def search_terms(query: str) -> tuple[list[str], list[str]]:
@@ -47,13 +82,19 @@ def ranked(queryset: QuerySet, query: str, fields: list[str]) -> QuerySet:
         operator.add,
         (Case(When(contains(t), then=Value(1.0)), default=Value(0.0), output_field=FloatField()) for t in terms),
     )
-    matches = reduce(operator.or_, (contains(t) for t in terms))
+    bigrams = [t for t in terms if _CJK_RUN.fullmatch(t) and len(t) == 2]
+    single = [t for t in terms if _CJK_RUN.fullmatch(t) and len(t) == 1]  # rare; no index serves it
+    alternatives = [contains(term) for term in single]
+    if bigrams:
+        queryset = queryset.annotate(_bigrams=CJKBigrams(*fields))
+        alternatives.append(Q(_bigrams__overlap=bigrams))
     if words:
         vector = SearchVector(*fields, config="english")
         fts = SearchQuery(" OR ".join(words), search_type="websearch", config="english")
         queryset = queryset.annotate(_fts=vector, _rank=SearchRank(vector, fts))
-        matches |= Q(_fts=fts)
+        alternatives.append(Q(_fts=fts))
         score = hits + F("_rank")
     else:
         score = hits
+    matches = reduce(operator.or_, alternatives)
     return queryset.annotate(score=score).filter(matches).order_by("-score", "pk")

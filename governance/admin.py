@@ -10,16 +10,13 @@
 
 from __future__ import annotations
 
-import io
-import json
 import re
 import tempfile
-import zipfile
 from pathlib import Path
 
 from django import forms
 from django.contrib import admin, messages
-from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.http import FileResponse, Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -161,9 +158,10 @@ class StudyAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/governance/study/export.html", context, status=status)
 
-    def _export_response(self, request, study: Study, data: dict) -> HttpResponse:
-        """Export into a private temporary folder, then hand the files over as one zip (with a
-        manifest of their hashes); nothing stays on the server."""
+    def _export_response(self, request, study: Study, data: dict) -> FileResponse:
+        """Export into a private temporary folder, zip the files (with a manifest of their
+        hashes) into a temporary file on disk and stream it; nothing stays on the server and
+        no export, however large, is held in memory."""
         with tempfile.TemporaryDirectory(prefix="uedu-export-") as tmp:
             result = export.export_study(
                 requester=request.user,
@@ -174,15 +172,11 @@ class StudyAdmin(admin.ModelAdmin):
                 out_dir=Path(tmp),
                 destination="admin download",
             )
-            buffer = io.BytesIO()
-            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-                for file in result.files:
-                    archive.write(file, file.name)
-                archive.writestr("manifest.json", json.dumps(result.manifest, ensure_ascii=False, indent=2))
+            archive = export.write_zip(result)
         slug = re.sub(r"[^A-Za-z0-9]+", "-", study.protocol_number).strip("-")
         name = f"uedu-{slug}-{data['date_from']:%Y%m%d}-{data['date_to']:%Y%m%d}.zip"
-        response = HttpResponse(buffer.getvalue(), content_type="application/zip")
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        # FileResponse reads the file in blocks and closes it (and so removes it) when done.
+        response = FileResponse(archive, as_attachment=True, filename=name, content_type="application/zip")
         response["X-Export-Audit-Id"] = str(result.audit.pk)
         return response
 

@@ -23,11 +23,14 @@ import csv
 import hashlib
 import json
 import logging
+import tempfile
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import BinaryIO
 
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
@@ -191,6 +194,23 @@ def export_study(
         ],
     }
     return ExportResult(audit=audit, files=written, row_counts=row_counts, manifest=manifest)
+
+
+def write_zip(result: ExportResult) -> BinaryIO:
+    """The export's files and its manifest as one zip, written to disk, never held in memory:
+    an anonymous temporary file (already unlinked where the OS allows, so it vanishes when the
+    handle closes, even after a crash), returned open and rewound for streaming."""
+    handle = tempfile.TemporaryFile(prefix="uedu-export-", suffix=".zip")
+    try:
+        with zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
+            for file in result.files:
+                archive.write(file, file.name)  # read from disk in chunks by zipfile
+            archive.writestr("manifest.json", json.dumps(result.manifest, ensure_ascii=False, indent=2))
+        handle.seek(0)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
 
 
 class _snapshot:

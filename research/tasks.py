@@ -29,3 +29,9 @@ def classify_bloom(chat_log_id: int) -> None:
     outcome = bloom.classify(chat_log_id)
     if outcome.status == "retry":
         classify_bloom.apply_async((chat_log_id,), countdown=outcome.retry_in)
+
+
+@shared_task(ignore_result=True)
+def retry_failed_bloom() -> dict:
+    """The periodic sweep (beat schedule "retry-failed-bloom-classifications")."""
+    return dict(bloom.backfill(limit=settings.UEDU_BLOOM_SWEEP_BATCH))

@@ -1,4 +1,8 @@
-"""GET /healthz: is every part the product needs reachable? 200 when all are, 503 otherwise."""
+"""GET /healthz: is every part the product needs reachable? 200 when all are, 503 otherwise.
+
+The language model is reported beside the checks ("model": reachable, the models the roles use
+listed) but never changes the status: a model server that is down is not a reason to take the
+web nodes out of a load balancer (pages, history and exports work without it)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,10 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from kombu import Connection
+
+from agent.model_endpoint import model_endpoint_status
+
+MODEL_CHECK_TIMEOUT_SECONDS = 2.0
 
 
 def _check_database() -> dict:
@@ -70,6 +78,13 @@ def healthz(request):
         except Exception as exc:  # a health check reports failures, it never raises them
             report[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
     healthy = all(part["ok"] for part in report.values())
+    try:
+        model = model_endpoint_status(timeout=MODEL_CHECK_TIMEOUT_SECONDS)
+    except Exception as exc:  # reported, never raised (nor counted against the other checks)
+        model = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
     if not detailed:
         report = {name: {"ok": part["ok"]} for name, part in report.items()}
-    return JsonResponse({"status": "ok" if healthy else "unavailable", "checks": report}, status=200 if healthy else 503)
+        model = {"ok": model.get("ok", False)}
+    return JsonResponse(
+        {"status": "ok" if healthy else "unavailable", "checks": report, "model": model}, status=200 if healthy else 503
+    )

@@ -40,6 +40,21 @@ def _manage(env: dict, *args: str) -> None:
     subprocess.run([PYTHON, "manage.py", *args], cwd=BASE_DIR, env=env, check=True)
 
 
+def model_status_lines(env: dict) -> list[str]:
+    """What the banner says about the language model: whether one answers (GET /models through
+    the openai client, a short timeout), which one, and otherwise the one line to set. Asked
+    through `manage.py check_llm` so that it reads the settings exactly as the servers will."""
+    try:
+        result = subprocess.run([PYTHON, "manage.py", "check_llm", "--timeout", "3"], cwd=BASE_DIR, env=env,
+                                capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return ["Language model: the check did not finish within 60 s (run `manage.py check_llm` to see why)."]
+    lines = result.stdout.strip().splitlines()
+    if result.returncode not in (0, 1) or not lines:
+        return [f"Language model: the check failed ({(result.stderr.strip().splitlines() or ['no output'])[-1][:200]})."]
+    return lines
+
+
 def main() -> int:
     env, started = _stack_env()
     children: dict[str, subprocess.Popen] = {}
@@ -52,6 +67,8 @@ def main() -> int:
         _manage(env, "compilemessages", "-v", "0", "--ignore", ".venv")
         print("· loading demo data", flush=True)
         _manage(env, "load_demo_data")
+        print("· asking the language model", flush=True)
+        model_lines = model_status_lines(env)
 
         bin_dir = Path(PYTHON).parent
         concurrency = env.get("UEDU_WORKER_CONCURRENCY", "64")
@@ -63,7 +80,7 @@ def main() -> int:
         }
         for name, cmd in commands.items():
             children[name] = subprocess.Popen(cmd, cwd=BASE_DIR, env=env)
-        return _supervise(children, host, port)
+        return _supervise(children, host, port, model_lines)
     finally:
         _terminate(children)
         from uedu_dr import devstack
@@ -75,14 +92,15 @@ def main() -> int:
         print(f"stopped ({', '.join([*children, *started])})", flush=True)
 
 
-def _supervise(children: dict[str, subprocess.Popen], host: str, port: str) -> int:
+def _supervise(children: dict[str, subprocess.Popen], host: str, port: str, model_lines: list[str]) -> int:
     from channels_app.demo_accounts import DEMO_USERS, demo_password
 
     print(
         f"\n  Uedu Deep Research is running at http://{host}:{port}/\n"
         f"  Admin console:  http://{host}:{port}/admin/\n"
         f"  Demo log-ins:   {', '.join(DEMO_USERS)}  —  password: {demo_password()}\n"
-        f"  Press Ctrl-C to stop.\n",
+        + "".join(f"  {line}\n" for line in model_lines)
+        + "  Press Ctrl-C to stop.\n",
         flush=True,
     )
     stopping = False

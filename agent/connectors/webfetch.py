@@ -11,6 +11,7 @@ again, out of our sight."""
 
 from __future__ import annotations
 
+import io
 import ipaddress
 import socket
 import time
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 import httpx
 import trafilatura
 from django.conf import settings
+from pypdf import PdfReader
+from pypdf.errors import PyPdfError
 
 from agent.engine.boundaries import host_permitted
 
@@ -26,9 +29,13 @@ from .http import ExternalServiceError
 
 USER_AGENT = "UeduDeepResearch/1.0 (research assistant; fetch_url)"
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}
-# Content we can turn into text; anything else (images, PDFs, archives) is refused by type.
+# Content we can turn into text; anything else (images, archives, office files) is refused by type.
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
 TEXT_TYPES = {"text/plain", "text/markdown", "text/csv", "application/json", "text/xml", "application/xml"}
+PDF_TYPES = {"application/pdf", "application/x-pdf"}
+# Many servers label a PDF download as a generic binary; those are read when the path says .pdf
+# and the body starts like a PDF.
+GENERIC_BINARY = "application/octet-stream"
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -48,6 +55,9 @@ class Page:
     bytes_read: int
     truncated: bool  # the body was cut at UEDU_FETCH_MAX_BYTES or the text at UEDU_FETCH_MAX_TEXT_CHARS
     redirects: list[str] = field(default_factory=list)
+    # A PDF's text page by page (page 1 first), so that citations can name the page; empty otherwise.
+    pages: list[str] = field(default_factory=list)
+    page_count: int = 0
 
 
 def _allowed_networks() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
@@ -144,6 +154,34 @@ def _extract(body: bytes, content_type: str, charset: str | None) -> tuple[str, 
     return "", body.decode(charset or "utf-8", errors="replace").strip()
 
 
+def _extract_pdf(body: bytes, remaining, max_chars: int) -> tuple[str, list[str], int, bool]:
+    """(title, text of each page, number of pages, cut at max_chars) of a PDF, within the fetch's
+    time limit (checked before each page: extraction of a large PDF is where the time goes)."""
+    try:
+        reader = PdfReader(io.BytesIO(body))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise FetchRefused("the PDF is password-protected")
+        title = ((reader.metadata.title if reader.metadata else "") or "").strip()
+        pages: list[str] = []
+        total, cut = 0, False
+        for page in reader.pages:
+            remaining()
+            text = " ".join((page.extract_text() or "").split())
+            if total + len(text) > max_chars:
+                text, cut = text[: max(0, max_chars - total)], True
+            pages.append(text)
+            total += len(text)
+            if cut:
+                break
+        return title, pages, len(reader.pages), cut
+    except (PyPdfError, ValueError, KeyError, TypeError) as exc:
+        raise ExternalServiceError(f"the PDF could not be read ({type(exc).__name__}: {str(exc)[:120]})") from None
+
+
+def _reads_as_pdf(content_type: str, url: httpx.URL) -> bool:
+    return content_type in PDF_TYPES or (content_type == GENERIC_BINARY and url.path.lower().endswith(".pdf"))
+
+
 def fetch_page(url: str, *, allowed_domains: tuple[str, ...] = (), denied_domains: tuple[str, ...] = ()) -> Page:
     max_bytes = settings.UEDU_FETCH_MAX_BYTES
     deadline = time.monotonic() + settings.UEDU_FETCH_TIMEOUT_SECONDS
@@ -167,7 +205,7 @@ def fetch_page(url: str, *, allowed_domains: tuple[str, ...] = (), denied_domain
             headers = {
                 "Host": host_header,
                 "User-Agent": USER_AGENT,
-                "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1",
+                "Accept": "text/html,application/xhtml+xml,application/pdf,text/plain;q=0.9,*/*;q=0.1",
                 "Accept-Encoding": "identity",  # the byte limit then counts what the server sends
             }
             try:
@@ -179,7 +217,8 @@ def fetch_page(url: str, *, allowed_domains: tuple[str, ...] = (), denied_domain
                     if response.status_code >= 400:
                         raise ExternalServiceError(f"{current.host} answered HTTP {response.status_code}")
                     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-                    if content_type not in HTML_TYPES | TEXT_TYPES:
+                    is_pdf = _reads_as_pdf(content_type, current)
+                    if content_type not in HTML_TYPES | TEXT_TYPES and not is_pdf:
                         raise FetchRefused(f"{current.host} sent {content_type or 'an unlabelled body'}, which fetch_url does not read")
                     declared = response.headers.get("content-length", "")
                     if declared.isdigit() and int(declared) > max_bytes:
@@ -200,10 +239,21 @@ def fetch_page(url: str, *, allowed_domains: tuple[str, ...] = (), denied_domain
                 raise ExternalServiceError(f"{current.host} did not answer within the time limit") from None
             except httpx.TransportError as exc:
                 raise ExternalServiceError(f"could not fetch {current.host} ({exc.__class__.__name__})") from None
-            title, text = _extract(bytes(body), content_type, charset)
             limit = settings.UEDU_FETCH_MAX_TEXT_CHARS
-            if len(text) > limit:
-                text, truncated = text[:limit], True
+            pages, page_count = [], 0
+            if is_pdf:
+                if b"%PDF-" not in body[:1024]:  # readers accept the header anywhere in the first kilobyte
+                    raise FetchRefused(f"{current.host} sent {content_type} that is not a PDF document")
+                if truncated:
+                    # A PDF's index sits at its end: a cut PDF cannot be read at all.
+                    raise FetchRefused(f"the PDF is larger than the {max_bytes:,}-byte limit")
+                title, pages, page_count, cut = _extract_pdf(bytes(body), remaining, limit)
+                text, truncated = "\n\n".join(pages).strip(), cut
+                content_type = "application/pdf"
+            else:
+                title, text = _extract(bytes(body), content_type, charset)
+                if len(text) > limit:
+                    text, truncated = text[:limit], True
             return Page(
                 url=str(current),
                 title=title or str(current.host),
@@ -213,5 +263,7 @@ def fetch_page(url: str, *, allowed_domains: tuple[str, ...] = (), denied_domain
                 bytes_read=len(body),
                 truncated=truncated,
                 redirects=redirects,
+                pages=pages,
+                page_count=page_count,
             )
     raise FetchRefused(f"more than {settings.UEDU_FETCH_MAX_REDIRECTS} redirects")

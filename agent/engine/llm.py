@@ -1,17 +1,27 @@
 """The one module that talks to an LLM, through the `openai` package's Chat Completions.
 
 Works against OpenAI and any OpenAI-compatible server (vLLM, llama.cpp server, Ollama) set by
-base URL. What a server does not support (strict json_schema output, reasoning_effort,
-temperature, seed, max_completion_tokens) is learned from its 400 answer once, remembered for
-that server and model, and not sent again.
+base URL. What a server does not support (strict json_schema output, json_object output, native
+tool calls, reasoning_effort, temperature, seed, max_completion_tokens) is learned from its
+refusal once, remembered for that server and model, and not sent again. A refusal is recognised
+by its message whatever the HTTP status: llama-cpp-python answers an unknown response_format
+with HTTP 500 and a validation message.
+
+Structured replies degrade step by step: strict json_schema → json_object carrying the schema
+(llama.cpp servers turn it into a grammar) with the schema in the prompt → plain text with the
+schema in the prompt; every step's reply is validated against the schema. A server without
+native tool calls (it refuses `tools`, or answers a tool request with neither text nor calls) is
+asked for its tool choice as one JSON object described by the tool schemas instead.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -123,9 +133,12 @@ class AssistantTurn:
 _UNSUPPORTED: dict[tuple[str, str], set[str]] = {}
 _UNSUPPORTED_LOCK = threading.Lock()
 
-# Words in a 400 answer that name the parameter the server refused.
+# Words in a refusal that name the parameter the server refused (checked only for parameters
+# that were sent).
 _PARAM_HINTS = {
     "json_schema": re.compile(r"json_schema|response_format", re.I),
+    "json_object": re.compile(r"json_object|response_format", re.I),
+    "tools": re.compile(r"\btools?\b|tool.?choice|tool.?call|function.?call", re.I),
     "reasoning_effort": re.compile(r"reasoning_effort|reasoning effort", re.I),
     "temperature": re.compile(r"temperature", re.I),
     "seed": re.compile(r"\bseed\b", re.I),
@@ -184,30 +197,9 @@ class LLMClient:
         """A reply that is one JSON object valid against `schema` (strict json_schema when the
         server supports it, json_object plus the schema in the prompt otherwise)."""
         model = self.config.model_for(role)
-        unsupported = self._unsupported(model)
-        params: dict[str, Any] = {}
-        if "json_schema" in unsupported:
-            messages = [*messages, {"role": "system", "content": _schema_instruction(schema)}]
-            params["response_format"] = {"type": "json_object"}
-        else:
-            params["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": name, "schema": schema, "strict": True},
-            }
-        response = self._complete(role, model, messages, params, max_tokens, timeout)
-        choice = response.choices[0]
-        content = (choice.message.content or "").strip()
-        if not content:
-            raise LLMEmpty(f"{role}: the model returned an empty answer")
-        try:
-            data = json.loads(_strip_fences(content))
-        except ValueError as exc:
-            raise LLMMalformed(f"{role}: the answer is not JSON ({exc.msg})") from None
-        try:
-            _validator(schema).validate(data)
-        except jsonschema.ValidationError as exc:
-            raise LLMMalformed(f"{role}: the answer breaks the schema ({exc.message[:200]})") from None
-        return data
+        extra = {"_schema": schema, "_schema_name": name}
+        response = self._complete(role, model, messages, extra, max_tokens, timeout)
+        return _parse_structured(role, response.choices[0].message.content, schema)
 
     def with_tools(
         self,
@@ -219,39 +211,47 @@ class LLMClient:
         timeout: float | None = None,
     ) -> AssistantTurn:
         model = self.config.model_for(role)
+        if tools and "tools" in self._unsupported(model):
+            return self._tool_choice_as_json(role, messages, tools, max_tokens, timeout)
         params: dict[str, Any] = {"tools": tools, "tool_choice": "auto"} if tools else {}
-        response = self._complete(role, model, messages, params, max_tokens, timeout)
+        try:
+            response = self._complete(role, model, messages, params, max_tokens, timeout)
+        except _ToolsRefused:
+            return self._tool_choice_as_json(role, messages, tools, max_tokens, timeout)
         message = response.choices[0].message
         calls = []
         for call in message.tool_calls or []:
             function = getattr(call, "function", None)
             if function is None:
                 continue
-            raw = function.arguments or "{}"
-            try:
-                parsed = json.loads(raw)
-                error = "" if isinstance(parsed, dict) else "arguments are not a JSON object"
-            except ValueError as exc:
-                parsed, error = None, f"arguments are not valid JSON ({exc.msg})"
-            calls.append(
-                ToolCallRequest(
-                    id=call.id or f"call_{len(calls)}",
-                    name=function.name or "",
-                    raw_arguments=raw[:4000],
-                    arguments=parsed if isinstance(parsed, dict) else None,
-                    parse_error=error,
-                )
-            )
+            calls.append(_tool_call(call.id or f"call_{len(calls)}", function.name or "", function.arguments or "{}"))
         content = (message.content or "").strip()
         if not calls and not content:
+            if tools:
+                # llama-cpp-python without a tool-capable chat format answers a tool request with
+                # nothing at all: this server has no native tool calls; ask for JSON from now on.
+                self._remember_unsupported(model, "tools")
+                return self._tool_choice_as_json(role, messages, tools, max_tokens, timeout)
             raise LLMEmpty(f"{role}: the model returned neither text nor tool calls")
-        assistant = {"role": "assistant", "content": content or None}
-        if calls:
-            assistant["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments}}
-                for c in calls
-            ]
-        return AssistantTurn(content=content, tool_calls=calls, message=assistant)
+        return _assistant_turn(content, calls)
+
+    def _tool_choice_as_json(self, role, messages, tools, max_tokens, timeout) -> AssistantTurn:
+        """The tool choice of a server without native tool calls: one JSON object, validated
+        against the envelope schema; the arguments are checked by the tool registry as usual."""
+        schema = _tool_choice_schema(tools)
+        model = self.config.model_for(role)
+        asked = _with_instruction(messages, _tool_choice_instruction(tools))
+        extra = {"_schema": schema, "_schema_name": "tool_choice", "_strict": False}
+        response = self._complete(role, model, asked, extra, max_tokens, timeout)
+        data = _parse_structured(role, response.choices[0].message.content, schema)
+        calls = [
+            _tool_call(f"call_json_{uuid.uuid4().hex[:12]}", call["name"], json.dumps(call["arguments"], ensure_ascii=False))
+            for call in data["tool_calls"]
+        ]
+        content = data["answer"].strip()
+        if not calls and not content:
+            raise LLMEmpty(f"{role}: the model chose no tool and wrote no answer")
+        return _assistant_turn(content, calls)
 
     def text(self, role: str, messages: list[dict], *, max_tokens: int | None = None, timeout: float | None = None) -> str:
         """A plain text reply (ordinary chat)."""
@@ -289,41 +289,64 @@ class LLMClient:
                 params["temperature"] = 0
             if self.config.seed is not None and "seed" not in unsupported:
                 params["seed"] = self.config.seed
-        if "json_schema" in unsupported and params.get("response_format", {}).get("type") == "json_schema":
-            params["response_format"] = {"type": "json_object"}
         return params
+
+    @staticmethod
+    def _shape(messages: list[dict], extra: dict, unsupported: set[str]) -> tuple[list[dict], dict]:
+        """The messages and output parameters this server accepts, strictest output first."""
+        extra = dict(extra)
+        schema = extra.pop("_schema", None)
+        name = extra.pop("_schema_name", "answer")
+        strict = extra.pop("_strict", True)
+        if "tools" in unsupported and "tools" not in extra:
+            # Tool turns of earlier replies become plain text for a server without tool calls.
+            messages = _without_tool_turns(messages)
+        if schema is None:
+            return messages, extra
+        if "json_schema" not in unsupported:
+            extra["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": strict},
+            }
+            return messages, extra
+        # The schema moves into the prompt; the reply is still validated against it.
+        messages = _with_instruction(messages, _schema_instruction(schema))
+        if "json_object" not in unsupported:
+            # llama.cpp servers turn `schema` into a grammar; other servers ignore the key.
+            extra["response_format"] = {"type": "json_object", "schema": schema}
+        return messages, extra
 
     def _complete(
         self, role: str, model: str, messages: list[dict], extra: dict, max_tokens: int | None, timeout: float | None
     ):
         messages = self._with_preamble(messages)
         for _ in range(len(_PARAM_HINTS) + 1):
-            params = self._request_params(role, model, extra, max_tokens)
+            sent_messages, shaped = self._shape(messages, extra, self._unsupported(model))
+            params = self._request_params(role, model, shaped, max_tokens)
             started = time.monotonic()
             try:
                 if timeout is not None:
                     # The caller's deadline bounds the whole call, including the SDK's own retries.
                     params["timeout"] = max(1.0, timeout / (self.config.max_retries + 1))
-                response = self._client.chat.completions.create(model=model, messages=messages, **params)
+                response = self._client.chat.completions.create(model=model, messages=sent_messages, **params)
                 params.pop("timeout", None)
-            except openai.BadRequestError as exc:
-                refused = self._refused_param(str(exc), params)
-                if refused is None:
-                    raise LLMUnavailable(f"{role}: the LLM server refused the request ({_short(exc)})") from None
-                self._remember_unsupported(model, refused)
-                if refused == "json_schema":
-                    # The schema moves into the prompt; the reply is still validated against it.
-                    schema = extra["response_format"]["json_schema"]["schema"]
-                    messages = [*messages, {"role": "system", "content": _schema_instruction(schema)}]
-                continue
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 raise LLMUnavailable(f"{role}: the LLM server did not answer ({type(exc).__name__})") from None
             except openai.APIStatusError as exc:
-                raise LLMUnavailable(f"{role}: the LLM server answered HTTP {exc.status_code}") from None
+                # Whatever the status: llama-cpp-python refuses an unknown response_format with 500.
+                refused = self._refused_param(_error_message(exc), params)
+                if refused is None:
+                    if exc.status_code == 400:
+                        raise LLMUnavailable(f"{role}: the LLM server refused the request ({_short(exc)})") from None
+                    raise LLMUnavailable(f"{role}: the LLM server answered HTTP {exc.status_code}") from None
+                self._remember_unsupported(model, refused)
+                if refused == "tools":
+                    raise _ToolsRefused() from None
+                continue
             except openai.OpenAIError as exc:  # anything else the SDK raises is still an LLM failure
                 raise LLMUnavailable(f"{role}: {type(exc).__name__}: {_short(exc)}") from None
             self._account(role, model, response)
-            self._record(role, model, messages, params, response, time.monotonic() - started)
+            self._record(role, model, sent_messages, params, response, time.monotonic() - started)
             if not getattr(response, "choices", None):
                 raise LLMEmpty(f"{role}: the server answered without choices")
             if response.choices[0].finish_reason == "length":
@@ -342,9 +365,7 @@ class LLMClient:
     @staticmethod
     def _refused_param(message: str, params: dict) -> str | None:
         for param, pattern in _PARAM_HINTS.items():
-            sent = param in params or (
-                param == "json_schema" and params.get("response_format", {}).get("type") == "json_schema"
-            )
+            sent = param in params or params.get("response_format", {}).get("type") == param
             if sent and pattern.search(message):
                 return param
         return None
@@ -401,5 +422,173 @@ def _strip_fences(text: str) -> str:
     return match.group(1) if match else text
 
 
+def _json_object_in(text: str) -> dict | list:
+    """The reply's JSON: the whole text (fences stripped), or else the first JSON object inside
+    prose ("Here is the JSON: {…}") from a server that does not constrain its output."""
+    text = _strip_fences(text)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        first_error = exc
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", text):
+        try:
+            data, _ = decoder.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    raise first_error
+
+
+def _parse_structured(role: str, content: str | None, schema: dict) -> dict:
+    content = (content or "").strip()
+    if not content:
+        raise LLMEmpty(f"{role}: the model returned an empty answer")
+    try:
+        data = _json_object_in(content)
+    except ValueError as exc:
+        raise LLMMalformed(f"{role}: the answer is not JSON ({getattr(exc, 'msg', exc)})") from None
+    try:
+        _validator(schema).validate(data)
+    except jsonschema.ValidationError as exc:
+        raise LLMMalformed(f"{role}: the answer breaks the schema ({exc.message[:200]})") from None
+    return data
+
+
+class _ToolsRefused(Exception):
+    """The server refused the `tools` parameter: the caller asks for the choice as JSON."""
+
+
+def _tool_call(call_id: str, name: str, raw: str) -> ToolCallRequest:
+    try:
+        parsed = json.loads(raw)
+        error = "" if isinstance(parsed, dict) else "arguments are not a JSON object"
+    except ValueError as exc:
+        parsed, error = None, f"arguments are not valid JSON ({exc.msg})"
+    return ToolCallRequest(
+        id=call_id,
+        name=name,
+        raw_arguments=raw[:4000],
+        arguments=parsed if isinstance(parsed, dict) else None,
+        parse_error=error,
+    )
+
+
+def _assistant_turn(content: str, calls: list[ToolCallRequest]) -> AssistantTurn:
+    assistant: dict[str, Any] = {"role": "assistant", "content": content or None}
+    if calls:
+        assistant["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments}} for c in calls
+        ]
+    return AssistantTurn(content=content, tool_calls=calls, message=assistant)
+
+
+def _tool_choice_schema(tools: list[dict]) -> dict:
+    return _tool_choice_schema_for(tuple(t["function"]["name"] for t in tools))
+
+
+@functools.lru_cache(maxsize=64)
+def _tool_choice_schema_for(names: tuple[str, ...]) -> dict:
+    """One schema object per tool set, so its compiled validator is reused (see _validator)."""
+    return {
+        "type": "object",
+        "properties": {
+            "tool_calls": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string", "enum": list(names)}, "arguments": {"type": "object"}},
+                    "required": ["name", "arguments"],
+                },
+            },
+            "answer": {"type": "string"},
+        },
+        "required": ["tool_calls", "answer"],
+    }
+
+
+TOOL_CHOICE_MARKER = "Tools you can call by answering with JSON"
+
+
+def _tool_choice_instruction(tools: list[dict]) -> str:
+    described = [
+        {"name": t["function"]["name"], "description": t["function"].get("description", ""),
+         "parameters": t["function"].get("parameters", {})}
+        for t in tools
+    ]
+    return (
+        f"{TOOL_CHOICE_MARKER} (each tool's arguments follow its JSON Schema):\n<tools>\n"
+        + json.dumps(described, ensure_ascii=False)
+        + "\n</tools>\nTo call tools, answer {\"tool_calls\": [{\"name\": \"…\", \"arguments\": {…}}], \"answer\": \"\"}; "
+        "to answer without tools, {\"tool_calls\": [], \"answer\": \"your answer\"}."
+    )
+
+
+def _with_instruction(messages: list[dict], text: str) -> list[dict]:
+    """`text` added to the system message: many chat templates (Mistral, Gemma) refuse a second
+    system message or one that is not first."""
+    if messages and messages[0].get("role") == "system":
+        first = dict(messages[0], content=f"{messages[0].get('content') or ''}\n\n{text}")
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": text}, *messages]
+
+
+def _without_tool_turns(messages: list[dict]) -> list[dict]:
+    """Earlier tool calls as assistant JSON and tool results as user text, consecutive user
+    messages merged (chat templates of servers without tool calls want alternating roles)."""
+    names = {}
+    flat: list[dict] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant" and message.get("tool_calls"):
+            calls = []
+            for call in message["tool_calls"]:
+                names[call["id"]] = call["function"]["name"]
+                try:
+                    arguments = json.loads(call["function"]["arguments"] or "{}")
+                except ValueError:
+                    arguments = call["function"]["arguments"]
+                calls.append({"name": call["function"]["name"], "arguments": arguments})
+            content = json.dumps({"tool_calls": calls, "answer": message.get("content") or ""}, ensure_ascii=False)
+            flat.append({"role": "assistant", "content": content})
+            continue
+        if role == "tool":
+            name = names.get(message.get("tool_call_id"), "tool")
+            message = {"role": "user", "content": f"Result of {name} ({message.get('tool_call_id')}):\n{message.get('content') or ''}"}
+            role = "user"
+        if role == "user" and flat and flat[-1]["role"] == "user":
+            flat[-1] = {"role": "user", "content": f"{flat[-1]['content']}\n\n{message.get('content') or ''}"}
+            continue
+        flat.append(message)
+    return flat
+
+
+def _error_message(exc: "openai.APIStatusError") -> str:
+    body = getattr(exc, "body", None)
+    detail = json.dumps(body, ensure_ascii=False) if body is not None else ""
+    return f"{exc} {detail}"
+
+
 def _short(exc: Exception) -> str:
     return str(exc).replace("\n", " ")[:200]
+
+
+def list_models(config: LLMConfig, timeout: float = 3.0) -> list[str]:
+    """The model ids the server lists (GET /models), asked once with a short timeout: the launcher
+    and /healthz say whether a model answers before anyone starts a research."""
+    if not config.base_url and not config.api_key:
+        raise LLMNotConfigured("No LLM is configured.")
+    client = openai.OpenAI(
+        base_url=config.base_url or None, api_key=config.api_key or "not-needed", timeout=timeout, max_retries=0
+    )
+    try:
+        return [model.id for model in client.models.list()]
+    except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+        raise LLMUnavailable(f"the LLM server did not answer ({type(exc).__name__})") from None
+    except openai.APIStatusError as exc:
+        raise LLMUnavailable(f"the LLM server answered HTTP {exc.status_code} to GET /models ({_short(exc)})") from None
+    except openai.OpenAIError as exc:
+        raise LLMUnavailable(f"{type(exc).__name__}: {_short(exc)}") from None
+    finally:
+        client.close()

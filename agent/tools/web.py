@@ -4,7 +4,7 @@ honour the channel's allowed/denied domains."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from agent.connectors import webfetch, websearch
 from agent.connectors.http import ExternalServiceError
@@ -16,6 +16,9 @@ from .registry import ToolContext
 from .snippets import TEXT_CHARS, clip
 
 MAX_RESULTS = 10
+# A PDF is returned page by page (each page its own citable source); this many pages per call,
+# `first_page` chooses where the window starts.
+PDF_PAGES_PER_CALL = 8
 
 
 @REGISTRY.tool("web", needs_web=True)
@@ -53,17 +56,21 @@ def web_search(ctx: ToolContext, query: str, limit: int = 8) -> ToolResult:
 
 
 @REGISTRY.tool("web", needs_web=True, observed_url_params=("url",))
-def fetch_url(ctx: ToolContext, url: str) -> ToolResult:
-    """Read one public web page (http or https) as clean text: the main content without menus and
-    ads. Pages on private networks, non-web schemes and very large bodies are refused.
+def fetch_url(ctx: ToolContext, url: str, first_page: int = 1) -> ToolResult:
+    """Read one public web page or PDF (http or https) as clean text: the main content without
+    menus and ads. A PDF comes back page by page, each page citable on its own, 8 pages per call.
+    Pages on private networks, non-web schemes and very large bodies are refused.
 
     Args:
         url: the page's full address, starting with http:// or https://
+        first_page: for a PDF, the first page to read (1 = from the start); ignored for web pages
     """
     try:
         page = webfetch.fetch_page(url, allowed_domains=ctx.allowed_domains, denied_domains=ctx.denied_domains)
     except ExternalServiceError as exc:
         return ToolResult(error=str(exc))
+    if page.pages:
+        return _pdf_result(page, max(1, first_page))
     if not page.text:
         return ToolResult(error=f"{page.url} has no readable text")
     source = Source(
@@ -78,4 +85,37 @@ def fetch_url(ctx: ToolContext, url: str) -> ToolResult:
     return ToolResult(
         sources=[source],
         data={"url": page.url, "title": page.title, "chars": len(page.text), "truncated": page.truncated, "redirects": page.redirects},
+    )
+
+
+def _pdf_result(page: webfetch.Page, first_page: int) -> ToolResult:
+    """One source per PDF page with text, cited as "<file> p. N" and linked to that page (#page=N
+    is the PDF open parameter browsers follow)."""
+    path = urlsplit(page.url).path
+    file_name = unquote(path.rsplit("/", 1)[-1]) or (urlsplit(page.url).hostname or "document.pdf")
+    title = page.title if page.title and page.title != urlsplit(page.url).hostname else file_name
+    window = range(first_page, min(len(page.pages), first_page + PDF_PAGES_PER_CALL - 1) + 1)
+    sources = [
+        Source(
+            title=title,
+            snippet=clip(page.pages[number - 1]),
+            text=page.pages[number - 1][:TEXT_CHARS],
+            tier="web",
+            url=f"{page.url.split('#', 1)[0]}#page={number}",
+            locator=f"{file_name} p. {number}",
+            meta={"external": True, "content_type": "application/pdf", "page": number, "redirects": page.redirects},
+        )
+        for number in window
+        if page.pages[number - 1].strip()
+    ]
+    if not sources:
+        if first_page > page.page_count:
+            return ToolResult(error=f"{page.url} has {page.page_count} pages; page {first_page} is past the end")
+        if first_page > len(page.pages):
+            return ToolResult(error=f"{page.url}: pages after {len(page.pages)} are past the text size limit")
+        return ToolResult(error=f"{page.url} has no extractable text on pages {first_page}-{window.stop - 1} (a scanned PDF?)")
+    return ToolResult(
+        sources=sources,
+        data={"url": page.url, "title": title, "pages": page.page_count, "pages_read": [window.start, window.stop - 1],
+              "truncated": page.truncated, "redirects": page.redirects},
     )

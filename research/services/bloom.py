@@ -4,16 +4,25 @@ Every request row (a Deep Research question or an ordinary chat question) is cla
 the background, by a light structured LLM call. A failure leaves the level empty and is retried a
 bounded number of times (settings.UEDU_BLOOM_MAX_ATTEMPTS): each attempt is claimed by a
 conditional UPDATE of bloom_attempts, so duplicate deliveries and retries together can never run
-more attempts than the bound, and a row already classified is never classified again."""
+more attempts than the bound, and a row already classified is never classified again.
+
+A row that used up its attempts (the model was down for a while), or whose job was never queued
+(the broker was down), is picked up again by `backfill`: `manage.py backfill_bloom`, and the
+periodic sweep on the beat schedule. Each sweep grants such a row one more attempt, oldest rows
+first, at most UEDU_BLOOM_SWEEP_BATCH rows per sweep and UEDU_BLOOM_MAX_TOTAL_ATTEMPTS attempts
+per row in all: the model calls it can cause are bounded."""
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from channels_app.models import ChatLog
 from agent.engine import prompts, schemas
@@ -40,11 +49,13 @@ def needs_classification(chat_log: ChatLog) -> bool:
     return chat_log.kind == ChatLog.Kind.REQUEST and not chat_log.bloom_level
 
 
-def classify(chat_log_id: int) -> BloomOutcome:
+def classify(chat_log_id: int, *, max_attempts: int | None = None) -> BloomOutcome:
+    """One attempt, claimed only while the row has fewer than `max_attempts` (default
+    UEDU_BLOOM_MAX_ATTEMPTS) attempts behind it."""
     if not llm_configured():
         log.warning("Bloom classification of chat log %s skipped: no LLM is configured", chat_log_id)
         return BloomOutcome("skipped")
-    limit = settings.UEDU_BLOOM_MAX_ATTEMPTS
+    limit = max_attempts or settings.UEDU_BLOOM_MAX_ATTEMPTS
     claimed = ChatLog.objects.filter(
         pk=chat_log_id, kind=ChatLog.Kind.REQUEST, bloom_level="", bloom_attempts__lt=limit
     ).update(bloom_attempts=F("bloom_attempts") + 1)
@@ -65,6 +76,30 @@ def classify(chat_log_id: int) -> BloomOutcome:
         bloom_rationale=verdict["rationale"][:1000],
     )
     return BloomOutcome("classified", attempts)
+
+
+def unclassified_rows(*, limit: int | None = None):
+    """Request rows without a level that the first round of attempts is done with: older than
+    UEDU_BLOOM_SWEEP_AFTER_MINUTES (rows still in their retry chain are left to it) and below the
+    total bound of attempts. Oldest first."""
+    cutoff = timezone.now() - timedelta(minutes=settings.UEDU_BLOOM_SWEEP_AFTER_MINUTES)
+    rows = ChatLog.objects.filter(
+        kind=ChatLog.Kind.REQUEST, bloom_level="", created_at__lt=cutoff, bloom_attempts__lt=settings.UEDU_BLOOM_MAX_TOTAL_ATTEMPTS
+    ).order_by("created_at", "id")
+    return rows[:limit] if limit else rows
+
+
+def backfill(*, limit: int | None = None) -> Counter:
+    """Give each unclassified row one more attempt (see the module's note); returns the count of
+    outcomes by status. An attempt is claimed by the same conditional UPDATE as every other one,
+    so a sweep and a command running together never attempt a row twice."""
+    outcomes: Counter = Counter()
+    if not llm_configured():
+        return outcomes
+    for row_id, attempts in unclassified_rows(limit=limit).values_list("id", "bloom_attempts"):
+        outcome = classify(row_id, max_attempts=attempts + 1)
+        outcomes["failed" if outcome.status in ("retry", "gave_up") else outcome.status] += 1
+    return outcomes
 
 
 def enqueue(chat_log_id: int) -> None:

@@ -17,6 +17,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from channels_app.models import ChatLog
+from governance import export
 from governance.models import AppendOnlyError, ChannelConsent, ConsentWithdrawal, ExportAudit, Study, StudyResearcher
 from research.models import ResearchEvent, ResearchStep, ResearchTask
 from tests.support.factories import make_user
@@ -303,7 +304,7 @@ def test_a_researcher_exports_from_the_admin_and_gets_a_zip_that_passes_the_chec
     response = client.post(url, {"date_from": (study.day - timedelta(days=1)).date().isoformat(), "date_to": timezone.localdate().isoformat(), "format": "both"})
 
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
-    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
     files = {name: archive.read(name) for name in archive.namelist()}
     audit = ExportAudit.objects.get(outcome="completed")
     assert response["X-Export-Audit-Id"] == str(audit.pk) and audit.destination == "admin download"
@@ -311,6 +312,42 @@ def test_a_researcher_exports_from_the_admin_and_gets_a_zip_that_passes_the_chec
     for name, digest in audit.file_hashes.items():
         assert hashlib.sha256(files[name]).hexdigest() == digest
     _assert_nothing_identifying(files, study, extra=[str(t.task_uuid) for t in ResearchTask.objects.all()])
+
+
+def test_the_admin_streams_the_zip_from_disk_with_the_members_of_the_export(study, client, tmp_path):
+    """The zip is written to a temporary file and streamed in blocks, never built in memory;
+    its bytes are a valid zip holding the same files, byte for byte, as the export itself."""
+    client.force_login(study.researcher)
+    date_from = (study.day - timedelta(days=1)).date()
+    response = client.post(f"/admin/governance/study/{study.study_obj.pk}/export/",
+                           {"date_from": date_from.isoformat(), "date_to": timezone.localdate().isoformat(), "format": "csv"})
+
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Disposition"] == (
+        f'attachment; filename="uedu-{re.sub("[^A-Za-z0-9]+", "-", study.study_obj.protocol_number).strip("-")}-{date_from:%Y%m%d}-{timezone.localdate():%Y%m%d}.zip"')
+    blocks = list(response.streaming_content)
+    body = b"".join(blocks)
+    assert int(response["Content-Length"]) == len(body)
+    archive = zipfile.ZipFile(io.BytesIO(body))
+    assert archive.testzip() is None  # every member's CRC checks out
+
+    again = export.export_study(requester=study.researcher, study=study.study_obj, date_from=date_from,
+                                date_to=timezone.localdate(), fmt="csv", out_dir=tmp_path)
+    assert sorted(archive.namelist()) == sorted([p.name for p in again.files] + ["manifest.json"])
+    for path in again.files:
+        assert archive.read(path.name) == path.read_bytes()
+    manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["audit_id"] == int(response["X-Export-Audit-Id"])
+
+
+def test_write_zip_writes_to_a_temporary_file_and_cleans_up(study, tmp_path):
+    result = export.export_study(requester=study.researcher, study=study.study_obj, date_from=(study.day - timedelta(days=1)).date(),
+                                 date_to=timezone.localdate(), fmt="jsonl", out_dir=tmp_path)
+    with export.write_zip(result) as handle:
+        assert handle.tell() == 0 and not isinstance(handle, io.BytesIO)
+        archive = zipfile.ZipFile(handle)
+        assert sorted(archive.namelist()) == sorted([p.name for p in result.files] + ["manifest.json"])
+        assert json.loads(archive.read("manifest.json")) == json.loads(json.dumps(result.manifest, ensure_ascii=False))
 
 
 def test_the_admin_refuses_a_researcher_without_a_signed_agreement(study, client):

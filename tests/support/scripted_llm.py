@@ -6,6 +6,10 @@ from the system prompt, answers with deterministic, plausible replies built from
 and can be told to misbehave: HTTP 429/500, slowness, truncation, empty or malformed replies,
 invented citations and tools, endless tool calls, refusing json_schema.
 
+It can also behave like the local servers people actually run, one switch per quirk
+(`quirk(name)`, persistent until `reset()`; see QUIRKS), so that a whole research can be run
+against a server without strict json_schema or native tool calls.
+
 Run in a thread of the test process (`ScriptedLLM().start()`), or as its own process for the
 benchmarks: `python -m tests.support.scripted_llm --port 0 --latency 0.2` prints its URL.
 """
@@ -56,6 +60,28 @@ FAULTS = {
     "reject_json_schema", "invented_citations", "unknown_tool", "bad_args", "endless_tools",
     "no_choices",
 }
+
+# Behaviours of real OpenAI-compatible servers (persistent, unlike the one-shot faults).
+QUIRKS = {
+    # refuses response_format json_schema with HTTP 400 (older vLLM and Ollama builds)
+    "json_schema_400",
+    # refuses it with HTTP 500 and a validation message (llama-cpp-python's `llama_cpp.server`)
+    "json_schema_500",
+    # refuses response_format json_object as well (HTTP 400)
+    "json_object_refused",
+    # accepts every response_format but writes prose and fences around its JSON
+    "json_object_ignored",
+    # answers a request with `tools` with empty content and no tool calls (llama-cpp-python
+    # without a tool-capable chat format)
+    "no_tool_calls",
+    # refuses a request with `tools` with HTTP 400 (Ollama for a model without tool support)
+    "tools_400",
+}
+LLAMA_CPP_VALIDATION_ERROR = (
+    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or "
+    "'json_object' [type=literal_error, input_value='json_schema', input_type=str]"
+)
+TOOLS_BLOCK = re.compile(r"<tools>\n(.*?)\n</tools>", re.S)
 
 Handler = Callable[[dict], dict]
 
@@ -136,6 +162,7 @@ class ScriptedLLM:
         self.scenario = scenario or Scenario()
         self.handlers: dict[str, Handler] = {}
         self.faults: dict[str, deque] = defaultdict(deque)
+        self.quirks: set[str] = set()
         self.requests: list[dict] = []
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -148,7 +175,15 @@ class ScriptedLLM:
             self.scenario = scenario or Scenario()
             self.handlers.clear()
             self.faults.clear()
+            self.quirks.clear()
             self.requests.clear()
+
+    def quirk(self, *names: str) -> "ScriptedLLM":
+        """Behave like a server with these quirks (QUIRKS) from now until reset()."""
+        assert set(names) <= QUIRKS, names
+        with self._lock:
+            self.quirks.update(names)
+        return self
 
     def fail(self, role: str, fault: str, times: int = 1) -> None:
         """Make the next `times` calls of `role` ('*' for any) misbehave with `fault`."""
@@ -254,7 +289,31 @@ class ScriptedLLM:
         if fault == "no_choices":
             return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"), "choices": []}, {}
 
-        reply = self.handlers[role](body) if role in self.handlers else self._default(role, body, fault)
+        output = (body.get("response_format") or {}).get("type")
+        if output == "json_schema" and "json_schema_400" in self.quirks:
+            return 400, {"error": {"message": "response_format json_schema is not supported", "type": "invalid_request_error"}}, {}
+        if output == "json_schema" and "json_schema_500" in self.quirks:
+            return 500, {"error": {"message": LLAMA_CPP_VALIDATION_ERROR, "type": "internal_server_error"}}, {}
+        if output == "json_object" and "json_object_refused" in self.quirks:
+            return 400, {"error": {"message": "Unsupported response_format type: json_object", "type": "invalid_request_error"}}, {}
+        if body.get("tools") and "tools_400" in self.quirks:
+            return 400, {"error": {"message": "registry.ollama.ai/library/gemma3:1b does not support tools", "type": "api_error"}}, {}
+        if body.get("tools") and "no_tool_calls" in self.quirks:
+            return 200, self._completion(body, {"content": ""}, "stop"), {}
+
+        system = " ".join(m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "system")
+        offered = TOOLS_BLOCK.search(system) if not body.get("tools") else None
+        if offered:  # the tool choice asked for as JSON (a server without native tool calls)
+            tools = [{"type": "function", "function": t} for t in json.loads(offered.group(1))]
+            asked = dict(body, tools=tools)
+            reply = self.handlers[role](asked) if role in self.handlers else self._default(role, asked, fault)
+            choice = {"tool_calls": [{"name": c["name"], "arguments": c["arguments"]} for c in reply.get("tool_calls") or []],
+                      "answer": reply.get("content") or ""}
+            reply = {"content": json.dumps(choice, ensure_ascii=False)}
+        else:
+            reply = self.handlers[role](body) if role in self.handlers else self._default(role, body, fault)
+        if "json_object_ignored" in self.quirks and output != "json_schema" and (reply.get("content") or "").startswith("{"):
+            reply["content"] = f"Sure! Here is the JSON you asked for:\n```json\n{reply['content']}\n```\nAnything else?"
         finish = reply.pop("finish_reason", None)
         if fault == "length":
             reply, finish = {"content": (reply.get("content") or "")[: 40]}, "length"
@@ -375,8 +434,10 @@ def main() -> None:  # pragma: no cover - used by bench scripts
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per LLM call, every role")
     parser.add_argument("--action-rounds", type=int, default=1)
     parser.add_argument("--tools-per-round", type=int, default=2)
+    parser.add_argument("--quirk", action="append", default=[], choices=sorted(QUIRKS), help="behave like a server with this quirk")
     args = parser.parse_args()
     server = ScriptedLLM(Scenario(latency={"*": args.latency}, action_rounds=args.action_rounds, tools_per_round=args.tools_per_round)).start(args.port)
+    server.quirk(*args.quirk)
     print(server.url, flush=True)
     threading.Event().wait()
 

@@ -351,6 +351,17 @@ CELERY_BEAT_SCHEDULE = {
 # Bloom classification of every question written to the chat log (research.services.bloom).
 UEDU_BLOOM_MAX_ATTEMPTS = _positive_int("UEDU_BLOOM_MAX_ATTEMPTS", 3)
 UEDU_BLOOM_RETRY_SECONDS = _positive_int("UEDU_BLOOM_RETRY_SECONDS", 30)  # doubled after each failure
+# The sweep that retries questions left unclassified (research.services.bloom.backfill): how
+# often, how many rows per sweep, from what age, and the bound on attempts per row in all.
+UEDU_BLOOM_SWEEP_MINUTES = _positive_int("UEDU_BLOOM_SWEEP_MINUTES", 60)
+UEDU_BLOOM_SWEEP_BATCH = _positive_int("UEDU_BLOOM_SWEEP_BATCH", 50)
+UEDU_BLOOM_SWEEP_AFTER_MINUTES = _positive_int("UEDU_BLOOM_SWEEP_AFTER_MINUTES", 15)
+UEDU_BLOOM_MAX_TOTAL_ATTEMPTS = _positive_int("UEDU_BLOOM_MAX_TOTAL_ATTEMPTS", 8)
+if UEDU_BLOOM_MAX_TOTAL_ATTEMPTS < UEDU_BLOOM_MAX_ATTEMPTS:
+    raise ImproperlyConfigured("UEDU_BLOOM_MAX_TOTAL_ATTEMPTS must be at least UEDU_BLOOM_MAX_ATTEMPTS")
+CELERY_BEAT_SCHEDULE["retry-failed-bloom-classifications"] = {
+    "task": "research.tasks.retry_failed_bloom", "schedule": 60.0 * UEDU_BLOOM_SWEEP_MINUTES,
+}
 
 # Research data governance: the IRB approval whose informed-consent framework a channel adopts
 # when its teacher switches Deep Research on (governance.consent).

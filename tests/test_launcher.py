@@ -1,0 +1,78 @@
+"""`make run` says, before anyone logs in, whether a language model answers and what to set if
+not; /healthz reports the model endpoint beside its checks without failing them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.stack import child_env, free_port
+from uedu_dr import launcher
+
+
+def launcher_env(**overrides) -> dict:
+    env = child_env(**overrides)
+    for key in [k for k in env if k.startswith("UEDU_LLM_MODEL")]:
+        if key not in overrides:
+            del env[key]
+    return env
+
+
+def test_the_launcher_names_the_model_that_answers(scripted_llm):
+    lines = launcher.model_status_lines(launcher_env(OPENAI_BASE_URL=scripted_llm.url, UEDU_LLM_MODEL="scripted"))
+    assert lines == [f"Language model: scripted at {scripted_llm.url} answers."]
+
+
+def test_the_launcher_says_which_model_to_set_when_the_server_does_not_list_it(scripted_llm):
+    lines = launcher.model_status_lines(launcher_env(OPENAI_BASE_URL=scripted_llm.url, UEDU_LLM_MODEL="gpt-5.4-mini"))
+    assert "does not list gpt-5.4-mini (it lists: scripted)" in lines[0]
+    assert lines[1].strip() == "Set the model it serves, e.g.:  UEDU_LLM_MODEL=scripted"
+
+
+def test_without_a_model_the_launcher_prints_the_line_to_set_for_each_kind_of_server():
+    lines = launcher.model_status_lines(launcher_env(OPENAI_BASE_URL="", OPENAI_API_KEY=""))
+    text = "\n".join(lines)
+    assert lines[0].startswith("Language model: NONE CONFIGURED")
+    assert "llama.cpp (llama-server):" in text and "OPENAI_BASE_URL=http://127.0.0.1:8080/v1" in text
+    assert "vLLM:" in text and "Ollama:" in text and "OPENAI_BASE_URL=http://127.0.0.1:11434/v1" in text
+    assert "OPENAI_API_KEY=sk-" in text
+
+
+def test_a_configured_server_that_does_not_answer_is_named():
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    lines = launcher.model_status_lines(launcher_env(OPENAI_BASE_URL=url))
+    assert lines[0].startswith(f"Language model: NO ANSWER from {url} (the LLM server did not answer (APIConnectionError))")
+    assert any("OPENAI_BASE_URL=http://127.0.0.1:11434/v1" in line for line in lines)
+
+
+@pytest.fixture
+def model_settings(settings):
+    settings.OPENAI_API_KEY = "test-key"
+    settings.UEDU_LLM_DEFAULT_MODEL = "scripted"
+    settings.UEDU_LLM_MODELS = {"planner": "scripted", "synthesizer": "scripted"}
+    return settings
+
+
+def test_healthz_reports_the_model_endpoint(client, db, scripted_llm, model_settings):
+    model_settings.OPENAI_BASE_URL = scripted_llm.url
+    body = client.get("/healthz").json()
+    assert body["status"] == "ok"
+    assert body["model"] | {"listed": None} == {"ok": True, "configured": True, "reachable": True, "base_url": scripted_llm.url,
+                                                "models": ["scripted"], "missing": [], "listed": None, "error": ""}
+    assert body["model"]["listed"] == ["scripted"]
+
+
+def test_a_model_that_does_not_answer_is_reported_without_failing_the_health_check(client, db, model_settings):
+    model_settings.OPENAI_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"
+    response = client.get("/healthz")
+    body = response.json()
+    assert response.status_code == 200 and body["status"] == "ok"
+    assert all(part["ok"] for part in body["checks"].values())
+    assert body["model"]["ok"] is False and body["model"]["reachable"] is False
+    assert "did not answer" in body["model"]["error"]
+
+
+def test_healthz_says_when_no_model_is_configured(client, db, settings):
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    body = client.get("/healthz").json()
+    assert body["status"] == "ok" and body["model"]["configured"] is False and body["model"]["ok"] is False
