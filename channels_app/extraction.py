@@ -147,8 +147,11 @@ def _run_bounded(kind: str, data: bytes) -> tuple:
             return ("timeout",)
         try:
             return receiver.recv()
-        except EOFError:  # the child died without a word: killed for its memory (or by the OOM killer)
-            return ("memory",)
+        except EOFError:  # the child died without a word
+            child.join(5)
+            if child.exitcode is not None and child.exitcode < 0:
+                return ("memory",)  # killed by a signal: the kernel's OOM killer, past the ceiling
+            return ("error", f"the extraction process stopped (exit code {child.exitcode})")
     finally:
         receiver.close()
         if child.is_alive():
