@@ -75,9 +75,9 @@ class BenchStack:
         proc = self.spawn(args, ready="http://")
         return Path(proc.log_path).read_text().strip().splitlines()[0]
 
-    def worker(self, *, concurrency: int = 64, **env) -> subprocess.Popen:
+    def worker(self, *, concurrency: int = 64, name: str = "bench", **env) -> subprocess.Popen:
         return self.spawn([str(BIN / "celery"), "-A", "uedu_dr", "worker", "--pool", "threads", "--concurrency", str(concurrency),
-                           "-l", "info", "--without-gossip", "--without-mingle", "-n", f"bench-{os.getpid()}@%h"],
+                           "-l", "info", "--without-gossip", "--without-mingle", "-n", f"{name}-{os.getpid()}@%h"],
                           ready=" ready.", **env)
 
     def close(self) -> None:

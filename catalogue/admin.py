@@ -3,10 +3,12 @@ from django.db import models
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from channels_app.admin_scoping import GuardedModelAdmin
+
 from .models import Advisor, AdvisorPaper, Course, CurriculumTopic, PlatformDocument, ResearchCluster, TeamPaper, University
 
 
-class CatalogueAdmin(admin.ModelAdmin):
+class CatalogueAdmin(GuardedModelAdmin):
     """Demo rows stand out in every list: a DEMO badge column and an is_demo filter."""
 
     readonly_fields = ["created_at", "updated_at"]

@@ -10,7 +10,7 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from . import materials as material_services
-from .admin_scoping import OWNER, ChannelScopedAdmin, ChannelScopedInline, PlatformAdminOnly, is_platform_admin
+from .admin_scoping import OWNER, ChannelScopedAdmin, ChannelScopedInline, GuardedModelAdmin, PlatformAdminOnly, is_platform_admin
 from .models import Channel, ChatLog, Material, MaterialChunk, Membership
 
 # What a teacher may change on their own channel: the Deep Research section and the course text.
@@ -19,6 +19,13 @@ TEACHER_EDITABLE = {
     "description", "syllabus", "deep_research_enabled", "web_tools_enabled", "auto_suggest_threshold", "system_prompt",
     "plan_review", "web_allowed_domains", "web_denied_domains",
 }
+
+
+# Said where a teacher appoints a Super TA: the role alone opens nothing (channels_app.access).
+SUPER_TA_NDA_RULE = _(
+    "A Super TA reads students' research in this channel only while a signed NDA for this channel is on file "
+    "(recorded by a platform admin); until then they are an ordinary TA."
+)
 
 
 class UsernameField(forms.ModelChoiceField):
@@ -46,6 +53,8 @@ class MembershipForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        if "role" in self.fields:
+            self.fields["role"].help_text = SUPER_TA_NDA_RULE
         if self.instance.pk:  # show (and compare against) the username, not the user's id
             self.initial["user"] = self.instance.user.username
 
@@ -149,7 +158,7 @@ class MembershipAdmin(ChannelScopedAdmin):
 
 
 @admin.register(ChatLog)
-class ChatLogAdmin(PlatformAdminOnly, admin.ModelAdmin):
+class ChatLogAdmin(PlatformAdminOnly, GuardedModelAdmin):
     """The chat log is research data and a record of what was said: platform admins read it
     (and may delete a row), nobody edits it."""
 
@@ -232,7 +241,7 @@ class MaterialAdmin(ChannelScopedAdmin):
 
 
 @admin.register(MaterialChunk)
-class MaterialChunkAdmin(PlatformAdminOnly, admin.ModelAdmin):
+class MaterialChunkAdmin(PlatformAdminOnly, GuardedModelAdmin):
     """Read-only: chunks are written by the indexing job only."""
 
     list_display = ["material", "ordinal", "page", "preview", "embedding_model", "embedding_dim"]

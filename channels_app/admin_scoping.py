@@ -7,7 +7,9 @@ you teach". So for the project's models the admin ignores them and decides from 
 - a platform admin (active superuser) may do everything;
 - the channel's owner is its teacher (OWNER);
 - a Membership gives the roles TA, SUPER_TA, STUDENT (a "teacher" membership without ownership
-  grants no admin rights: the owner is the channel's accountable teacher).
+  grants no admin rights: the owner is the channel's accountable teacher);
+- CONTENT_ROLES (students' questions, answers, steps) are the owner and a Super TA with a signed
+  NDA on file for the channel (channels_app.access, where the roles are defined).
 
 A ModelAdmin opts in by naming the ORM path from its model to the channel and the roles allowed
 each kind of access. Everything else follows: the changelist only lists rows in scope, a change
@@ -33,41 +35,68 @@ Staff status is still required to log into the admin at all: students (not staff
 
 from __future__ import annotations
 
-from functools import reduce
-from operator import or_
-
 from django.contrib import admin
-from django.db.models import Q
+from django.contrib.admin import widgets
+from django.contrib.admin.utils import get_fields_from_path
+from django.core.exceptions import FieldDoesNotExist
 from django.http import Http404
 
-from .models import Channel, Membership
+from .access import CONTENT_ROLES, OWNER, STUDENT, SUPER_TA, SUPER_TA_WITH_NDA, TA, channel_ids, is_platform_admin
+from .models import Channel
 
-OWNER = "owner"
-TA = Membership.Role.TA.value
-SUPER_TA = Membership.Role.SUPER_TA.value
-STUDENT = Membership.Role.STUDENT.value
-
-# Roles that may read the content of students' research (questions, answers, steps): the source
-# document limits a result to its owner, the channel's teacher, Super TAs and platform admins.
-CONTENT_ROLES = frozenset({OWNER, SUPER_TA})
+__all__ = [
+    "CONTENT_ROLES", "OWNER", "STUDENT", "SUPER_TA", "SUPER_TA_WITH_NDA", "TA", "ChannelScopedAdmin", "ChannelScopedInline",
+    "DeclaredLookupsOnly", "GuardedModelAdmin",
+    "PlatformAdminOnly", "ReadOnlyRecords", "channel_ids", "is_platform_admin", "request_channel_ids",
+]
 
 
-def is_platform_admin(user) -> bool:
-    return bool(user.is_active and user.is_superuser)
+# --------------------------------------------------------------------------- URL filters
 
 
-def channel_ids(user, roles) -> frozenset[int]:
-    """Ids of the channels in which the user holds one of `roles` (every channel for admins)."""
-    roles = frozenset(roles)
-    if not user.is_authenticated or not user.is_active or not roles:
-        return frozenset()
-    conditions = []
-    if OWNER in roles:
-        conditions.append(Q(owner=user))
-    member_roles = roles - {OWNER}
-    if member_roles:
-        conditions.append(Q(pk__in=Membership.objects.filter(user=user, role__in=member_roles).values("channel")))
-    return frozenset(Channel.objects.filter(reduce(or_, conditions)).values_list("pk", flat=True))
+class DeclaredLookupsOnly:
+    """Mix in first: a changelist accepts only the query-string lookups its list_filter and
+    date_hierarchy declare, and answers anything else with 400 (Django's own refusal,
+    DisallowedModelAdminLookup).
+
+    Why: Django's ModelAdmin.lookup_allowed accepts a lookup on *any* local field, so
+    `?user_question__icontains=…` tells a TA which students asked what (the field the page hides)
+    and `?final_answer__regex=…` reads answers a character at a time. A declared filter shows its
+    values in the sidebar anyway, so comparing against them reveals nothing new. Paging, sorting
+    and search (`p`, `o`, `q`, `_popup`, …) are not lookups: Django removes them before asking."""
+
+    def declared_lookups(self, request) -> set[str]:
+        allowed: set[str] = set()
+        for item in self.get_list_filter(request) if request is not None else self.list_filter:
+            if isinstance(item, type) and issubclass(item, admin.SimpleListFilter):
+                allowed.add(item.parameter_name)
+                continue
+            path = item[0] if isinstance(item, (list, tuple)) else item
+            # What Django's field filters put in the query string for this path.
+            allowed |= {path, f"{path}__exact", f"{path}__isnull", f"{path}__gte", f"{path}__lt", f"{path}__isempty"}
+            try:
+                field = get_fields_from_path(self.model, path)[-1]
+            except (FieldDoesNotExist, admin.utils.NotRelationField):
+                continue
+            if getattr(field, "remote_field", None) is not None and getattr(field, "target_field", None) is not None:
+                allowed.add(f"{path}__{field.target_field.name}__exact")
+        if self.date_hierarchy:
+            allowed |= {f"{self.date_hierarchy}__{part}" for part in ("year", "month", "day", "gte", "lt")}
+        return allowed
+
+    def lookup_allowed(self, lookup, value, request=None):
+        # The raw-id popup of a foreign key with limit_choices_to filters by those choices.
+        for fk_lookup in self.model._meta.related_fkey_lookups:
+            if callable(fk_lookup):
+                fk_lookup = fk_lookup()
+            if (lookup, value) in widgets.url_params_from_lookup_dict(fk_lookup).items():
+                return True
+        return lookup in self.declared_lookups(request)
+
+
+class GuardedModelAdmin(DeclaredLookupsOnly, admin.ModelAdmin):
+    """The base of every ModelAdmin of the project (the admin site mixes DeclaredLookupsOnly into
+    third-party admins it is given, uedu_dr.admin_site)."""
 
 
 def request_channel_ids(request, roles) -> frozenset[int]:
@@ -109,7 +138,7 @@ class _Scope:
         return channel_id is not None and channel_id in ids
 
 
-class ChannelScopedAdmin(_Scope, admin.ModelAdmin):
+class ChannelScopedAdmin(_Scope, GuardedModelAdmin):
     channel_path: str = "channel"  # ORM path from the model to Channel; "" for Channel itself
 
     # ----------------------------------------------------------------- rows

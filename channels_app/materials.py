@@ -21,7 +21,7 @@ from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from . import embeddings, lexical, vector_index
+from . import embeddings, lexical, retrieval, vector_index
 from .chunking import chunk_units
 from .extraction import MaterialError, extract, kind_from_name, sniff
 from .models import Channel, Material, MaterialChunk
@@ -213,7 +213,19 @@ def index_material(material_id: int) -> Material | None:
         current.embedding_model = model
         current.indexed_at = timezone.now()
         current.save(update_fields=["status", "error_code", "error", "unit_count", "chunk_count", "embedding_model", "indexed_at"])
+    _ensure_channel_index(dim, current.channel_id)
     return current
+
+
+def _ensure_channel_index(dim: int, channel_id: int) -> None:
+    """A channel that has grown past UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS gets its own HNSW index
+    (docs/retrieval.md). Searches work without it (through the shared index), so a failure is
+    logged, not raised: the next indexed material tries again."""
+    try:
+        if vector_index.ensure_channel_index(dim, channel_id):
+            retrieval.forget_strategies()
+    except Exception:
+        log.exception("could not create the HNSW index of channel %s", channel_id)
 
 
 # --------------------------------------------------------------------------- re-embedding (backend change)
@@ -246,6 +258,8 @@ def reembed_materials(*, force: bool = False, log_line=lambda line: None) -> dic
         done += 1
         log_line(f"material {material.pk} ({material.original_name}): {len(chunks)} chunks re-embedded")
     created = vector_index.ensure_index(dim)
+    for index_dim, channel_id in vector_index.channels_needing_own_index():
+        _ensure_channel_index(index_dim, channel_id)
     dropped = vector_index.drop_unused_indexes(keep=dim) if not failed else []
     return {"model": model, "dimension": dim, "reembedded": done, "skipped": skipped, "failed": failed,
             "index_created": created, "indexes_dropped": dropped}

@@ -110,6 +110,29 @@ class Membership(models.Model):
         return f"{self.user} @ {self.channel.slug} ({self.role})"
 
 
+class SuperTaNda(models.Model):
+    """The non-disclosure agreement a Super TA signed for one channel, kept on file by a platform
+    admin (the IRB delegate). Only while a row exists for (user, channel) does that channel's
+    Super TA membership open students' research content (channels_app.access); without it the
+    Super TA is an ordinary TA there. Per channel, because the agreement names the course."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="super_ta_ndas", verbose_name=_("Super TA"))
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="super_ta_ndas", verbose_name=_("channel"))
+    signed_on = models.DateField(_("NDA signed on"))
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("recorded by")
+    )
+    recorded_at = models.DateTimeField(_("recorded"), auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "channel"], name="one_super_ta_nda_per_channel")]
+        verbose_name = _("Super TA NDA")
+        verbose_name_plural = _("Super TA NDAs")
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.channel.slug} ({self.signed_on})"
+
+
 class ChatLog(models.Model):
     """One row per message (source table `classroomgpt_my_log`).
 

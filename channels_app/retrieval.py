@@ -106,16 +106,69 @@ def _lexical_queries(cursor, query: str) -> tuple[str, str] | None:
     return candidates, lexical.tsquery_text(lexemes, "|")
 
 
-def _hybrid_sql(dim: int, *, semantic: bool, lexical_side: bool) -> str:
-    expression, cast = vector_index.vector_expression(dim), vector_index.query_cast(dim)
-    # `embedding_dim = <literal>` (not a parameter) so the planner can match the partial index.
-    semantic_sql = f"""
+# How the semantic side is searched, per channel (see channels_app.vector_index and docs/retrieval.md).
+EXACT, CHANNEL_INDEX, SHARED_INDEX = "exact", "channel_index", "shared_index"
+_STRATEGY_SECONDS = 300
+_strategies: dict[tuple[int, int], tuple[float, str]] = {}
+_strategies_lock = threading.Lock()
+
+
+def forget_strategies() -> None:
+    """Decide every channel's strategy again at its next search (after indexing, e.g. in tests)."""
+    with _strategies_lock:
+        _strategies.clear()
+
+
+def semantic_strategy(channel_id: int, dim: int) -> str:
+    """EXACT for a channel below UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS chunks, CHANNEL_INDEX when it
+    has its own HNSW index, else SHARED_INDEX (a big channel whose own index is not built yet).
+    Decided at most every few minutes per process: a count over the channel's index entries."""
+    key = (int(channel_id), int(dim))
+    with _strategies_lock:
+        decided = _strategies.get(key)
+    if decided and time.monotonic() - decided[0] < _STRATEGY_SECONDS:
+        return decided[1]
+    with connection.cursor() as cursor:
+        # Counts at most the threshold's worth of index entries, whatever the channel's size.
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM channels_app_materialchunk WHERE channel_id = %s AND embedding_dim = %s LIMIT %s) s",
+            [key[0], key[1], settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS],
+        )
+        if cursor.fetchone()[0] < settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS:
+            strategy = EXACT
+        else:
+            cursor.execute("SELECT 1 FROM pg_indexes WHERE tablename = %s AND indexname = %s",
+                           [vector_index.TABLE, vector_index.channel_index_name(dim, channel_id)])
+            strategy = CHANNEL_INDEX if cursor.fetchone() else SHARED_INDEX
+    with _strategies_lock:
+        _strategies[key] = (time.monotonic(), strategy)
+    return strategy
+
+
+def _semantic_sql(dim: int, channel_id: int, strategy: str) -> str:
+    if strategy == EXACT:
+        # The uncast column: no HNSW index can serve this order, so PostgreSQL reads the channel's
+        # rows through (channel, embedding_dim) and computes every distance: exact, and cheap
+        # for a channel this size.
+        order, where = "embedding <=> %(vector)s::vector", f"channel_id = %(channel)s AND embedding_dim = {int(dim)}"
+    else:
+        expression, cast = vector_index.vector_expression(dim), vector_index.query_cast(dim)
+        order = f"{expression} <=> %(vector)s::{cast}"
+        # `embedding_dim = <literal>` (and the channel id as a literal for its own index), not
+        # parameters, so that the planner can match the partial index's predicate.
+        where = (vector_index.channel_predicate(dim, channel_id) if strategy == CHANNEL_INDEX
+                 else f"channel_id = %(channel)s AND embedding_dim = {int(dim)}")
+    return f"""
         SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM (
-            SELECT id, {expression} <=> %(vector)s::{cast} AS distance
+            SELECT id, {order} AS distance
             FROM channels_app_materialchunk
-            WHERE channel_id = %(channel)s AND embedding_dim = {int(dim)} AND embedding_model = %(model)s
+            WHERE {where} AND embedding_model = %(model)s
             ORDER BY distance LIMIT %(pool)s
         ) nearest"""
+
+
+def _hybrid_sql(dim: int, *, semantic: bool, lexical_side: bool, channel_id: int = 0, strategy: str = SHARED_INDEX) -> str:
+    semantic_sql = _semantic_sql(dim, channel_id, strategy) if semantic else ""
     lexical_sql = """
         SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
             SELECT id, ts_rank_cd(search_vector, %(ranking)s::tsquery, 1) AS score
@@ -184,7 +237,11 @@ def hybrid_search(
             "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'strict_order', true)",
             [str(max(settings.UEDU_RETRIEVAL_EF_SEARCH, params["pool"]))],
         )
-        cursor.execute(_hybrid_sql(dim, semantic=use_vectors, lexical_side=bool(lexical_queries)), params)
+        strategy = semantic_strategy(params["channel"], dim) if use_vectors else SHARED_INDEX
+        cursor.execute(
+            _hybrid_sql(dim, semantic=use_vectors, lexical_side=bool(lexical_queries), channel_id=params["channel"], strategy=strategy),
+            params,
+        )
         rows = cursor.fetchall()
     return [
         Passage(

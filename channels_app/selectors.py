@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
+from . import access
 from .models import Channel, Material, Membership
 
 
@@ -16,9 +17,7 @@ def channels_for_user(user) -> QuerySet[Channel]:
 
 def membership_role(user, channel: Channel) -> str | None:
     """The user's role in the channel, 'teacher' for its owner, None for outsiders."""
-    if channel.owner_id == user.pk:
-        return Membership.Role.TEACHER
-    return Membership.objects.filter(user=user, channel=channel).values_list("role", flat=True).first()
+    return access.role_in(user, channel)
 
 
 def can_manage_channel(user, channel: Channel) -> bool:
@@ -44,9 +43,7 @@ def manageable_channel_ids(user) -> set[int]:
         return set()
     if user.is_superuser:
         return set(Channel.objects.values_list("pk", flat=True))
-    owned = Channel.objects.filter(owner=user).values_list("pk", flat=True)
-    taught = Membership.objects.filter(user=user, role=Membership.Role.TEACHER).values_list("channel_id", flat=True)
-    return set(owned) | set(taught)
+    return set(access.channel_ids(user, {access.OWNER, access.TEACHER}))
 
 
 def channel_materials(channel: Channel) -> QuerySet[Material]:

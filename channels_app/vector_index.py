@@ -85,3 +85,73 @@ def drop_unused_indexes(keep: int) -> list[int]:
                 cursor.execute(f"DROP INDEX IF EXISTS {index_name(dim)}")
                 dropped.append(dim)
     return dropped
+
+
+# A course channel is a small part of a big platform's chunk table. Filtered through the shared
+# index above, a search on a channel holding 0.1–1 % of the rows has to walk hundreds of graph
+# nodes per row it keeps (pgvector's iterative scan gives up at hnsw.max_scan_tuples), so it
+# starves or crawls; see docs/retrieval.md for the figures. Hence, per (dimension, channel):
+# - below UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS chunks, the search is an exact scan of the
+#   channel's own rows (through the (channel, embedding_dim) index): exact, and a few ms;
+# - from that size on, the channel gets a partial HNSW index of its own, built after indexing.
+def channel_index_name(dim: int, channel_id: int) -> str:
+    return f"chunk_channel_hnsw_{int(dim)}_{int(channel_id)}"
+
+
+def channel_predicate(dim: int, channel_id: int) -> str:
+    """The partial index's predicate; queries repeat it with literals so the planner can match it."""
+    return f"embedding_dim = {int(dim)} AND channel_id = {int(channel_id)}"
+
+
+def create_channel_index_sql(dim: int, channel_id: int, *, concurrently: bool = False) -> str:
+    ops = "vector_cosine_ops" if _sql_type(dim) == "vector" else "halfvec_cosine_ops"
+    return (
+        f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS {channel_index_name(dim, channel_id)} "
+        f"ON {TABLE} USING hnsw (({vector_expression(dim)}) {ops}) "
+        f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}) WHERE {channel_predicate(dim, channel_id)}"
+    )
+
+
+def channel_indexes() -> set[tuple[int, int]]:
+    """(dimension, channel id) of every per-channel HNSW index."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexname LIKE 'chunk\\_channel\\_hnsw\\_%%'", [TABLE]
+        )
+        out = set()
+        for (name,) in cursor.fetchall():
+            dim, channel_id = name.removeprefix("chunk_channel_hnsw_").split("_")
+            out.add((int(dim), int(channel_id)))
+        return out
+
+
+def channels_needing_own_index() -> list[tuple[int, int]]:
+    """(dimension, channel id) pairs with enough chunks for an index of their own and none yet."""
+    from django.conf import settings
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT embedding_dim, channel_id FROM {TABLE} GROUP BY embedding_dim, channel_id HAVING count(*) >= %s",
+            [settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS],
+        )
+        wanted = {(int(dim), int(channel_id)) for dim, channel_id in cursor.fetchall()}
+    return sorted(wanted - channel_indexes())
+
+
+def ensure_channel_index(dim: int, channel_id: int) -> bool:
+    """Give a channel its own HNSW index once it holds enough chunks; True when it was created."""
+    from django.conf import settings
+
+    if (dim, channel_id) in channel_indexes():
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {TABLE} WHERE {channel_predicate(dim, channel_id)}")
+        if cursor.fetchone()[0] < settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS:
+            return False
+        if connection.in_atomic_block:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # see ensure_index
+            cursor.execute(create_channel_index_sql(dim, channel_id))
+        else:
+            # Outside a transaction (the indexing task): build without blocking other channels' writes.
+            cursor.execute(create_channel_index_sql(dim, channel_id, concurrently=True))
+    return True

@@ -1,8 +1,10 @@
 """Consent: which data a study may use.
 
-The product's rule: Deep Research data are covered by the platform's IRB approval; when a
-teacher switches Deep Research on for a channel, the channel follows that informed-consent
-framework (students who use it are deemed to consent), and a student may withdraw.
+Deep Research data are covered by the platform's IRB approval; when a teacher switches Deep
+Research on for a channel, the channel follows that informed-consent framework (students who use
+it are deemed to consent), and a student may withdraw — and re-join — from their own history
+page. CONSENT_SUMMARY and TEACHER_SWITCH_NOTE are what the student (on the chat page, before their first research there,
+and on the history page) and the teacher (beside the switch) are shown; the export covers exactly what it names.
 
 So a channel's consent is a record of *periods*: one opens when Deep Research is switched on (with
 the framework then in force, settings.UEDU_RESEARCH_CONSENT_FRAMEWORK) and closes when it is
@@ -12,7 +14,7 @@ the state rather than detecting a transition, so it needs no "previous value" an
 Code that flips the switch with QuerySet.update() bypasses it: call sync_channel_consent after.
 
 Exports include a row only if it was written while its channel's consent was in force, and never
-anything of a student who withdrew (in that channel or everywhere)."""
+anything a student wrote while withdrawn (in that channel or everywhere)."""
 
 from __future__ import annotations
 
@@ -20,10 +22,37 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from channels_app.models import Channel
 
-from .models import ChannelConsent, ConsentWithdrawal
+from .models import ChannelConsent, ConsentWithdrawal, ExportAudit
+
+# What using Deep Research in a channel means for the student's data, in the reader's language.
+CONSENT_SUMMARY = _(
+    "This channel's Deep Research is part of a study approved by the research ethics committee "
+    "(%(framework)s). By using Deep Research here you agree that your Deep Research questions, "
+    "answers and research steps, and your messages in this channel's chat while you use it, may be "
+    "used for research: pseudonymised, with names and contact details removed. You may withdraw at "
+    "any time from your research history page; nothing you write while withdrawn is ever exported."
+)
+TEACHER_SWITCH_NOTE = _(
+    "Switching Deep Research on places this channel under the consent framework %(framework)s: students "
+    "who use Deep Research here consent to its research use (they are told so before their first "
+    "research and may withdraw from their history page). Switching it off ends the consent period."
+)
+
+
+def current_framework() -> str:
+    return settings.UEDU_RESEARCH_CONSENT_FRAMEWORK
+
+
+def consent_summary() -> str:
+    return str(CONSENT_SUMMARY) % {"framework": current_framework()}
+
+
+def teacher_switch_note() -> str:
+    return str(TEACHER_SWITCH_NOTE) % {"framework": current_framework()}
 
 
 def sync_channel_consent(channel: Channel) -> ChannelConsent | None:
@@ -56,20 +85,67 @@ def in_force_at(channel_ref: str = "channel", moment_ref: str = "created_at") ->
     )
 
 
+def _active_withdrawals(channel_ids):
+    return ConsentWithdrawal.objects.filter(Q(channel__isnull=True) | Q(channel_id__in=list(channel_ids)))
+
+
 def withdrawn_user_ids(channel_ids) -> set[int]:
-    """Students who withdrew in any of these channels, or from every channel."""
-    return set(
-        ConsentWithdrawal.objects.filter(Q(channel__isnull=True) | Q(channel_id__in=list(channel_ids))).values_list("user_id", flat=True)
+    """Students who are withdrawn now in any of these channels, or from every channel."""
+    return set(_active_withdrawals(channel_ids).filter(rejoined_at__isnull=True).values_list("user_id", flat=True))
+
+
+def withdrawn_at_writing(user_ref: str = "user", channel_ref: str = "channel", moment_ref: str = "created_at") -> Q:
+    """Rows a student wrote while withdrawn (in that channel or everywhere): from before the
+    withdrawal too, and up to a re-join if there was one."""
+    return Q(
+        Exists(
+            ConsentWithdrawal.objects.filter(user=OuterRef(user_ref))
+            .filter(Q(channel__isnull=True) | Q(channel=OuterRef(channel_ref)))
+            .filter(Q(rejoined_at__isnull=True) | Q(rejoined_at__gt=OuterRef(moment_ref)))
+        )
     )
+
+
+def is_withdrawn(user, channel: Channel) -> bool:
+    return ConsentWithdrawal.objects.filter(user=user, rejoined_at__isnull=True).filter(Q(channel__isnull=True) | Q(channel=channel)).exists()
 
 
 @transaction.atomic
 def withdraw_consent(*, student, channel: Channel | None, recorded_by=None, note: str = "") -> ConsentWithdrawal:
-    """Record that a student withdrew (channel None: from every channel). Idempotent: the first
-    withdrawal's date stands."""
+    """Record that a student withdrew (channel None: from every channel), and audit it. A student
+    who had re-joined withdraws again from now: everything before the earlier re-join stays out."""
     # No membership check: a student who has left the channel may still withdraw its data.
-    withdrawal, _created = ConsentWithdrawal.objects.get_or_create(
-        user=student, channel=channel, defaults={"withdrawn_at": timezone.now(), "recorded_by": recorded_by, "note": note}
+    now = timezone.now()
+    withdrawal, created = ConsentWithdrawal.objects.select_for_update().get_or_create(
+        user=student, channel=channel, defaults={"withdrawn_at": now, "recorded_by": recorded_by, "note": note}
+    )
+    if not created and withdrawal.rejoined_at is None:
+        return withdrawal  # already withdrawn: the first date stands
+    if not created:
+        # Rows between the re-join and now were covered and stay so only if the student does not
+        # withdraw again; withdrawing again takes them out too (conservative: the student's wish).
+        withdrawal.rejoined_at = None
+        withdrawal.withdrawn_at = now
+        withdrawal.recorded_by = recorded_by
+        withdrawal.save(update_fields=["rejoined_at", "withdrawn_at", "recorded_by"])
+    ExportAudit.objects.create(
+        action=ExportAudit.Action.CONSENT_WITHDRAWN, requested_by=recorded_by or student, outcome=ExportAudit.Outcome.COMPLETED,
+        channel=channel, note=f"student #{student.pk}" + (f": {note}" if note else ""),
+    )
+    return withdrawal
+
+
+@transaction.atomic
+def rejoin(*, student, channel: Channel | None) -> ConsentWithdrawal | None:
+    """The student gives consent again: rows they write from now on count; earlier ones stay out."""
+    withdrawal = ConsentWithdrawal.objects.select_for_update().filter(user=student, channel=channel, rejoined_at__isnull=True).first()
+    if withdrawal is None:
+        return None
+    withdrawal.rejoined_at = timezone.now()
+    withdrawal.save(update_fields=["rejoined_at"])
+    ExportAudit.objects.create(
+        action=ExportAudit.Action.CONSENT_REJOINED, requested_by=student, outcome=ExportAudit.Outcome.COMPLETED,
+        channel=channel, note=f"student #{student.pk}",
     )
     return withdrawal
 

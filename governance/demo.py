@@ -8,9 +8,9 @@ from datetime import date, timedelta
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from channels_app.models import Channel
+from channels_app.models import Channel, SuperTaNda
 
-from .models import Study, StudyResearcher, SuperTaNda
+from .models import Study, StudyResearcher
 
 DEMO_PROTOCOL = "NTU-REC 202507EM058"
 
@@ -33,5 +33,5 @@ def load_demo_study(stdout) -> None:
     study.channels.add(course)
     StudyResearcher.objects.update_or_create(study=study, user=users["researcher"], defaults={"agreement_signed_on": date(2025, 9, 1)})
     if "superta" in users:
-        SuperTaNda.objects.update_or_create(user=users["superta"], defaults={"signed_on": date(2025, 9, 1)})
+        SuperTaNda.objects.update_or_create(user=users["superta"], channel=course, defaults={"signed_on": date(2025, 9, 1)})
     stdout.write(f"Demo study {DEMO_PROTOCOL}: researcher 'researcher' (agreement signed), channel demo-course.")

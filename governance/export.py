@@ -1,20 +1,23 @@
-"""Export of one study's Deep Research data for a date range, as CSV and/or JSONL.
+"""Export of one study's Deep Research data, as CSV and/or JSONL, under an approved request.
 
-Who may export: a researcher of the study who has signed the responsibility agreement, while the
-study is active and inside its approval period, for dates inside that period. Every attempt,
-done or refused, writes an append-only ExportAudit row (who, when, study, filters, row counts,
-SHA-256 of each file).
+Who may export: the researcher who filed an export request (export_requests.py) that a platform
+admin approved, while they are on the study with a signed responsibility agreement, the study is
+active and inside its approval period. The export uses the approval up (a new export needs a new
+approval) and covers only the request's tables and dates. Every attempt, done or refused, writes
+an append-only ExportAudit row (who, when, request, filters, row counts, SHA-256 of each file).
 
-What is exported, from the study's channels only:
+What is exported, from the study's channels only — what the consent text (consent.py) names:
 
-- rows written while the channel's consent was in force (consent.py), in the date range;
-- the channel's learners only: never its teaching staff (owner, teachers, TAs, Super TAs) nor
-  platform staff, whose data the students' consent framework does not cover;
-- nothing at all of a student who withdrew (in one of the study's channels, or everywhere);
-- people, tasks and messages as pseudonyms (pseudonyms.py), free text redacted (redaction.py).
+- rows written while the channel's consent was in force, in the date range;
+- of learners who used Deep Research in that channel in the period (the consent covers those who
+  use it): never the channel's teaching staff (owner, teachers, TAs, Super TAs) nor platform staff;
+- nothing a student wrote while withdrawn (in that channel or everywhere; a re-join counts only
+  from its date); no replay, ever;
+- people, tasks and messages as pseudonyms (pseudonyms.py), free text redacted (redaction.py),
+  CSV cells neutralised against formula injection.
 
 Files (each in every requested format): tasks, steps, chat_logs, signals (one row per task,
-research.services.signals). Rows are in a fixed order and carry no export time, so the same
+research.services.learning_analytics, documented in the manifest's codebook). Rows are in a fixed order and carry no export time, so the same
 data export to the same bytes (and the same hashes)."""
 
 from __future__ import annotations
@@ -34,24 +37,27 @@ from typing import BinaryIO
 
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from channels_app.models import Channel, ChatLog, Membership
+from channels_app import access
+from channels_app.models import Channel, ChatLog
 from research.models import ResearchStep, ResearchTask
-from research.services.signals import task_signals, with_signal_annotations
+from research.services.learning_analytics import CODEBOOK as SIGNALS_CODEBOOK
+from research.services.learning_analytics import task_signals, with_signal_annotations
 from uedu_dr.errors import ServiceError
 
 from . import consent
-from .models import ExportAudit, Study, StudyResearcher
+from . import export_requests
+from .models import ExportAudit, ExportRequest, Study, StudyPseudonymKey, StudyResearcher
 from .pseudonyms import Pseudonymizer
 from .redaction import Redactor
 
 log = logging.getLogger(__name__)
 
 FORMATS = {"csv": ("csv",), "jsonl": ("jsonl",), "both": ("csv", "jsonl")}
-DATASETS = ("tasks", "steps", "chat_logs", "signals")
+DATASETS = export_requests.DATASETS
 
 TASK_COLUMNS = [
     "task", "person", "channel", "status", "trigger_mode", "language", "question", "sub_questions", "answer",
@@ -69,9 +75,18 @@ CHAT_LOG_COLUMNS = [
 SIGNAL_COLUMNS = [
     "task", "person", "channel", "bloom_level", "bloom_confidence", "sub_questions", "plan_complexity",
     "reflection_rounds", "question_chars", "question_tokens", "question_sentences", "mean_sentence_tokens",
-    "type_token_ratio", "language_complexity", "follow_ups_24h", "shared_views", "disclaimer_acknowledged",
-    "disclaimer_ack_seconds",
+    "type_token_ratio", "language_complexity", "follow_ups", "share_link_openings", "diffusion_mentions", "misuse_flagged",
+    "disclaimer_acknowledged", "disclaimer_ack_seconds",
 ]
+CODEBOOK = {
+    "tasks": {"task": "pseudonym of the research task", "person": "pseudonym of the student", "question": "the question, redacted",
+              "answer": "the answer, redacted", "status": "queued/running/completed/failed/cancelled"},
+    "steps": {"task": "pseudonym of the task", "tool_name": "the tool called", "args": "its arguments, redacted",
+              "result_preview": "start of its result, redacted"},
+    "chat_logs": {"message": "pseudonym of the chat row", "kind": "request (the student) or response", "type": "chat or deep_research",
+                  "content": "the message, redacted", "task": "pseudonym of the research task the row belongs to"},
+    "signals": SIGNALS_CODEBOOK,
+}
 COLUMNS = {"tasks": TASK_COLUMNS, "steps": STEP_COLUMNS, "chat_logs": CHAT_LOG_COLUMNS, "signals": SIGNAL_COLUMNS}
 
 
@@ -113,37 +128,27 @@ def check_export_allowed(*, requester, study: Study, date_from: date | None, dat
         )
 
 
-def _refuse(*, requester, study, date_from, date_to, fmt, destination, error: ServiceError) -> None:
-    ExportAudit.objects.create(
-        study=study,
-        requested_by=requester,
-        outcome=ExportAudit.Outcome.REFUSED,
-        refusal=f"{error.code}: {error.message}"[:300],
-        date_from=date_from,
-        date_to=date_to,
-        filters={"format": fmt},
-        destination=destination[:500],
-    )
-
-
-# --------------------------------------------------------------------------- the export
-
-
-def export_study(
-    *, requester, study: Study, date_from: date | None, date_to: date | None, fmt: str = "both", out_dir: Path, destination: str = ""
-) -> ExportResult:
-    """Write the study's files into out_dir (which must not already hold them) and audit it."""
+def export_study(*, requester, export_request: ExportRequest, fmt: str = "both", out_dir: Path, destination: str = "") -> ExportResult:
+    """Write the approved request's tables into out_dir (which must not already hold them), use
+    the approval up, and audit it. A refusal is audited too."""
+    study = export_request.study
+    date_from, date_to = export_request.date_from, export_request.date_to
     if fmt not in FORMATS:
         raise ServiceError("bad_format", _("The format must be csv, jsonl or both."))
     out_dir = Path(out_dir)
-    names = [f"{dataset}.{ext}" for dataset in DATASETS for ext in FORMATS[fmt]]
+    datasets = [d for d in DATASETS if d in set(export_request.tables)]
+    names = [f"{dataset}.{ext}" for dataset in datasets for ext in FORMATS[fmt]]
     clashes = [n for n in names if (out_dir / n).exists()]
     if clashes:
         raise ServiceError("files_exist", _("The output folder already holds %(files)s; choose an empty folder.") % {"files": ", ".join(clashes)})
     try:
         check_export_allowed(requester=requester, study=study, date_from=date_from, date_to=date_to)
+        export_requests.claim_approval(export_request, requester)
     except ServiceError as error:
-        _refuse(requester=requester, study=study, date_from=date_from, date_to=date_to, fmt=fmt, destination=destination, error=error)
+        export_requests.audit(
+            action=ExportAudit.Action.EXPORT, actor=requester, outcome=ExportAudit.Outcome.REFUSED, export_request=export_request,
+            refusal=f"{error.code}: {error.message}"[:300], filters={"format": fmt}, destination=destination[:500],
+        )
         raise
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -152,24 +157,25 @@ def export_study(
         with _snapshot():
             builder = _Builder(study, date_from, date_to)
             row_counts = {}
-            for dataset in DATASETS:
+            for dataset in datasets:
                 paths = [out_dir / f"{dataset}.{ext}" for ext in FORMATS[fmt]]
                 written.extend(paths)
                 row_counts[dataset] = _write(paths, COLUMNS[dataset], builder.rows(dataset))
         hashes = {path.name: _sha256(path) for path in written}
-        audit = ExportAudit.objects.create(
-            study=study,
-            requested_by=requester,
+        audit = export_requests.audit(
+            action=ExportAudit.Action.EXPORT,
+            actor=requester,
             outcome=ExportAudit.Outcome.COMPLETED,
-            date_from=date_from,
-            date_to=date_to,
+            export_request=export_request,
             filters={
                 "study": study.protocol_number,
                 "from": date_from.isoformat(),
                 "to": date_to.isoformat(),
+                "tables": datasets,
                 "format": fmt,
                 "channels": builder.channel_slugs,
                 "learners_only": True,
+                "deep_research_users_only": True,
                 "consent_in_force_only": True,
                 "withdrawn_students_excluded": len(builder.withdrawn),
             },
@@ -180,17 +186,22 @@ def export_study(
     except BaseException:
         for path in written:  # nothing half-written (or unaudited) is left behind
             path.unlink(missing_ok=True)
+        export_requests.release_approval(export_request)
         raise
     manifest = {
         "study": {"protocol_number": study.protocol_number, "title": study.title},
+        "export_request": {"id": export_request.pk, "purpose": export_request.purpose, "approved_by_note": export_request.decision_note},
         "date_range": {"from": date_from.isoformat(), "to": date_to.isoformat(), "time_zone": timezone.get_current_timezone_name()},
         "audit_id": audit.pk,
         "files": {name: {"sha256": digest, "rows": row_counts[name.split(".")[0]]} for name, digest in hashes.items()},
         "consent_periods": builder.consent_periods,
+        "codebook": {dataset: CODEBOOK.get(dataset, {}) for dataset in datasets},
         "notes": [
             "person, task and message columns are HMAC-SHA256 pseudonyms under this study's own key: stable across this study's exports, unlinkable to other studies",
-            "free text is redacted: e-mail, phone, national id and student id patterns and the names of the channels' people are replaced by [EMAIL], [PHONE], [NATIONAL_ID], [STUDENT_ID], [PERSON]",
-            "only learners' rows written while the channel's consent was in force; students who withdrew are absent",
+            "free text is redacted: e-mail, phone, national id and student id patterns and the names of the platform's people are replaced by [EMAIL], [PHONE], [NATIONAL_ID], [STUDENT_ID], [PERSON]",
+            "only learners who used Deep Research in the period, only rows written while the channel's consent was in force; students who withdrew are absent (rows before a re-join stay absent)",
+            "replays (evaluation re-runs) are never exported",
+            "CSV cells that a spreadsheet would read as a formula (starting with =, +, -, @, tab or carriage return) are prefixed with an apostrophe; JSONL holds the exact text",
         ],
     }
     return ExportResult(audit=audit, files=written, row_counts=row_counts, manifest=manifest)
@@ -237,47 +248,44 @@ class _Builder:
         self.channel_slugs = sorted(self.channels.values_list("slug", flat=True))
         self.slug_of = dict(self.channels.values_list("pk", "slug"))
         self.consent_periods = consent.consent_periods(self.channels)
-        self.pseudonyms = Pseudonymizer(bytes(study.pseudonym_key))
+        self.pseudonyms = Pseudonymizer(StudyPseudonymKey.key_of(study))
         self.withdrawn = consent.withdrawn_user_ids(channel_ids)
         start = timezone.make_aware(datetime.combine(date_from, time.min))
         end = timezone.make_aware(datetime.combine(date_to + timedelta(days=1), time.min))
         self.window = Q(created_at__gte=start, created_at__lt=end)
-        self.redactor = Redactor(self._known_identifiers(channel_ids))
+        self.redactor = Redactor(self._known_identifiers())
         self.channel_ids = channel_ids
 
     @staticmethod
-    def _known_identifiers(channel_ids) -> list[str]:
-        """Usernames, e-mails and names of everyone who is or was in the channels."""
-        user_ids = set(Channel.objects.filter(pk__in=channel_ids).values_list("owner_id", flat=True))
-        user_ids |= set(Membership.objects.filter(channel__in=channel_ids).values_list("user_id", flat=True))
-        user_ids |= set(ResearchTask.objects.filter(channel__in=channel_ids).order_by().values_list("user_id", flat=True).distinct())
-        user_ids |= set(ChatLog.objects.filter(channel__in=channel_ids).order_by().values_list("user_id", flat=True).distinct())
+    def _known_identifiers() -> list[str]:
+        """Usernames, e-mails and names of everyone on the platform: the channels' people, and
+        the people outside them a student may name (a classmate of another course, a teacher).
+        Names, not ids, so the list is as large as the user table (a few thousand)."""
         identifiers = []
-        for username, email, first, last in get_user_model().objects.filter(pk__in=user_ids).values_list(
-            "username", "email", "first_name", "last_name"
-        ):
-            identifiers += [username, email, first, last, f"{first} {last}".strip(), f"{last}{first}"]
+        for username, email, first, last in get_user_model().objects.values_list("username", "email", "first_name", "last_name"):
+            identifiers += [username, email, first, last, f"{first} {last}".strip(), f"{last} {first}".strip(), f"{last}{first}"]
         return identifiers
 
     def _learners_rows(self, model):
         """The model's rows in the study's channels and date range, written while consent was in
-        force, by the channel's learners (not its teaching staff, not platform staff), and by no
-        student who withdrew."""
-        teaching_staff = Membership.objects.filter(
-            channel=OuterRef("channel"), user=OuterRef("user"), role__in=[Membership.Role.TEACHER, Membership.Role.TA, Membership.Role.SUPER_TA]
-        )
+        force, by learners (not the channel's teaching staff, not platform staff) who used Deep
+        Research in the channel in the period (whom the consent text covers), and by no student
+        while withdrawn (rows before a re-join stay out)."""
+        used_deep_research = ResearchTask.objects.filter(
+            channel=OuterRef("channel"), user=OuterRef("user"), is_replay=False
+        ).filter(self.window)
         return (
             model.objects.filter(channel__in=self.channel_ids)
             .filter(self.window)
             .filter(consent.in_force_at())
-            .exclude(user_id__in=self.withdrawn)
-            .exclude(user=F("channel__owner"))
-            .exclude(Exists(teaching_staff))
+            .filter(Exists(used_deep_research))
+            .exclude(consent.withdrawn_at_writing())
+            .exclude(access.teaching_staff_q())
             .exclude(Q(user__is_staff=True) | Q(user__is_superuser=True))
         )
 
     def tasks(self):
-        return self._learners_rows(ResearchTask).order_by("created_at", "pk")
+        return self._learners_rows(ResearchTask).filter(is_replay=False).order_by("created_at", "pk")
 
     def rows(self, dataset: str) -> Iterable[dict]:
         return getattr(self, f"_{dataset}_rows")()
@@ -334,7 +342,9 @@ class _Builder:
 
     def _chat_logs_rows(self):
         p, r = self.pseudonyms, self.redactor
-        queryset = self._learners_rows(ChatLog).select_related("deep_research_task").order_by("created_at", "pk")
+        queryset = (
+            self._learners_rows(ChatLog).exclude(deep_research_task__is_replay=True).select_related("deep_research_task").order_by("created_at", "pk")
+        )
         for row in queryset.iterator(chunk_size=1000):
             task = row.deep_research_task
             yield {
@@ -369,12 +379,20 @@ def _plain(value):
     return value
 
 
+# A spreadsheet reads a cell starting with one of these as a formula (=HYPERLINK(...), +cmd|...,
+# @SUM, and tab/CR which some programs strip before looking): such a cell gets an apostrophe,
+# which spreadsheets show as text and do not display.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _csv_cell(value):
     value = _plain(value)
     if value is None:
         return ""
     if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+        value = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
     return value
 
 

@@ -3,7 +3,8 @@
 A Study names the channels whose Deep Research data it may analyse, its approval period and its
 researchers (each with the date they signed the researcher's responsibility agreement). Channels
 record the consent framework in force while Deep Research is on; a student who withdraws is left
-out of every export. Exports are pseudonymised with a key per study and audited, append-only."""
+out of every export. An export needs an approved ExportRequest; exports are pseudonymised with a
+key per study (StudyPseudonymKey) and every step is audited, append-only (ExportAudit)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,6 @@ class Study(models.Model):
     approved_to = models.DateField(_("approved to"))
     status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.DRAFT)
     channels = models.ManyToManyField("channels_app.Channel", related_name="studies", blank=True, verbose_name=_("channels"))
-    # HMAC key of the study's pseudonyms: random per study (never SECRET_KEY, which would make
-    # pseudonyms linkable across studies and change when the secret rotates), never displayed.
-    pseudonym_key = models.BinaryField(default=new_pseudonym_key, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
@@ -45,6 +43,22 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return f"{self.protocol_number} — {self.title}"
+
+
+class StudyPseudonymKey(models.Model):
+    """The HMAC key of a study's pseudonyms, in a model of its own that no admin registers: a key
+    on the Study itself could be read through an admin URL filter one hex digit at a time.
+    Random per study (never SECRET_KEY, which would make pseudonyms linkable across studies and
+    change when the secret rotates); migrated unchanged from the old column, so pseudonyms stay
+    stable."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, primary_key=True, related_name="pseudonym_secret")
+    key = models.BinaryField(default=new_pseudonym_key, editable=False)
+
+    @classmethod
+    def key_of(cls, study: Study) -> bytes:
+        secret, _created = cls.objects.get_or_create(study=study)
+        return bytes(secret.key)
 
 
 class StudyResearcher(models.Model):
@@ -63,21 +77,6 @@ class StudyResearcher(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.study.protocol_number}"
-
-
-class SuperTaNda(models.Model):
-    """The non-disclosure agreement a Super TA signs before reviewing students' research."""
-
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="super_ta_nda", verbose_name=_("Super TA"))
-    signed_on = models.DateField(_("NDA signed on"))
-    recorded_at = models.DateTimeField(_("recorded"), auto_now_add=True)
-
-    class Meta:
-        verbose_name = _("Super TA NDA")
-        verbose_name_plural = _("Super TA NDAs")
-
-    def __str__(self) -> str:
-        return f"{self.user} ({self.signed_on})"
 
 
 class ChannelConsent(models.Model):
@@ -113,6 +112,9 @@ class ConsentWithdrawal(models.Model):
     withdrawn_at = models.DateTimeField(_("withdrawn at"))
     recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("recorded by"))
     note = models.TextField(_("note"), blank=True)
+    # A student who re-joins keeps the row (with this date): rows written before the re-join stay
+    # out of every export, rows written after it count again (consent.py).
+    rejoined_at = models.DateTimeField(_("re-joined at"), null=True, blank=True)
 
     class Meta:
         ordering = ["-withdrawn_at"]
@@ -131,15 +133,73 @@ class AppendOnlyError(Exception):
     pass
 
 
+class ExportRequest(models.Model):
+    """A researcher's request to export part of a study's data, with the export consent form, and
+    the platform admin's (IRB delegate's) decision. Only an approved request can be exported,
+    within its scope (tables, dates), once: the export marks it used (export.py)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Waiting for approval")
+        APPROVED = "approved", _("Approved")
+        REFUSED = "refused", _("Refused")
+        EXPORTED = "exported", _("Exported")
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="export_requests", verbose_name=_("study"))
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name=_("requested by"))
+    requested_at = models.DateTimeField(_("requested at"), auto_now_add=True)
+    purpose = models.TextField(_("purpose"))
+    tables = models.JSONField(_("tables"), default=list)
+    date_from = models.DateField(_("from"))
+    date_to = models.DateField(_("to"))
+    # The signed export consent form, kept in the database (not under /media/) and shown only to
+    # platform admins and the requester (admin.py).
+    consent_form_name = models.CharField(_("export consent form"), max_length=200)
+    consent_form_sha256 = models.CharField(_("SHA-256 of the consent form"), max_length=64)
+    consent_form = models.BinaryField(editable=False)
+    status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.PENDING)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+", verbose_name=_("decided by")
+    )
+    decided_at = models.DateTimeField(_("decided at"), null=True, blank=True)
+    decision_note = models.TextField(_("decision note"), blank=True)
+    exported_at = models.DateTimeField(_("exported at"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-requested_at"]
+        constraints = [models.CheckConstraint(condition=Q(date_to__gte=models.F("date_from")), name="export_request_dates_in_order")]
+        verbose_name = _("export request")
+        verbose_name_plural = _("export requests")
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.study.protocol_number} {self.date_from}..{self.date_to} ({self.status})"
+
+
 class ExportAudit(models.Model):
-    """One row per export attempt (done or refused). Append-only: the model refuses updates and
-    deletes, and a database trigger refuses them from any other path (migration 0002)."""
+    """The governance audit trail: one row per step (an export request filed, approved or refused;
+    an export done or refused; a student's withdrawal or re-join). Append-only: the model refuses
+    updates and deletes, and a database trigger refuses them from any other path (migration 0002)."""
 
     class Outcome(models.TextChoices):
         COMPLETED = "completed", _("Completed")
         REFUSED = "refused", _("Refused")
 
-    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="exports", verbose_name=_("study"))
+    class Action(models.TextChoices):
+        EXPORT = "export", _("Export")
+        REQUEST_FILED = "request_filed", _("Export request filed")
+        REQUEST_APPROVED = "request_approved", _("Export request approved")
+        REQUEST_REFUSED = "request_refused", _("Export request refused")
+        CONSENT_WITHDRAWN = "consent_withdrawn", _("Consent withdrawn")
+        CONSENT_REJOINED = "consent_rejoined", _("Consent given again")
+
+    action = models.CharField(_("action"), max_length=24, choices=Action.choices, default=Action.EXPORT)
+    export_request = models.ForeignKey(
+        ExportRequest, null=True, blank=True, on_delete=models.PROTECT, related_name="audit_entries", verbose_name=_("export request")
+    )
+    channel = models.ForeignKey(
+        "channels_app.Channel", null=True, blank=True, on_delete=models.PROTECT, related_name="+", verbose_name=_("channel")
+    )
+    note = models.TextField(_("note"), blank=True)
+    study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.PROTECT, related_name="exports", verbose_name=_("study"))
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name=_("requested by"))
     requested_at = models.DateTimeField(_("requested at"), auto_now_add=True)
     outcome = models.CharField(_("outcome"), max_length=16, choices=Outcome.choices)
@@ -154,10 +214,11 @@ class ExportAudit(models.Model):
     class Meta:
         ordering = ["-requested_at"]
         verbose_name = _("export audit entry")
-        verbose_name_plural = _("export audit log")
+        verbose_name_plural = _("governance audit log")
 
     def __str__(self) -> str:
-        return f"{self.study.protocol_number} {self.outcome} by {self.requested_by} at {self.requested_at:%Y-%m-%d %H:%M}"
+        what = self.study.protocol_number if self.study_id else (self.channel.slug if self.channel_id else "")
+        return f"{self.action} {what} {self.outcome} by {self.requested_by} at {self.requested_at:%Y-%m-%d %H:%M}"
 
     def save(self, *args, **kwargs):
         if self.pk is not None and not self._state.adding:

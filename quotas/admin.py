@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from channels_app.admin_scoping import PlatformAdminOnly, ReadOnlyRecords
+from channels_app.admin_scoping import GuardedModelAdmin, PlatformAdminOnly, ReadOnlyRecords
 
 from .models import CostAlert, CostReservation, UsageEntry
 
@@ -9,7 +9,7 @@ from .models import CostAlert, CostReservation, UsageEntry
 
 
 @admin.register(UsageEntry)
-class UsageEntryAdmin(PlatformAdminOnly, admin.ModelAdmin):
+class UsageEntryAdmin(PlatformAdminOnly, GuardedModelAdmin):
     list_display = ["user", "kind", "amount", "reference", "reason", "created_at"]
     list_filter = ["kind"]
     search_fields = ["user__username", "reference", "reason"]
@@ -24,7 +24,7 @@ class UsageEntryAdmin(PlatformAdminOnly, admin.ModelAdmin):
 
 
 @admin.register(CostReservation)
-class CostReservationAdmin(ReadOnlyRecords, PlatformAdminOnly, admin.ModelAdmin):
+class CostReservationAdmin(ReadOnlyRecords, PlatformAdminOnly, GuardedModelAdmin):
     list_display = ["reference", "user", "day", "reserved_usd", "spent_usd", "settled", "created_at"]
     list_filter = ["settled", "day"]
     search_fields = ["reference", "user__username"]
@@ -32,7 +32,7 @@ class CostReservationAdmin(ReadOnlyRecords, PlatformAdminOnly, admin.ModelAdmin)
 
 
 @admin.register(CostAlert)
-class CostAlertAdmin(PlatformAdminOnly, admin.ModelAdmin):
+class CostAlertAdmin(PlatformAdminOnly, GuardedModelAdmin):
     list_display = ["day", "cost_usd", "threshold_usd", "recipients", "sent_at"]
 
     def has_change_permission(self, request, obj=None):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from channels_app.models import Channel, Membership
+from channels_app import access
 
 ADMIN, TEACHER, TA, STUDENT = "admin", "teacher", "ta", "student"
 
@@ -26,12 +26,9 @@ def resolve_role(user) -> QuotaRole:
     limits = settings.UEDU_DEEP_RESEARCH_QUOTA
     if user.is_superuser:
         role = ADMIN
-    elif (
-        Channel.objects.filter(owner=user).exists()
-        or Membership.objects.filter(user=user, role=Membership.Role.TEACHER).exists()
-    ):
+    elif access.teaches_anywhere(user):
         role = TEACHER
-    elif Membership.objects.filter(user=user, role__in=[Membership.Role.TA, Membership.Role.SUPER_TA]).exists():
+    elif access.assists_anywhere(user):
         role = TA
     else:
         role = STUDENT

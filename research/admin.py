@@ -1,9 +1,10 @@
 """Research tasks in the admin: read-only records, scoped by role (channels_app.admin_scoping).
 
 - platform admins: every task, step and event;
-- a channel's teacher (owner) and its Super TAs: the channel's tasks in full (question, plan,
-  answer, steps) — the same people the result page admits (research.selectors.visible_tasks);
-- its TAs: the channel's tasks as operational records (who, status, cost, timing) without the
+- a channel's teacher (owner) and its Super TAs with an NDA on file for it: the channel's tasks in
+  full (question, plan, answer, steps) — the same people the result page admits
+  (research.selectors.visible_tasks, channels_app.access);
+- its TAs, and Super TAs without an NDA: the channel's tasks as operational records (who, status, cost, timing) without the
   question, answer or steps, which the product reserves for the roles above.
 """
 
@@ -15,8 +16,10 @@ from django.utils.translation import gettext_lazy as _
 
 from channels_app.admin_scoping import (
     CONTENT_ROLES,
+    SUPER_TA,
     TA,
     ChannelScopedAdmin,
+    GuardedModelAdmin,
     ChannelScopedInline,
     PlatformAdminOnly,
     ReadOnlyRecords,
@@ -68,7 +71,8 @@ class ResearchClaimInline(ChannelScopedInline, admin.TabularInline):
 
 @admin.register(ResearchTask)
 class ResearchTaskAdmin(ChannelScopedAdmin):
-    view_roles = CONTENT_ROLES | {TA}
+    # A Super TA without an NDA on file for the channel is an ordinary TA there.
+    view_roles = CONTENT_ROLES | {TA, SUPER_TA}
     # Nobody edits a research record; the channel's teacher and Super TAs may write the reviewer
     # note of a task flagged for review; platform admins may delete one (ChannelScopedAdmin).
 
@@ -157,7 +161,7 @@ class ResearchEventAdmin(_TaskContentAdmin):
     list_select_related = ["task"]
 
 
-class SuperuserOnlyAdmin(ReadOnlyRecords, PlatformAdminOnly, admin.ModelAdmin):
+class SuperuserOnlyAdmin(ReadOnlyRecords, PlatformAdminOnly, GuardedModelAdmin):
     """Platform-wide figures and raw transcripts: platform admins read them, nobody edits them."""
 
 
@@ -277,7 +281,7 @@ class AnswerFeedbackAdmin(ChannelScopedAdmin):
 
 
 @admin.register(SourceStat)
-class SourceStatAdmin(PlatformAdminOnly, admin.ModelAdmin):
+class SourceStatAdmin(PlatformAdminOnly, GuardedModelAdmin):
     list_display = ["kind", "key", "passed", "failed", "reports", "weight", "pinned"]
     list_filter = ["kind", "pinned"]
     list_editable = ["pinned"]
@@ -304,7 +308,7 @@ class SourceReportAdmin(SuperuserOnlyAdmin):
 
 
 @admin.register(FailureCase)
-class FailureCaseAdmin(PlatformAdminOnly, admin.ModelAdmin):
+class FailureCaseAdmin(PlatformAdminOnly, GuardedModelAdmin):
     list_display = ["id", "question", "language", "created_by", "created_at"]
     search_fields = ["question", "what_was_wrong"]
     readonly_fields = ["task", "created_by", "created_at"]

@@ -50,7 +50,7 @@ class ResearchTask(models.Model):
     error = models.TextField(_("error"), blank=True)
 
     # Learning-analytics signals (Sociomics, Ethicomics): counted without storing who.
-    shared_views = models.PositiveIntegerField(_("views by others"), default=0)
+    shared_views = models.PositiveIntegerField(_("share-link openings by others"), default=0)
     disclaimer_acknowledged_at = models.DateTimeField(_("disclaimer acknowledged"), null=True, blank=True)
 
     # Evidence quality: unresolved conflicts put a task in the review queue of the channel's
@@ -63,6 +63,20 @@ class ResearchTask(models.Model):
     # A replay re-runs a stored task's reasoning against its recorded tool results.
     replay_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays",
                                   verbose_name=_("replay of"))
+    # A replay is an evaluation record, never learner data: owned by the admin who ran it, it
+    # writes no chat row and every learner-facing query (history, chat, follow-up context,
+    # export, source statistics) leaves it out. A flag, not just replay_of, because replay_of
+    # is cleared when the original is deleted.
+    is_replay = models.BooleanField(_("replay"), default=False, db_index=True)
+    # The copyable share link's secret (research.services.analytics); openings through it by
+    # others who may see the result are counted in shared_views.
+    share_token = models.CharField(max_length=32, unique=True, null=True, blank=True, editable=False)
+    # A teacher (or a Super TA with an NDA) marks a result as misused (e.g. handed in as the
+    # student's own work); a learning-analytics signal, exported as a flag.
+    misuse_flagged_at = models.DateTimeField(_("misuse flagged at"), null=True, blank=True)
+    misuse_flagged_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                          related_name="+", verbose_name=_("misuse flagged by"))
+    misuse_note = models.TextField(_("misuse note"), blank=True)
     model_name = models.CharField(_("model"), max_length=100, blank=True)
     # Context alignment and plan review (before and after planning).
     context_json = models.JSONField(_("research context"), default=dict, blank=True)
@@ -348,3 +362,20 @@ class FailureCase(models.Model):
 
     def __str__(self) -> str:
         return f"failure #{self.pk}: {self.question[:60]}"
+
+
+class NotificationPreference(models.Model):
+    """How a user wants to hear that a research has finished, beyond the browser's notification
+    (which needs no setting: the browser asks for permission). Off until the user turns it on."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="research_notifications")
+    email_when_done = models.BooleanField(_("e-mail me when a research finishes"), default=False)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        db_table = "deep_research_notification_preference"
+        verbose_name = _("notification preference")
+        verbose_name_plural = _("notification preferences")
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: e-mail {'on' if self.email_when_done else 'off'}"

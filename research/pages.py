@@ -8,19 +8,23 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from urllib.parse import urlencode
+
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
+from channels_app import access
 from research.forms import ReviewNoteForm, ReviewQueueFilter
 from research.models import ResearchTask
 from research.presentation import answer_markdown, ledger_view, plan_view
 from research.selectors import get_visible_task, user_tasks
-from research.services import analytics, feedback, review
+from research.services import analytics, feedback, notifications, review
 from uedu_dr.errors import ServiceError
 
 
@@ -40,7 +44,7 @@ def _reviewers_only(request) -> None:
 @require_GET
 def result(request, task_uuid):
     task = _task_or_404(request, task_uuid)
-    analytics.record_result_view(task, request.user)
+    analytics.record_result_view(task, request.user, via_share=request.GET.get("s"))
     return _result_page(request, task)
 
 
@@ -56,6 +60,9 @@ def _result_page(request, task: ResearchTask, *, review_form: ReviewNoteForm | N
         "can_review": reviewer,
         "review_form": review_form if reviewer else None,
         "feedback_rows": list(task.feedback.select_related("user").order_by("-created_at")) if reviewer else [],
+        # The owner copies the share link; the teacher may flag the result as misused.
+        "share_url": share_url(request, task) if task.user_id == request.user.pk and not task.is_replay else "",
+        "can_flag_misuse": task.user_id != request.user.pk and access.reads_content_in(request.user, task.channel),
     }
     return render(request, "research/result.html", context, status=status)
 
@@ -114,6 +121,26 @@ def download(request, task_uuid):
     return response
 
 
+def share_url(request, task: ResearchTask) -> str:
+    return request.build_absolute_uri(task_url(task) + "?" + urlencode({"s": analytics.share_token(task)}))
+
+
+@login_required
+@require_POST
+def misuse_flag(request, task_uuid):
+    """The channel's teacher flags (or clears) a result as misused (a learning-analytics signal)."""
+    task = _task_or_404(request, task_uuid)
+    try:
+        analytics.flag_misuse(task, request.user, note=request.POST.get("note", ""), flagged=request.POST.get("flagged") != "0")
+    except ServiceError as exc:
+        if exc.status == 403:
+            raise PermissionDenied from None
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, gettext("Misuse flag saved."))
+    return redirect(reverse("research_result", args=[task.task_uuid]) + "#misuse")
+
+
 def task_url(task: ResearchTask) -> str:
     return reverse("research_result", args=[task.task_uuid])
 
@@ -136,17 +163,37 @@ class HistoryFilter(forms.Form):
         label=_("Per page"), required=False, coerce=int, empty_value=20,
         choices=[(n, str(n)) for n in PAGE_SIZES],
     )
+    q = forms.CharField(label=_("Question contains"), required=False, max_length=200, strip=True)
 
 
 @login_required
 @require_GET
 def my_history(request):
     form = HistoryFilter(request.GET or None)
-    status, per_page = "", 20
+    status, per_page, search = "", 20, ""
     if form.is_bound and form.is_valid():
         status = form.cleaned_data["status"]
         per_page = form.cleaned_data["per_page"] or 20
-    tasks = user_tasks(request.user, status=status or None, limit=None)
+        search = form.cleaned_data["q"]
+    tasks = user_tasks(request.user, status=status or None, search=search, limit=None)
     page = Paginator(tasks, per_page).get_page(request.GET.get("page"))
-    query = {"status": status, "per_page": per_page}
-    return render(request, "research/my.html", {"form": form, "page": page, "query": query})
+    query = urlencode({"status": status, "per_page": per_page, "q": search})
+    return render(request, "research/my.html", {"form": form, "page": page, "query": query, "search": search})
+
+
+class NotificationForm(forms.Form):
+    email_when_done = forms.BooleanField(label=_("E-mail me when a research finishes"), required=False)
+
+
+@login_required
+def notification_settings(request):
+    """The user's own choice of the e-mail at the end of a research (off by default)."""
+    if request.method == "POST":
+        form = NotificationForm(request.POST)
+        if form.is_valid():
+            notifications.set_email_when_done(request.user, form.cleaned_data["email_when_done"])
+            messages.success(request, gettext("Notification settings saved."))
+            return redirect("research_notifications")
+    else:
+        form = NotificationForm(initial={"email_when_done": notifications.email_when_done(request.user)})
+    return render(request, "research/notifications.html", {"form": form})

@@ -1,19 +1,20 @@
 """Reads about research tasks, with the visibility rule in one place.
 
-Who may see a task: its owner, the channel's owner (teacher), a Super TA of that channel, and
-platform admins. Nobody else, on every endpoint, page and socket; everyone else gets 404."""
+Who may see a task: its owner, the channel's owner (teacher), a Super TA of that channel with a
+signed NDA on file for it (channels_app.access), and platform admins. Nobody else, on every endpoint, page and socket; everyone else gets 404."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
-from django.db.models import Case, Count, DecimalField, Exists, F, OuterRef, Q, QuerySet, Sum, Value, When
+from django.db.models import Case, Count, DecimalField, F, Q, QuerySet, Sum, Value, When
 from django.utils import timezone
 
-from channels_app.models import Membership
+from channels_app import access
 from quotas.models import CostReservation
 from quotas.services import cost_status
-from research.models import ResearchTask
+from research.models import AnswerFeedback, ResearchTask
 from uedu_dr.errors import ServiceError
 
 
@@ -22,8 +23,7 @@ def visible_tasks(user) -> QuerySet[ResearchTask]:
         return ResearchTask.objects.none()
     if user.is_superuser:
         return ResearchTask.objects.all()
-    super_ta = Membership.objects.filter(channel=OuterRef("channel"), user=user, role=Membership.Role.SUPER_TA)
-    return ResearchTask.objects.filter(Q(user=user) | Q(channel__owner=user) | Exists(super_ta))
+    return ResearchTask.objects.filter(Q(user=user) | access.content_reader_q(user))
 
 
 def can_view_task(user, task: ResearchTask) -> bool:
@@ -38,11 +38,37 @@ def get_visible_task(user, task_uuid) -> ResearchTask:
         raise ServiceError("not_found", "No such research task.", status=404) from None
 
 
-def user_tasks(user, *, status: str | None = None, limit: int = 20) -> QuerySet[ResearchTask]:
-    tasks = ResearchTask.objects.filter(user=user).select_related("channel").order_by("-created_at")
+def user_tasks(user, *, status: str | None = None, search: str = "", limit: int | None = 20) -> QuerySet[ResearchTask]:
+    """The user's own researches (never a replay), newest first; `search` keeps those whose question contains it."""
+    tasks = ResearchTask.objects.filter(user=user, is_replay=False).select_related("channel").order_by("-created_at")
     if status:
         tasks = tasks.filter(status=status)
+    if search.strip():
+        tasks = tasks.filter(user_question__icontains=search.strip())
     return tasks[:limit]
+
+
+@dataclass(frozen=True)
+class FeedbackGiven:
+    """What a reader has already said about one answer, so the page shows it after a reload."""
+
+    useful: bool | None = None  # their rating, if they gave one
+    reported: bool = False  # a problem reported with the whole answer
+    citations: frozenset[int] = frozenset()  # citations reported as "this source does not say this"
+
+
+def feedback_given(user, task: ResearchTask) -> FeedbackGiven:
+    if not user.is_authenticated:
+        return FeedbackGiven()
+    useful, reported, citations = None, False, set()
+    for rated, reason, number in AnswerFeedback.objects.filter(task=task, user=user).order_by("created_at").values_list(
+            "useful", "reason", "citation_number"):
+        useful = rated if rated is not None else useful
+        if reason == AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY and number is not None:
+            citations.add(number)
+        elif reason and rated is None:  # a "not useful" with its reason is the rating, not a report
+            reported = True
+    return FeedbackGiven(useful=useful, reported=reported, citations=frozenset(citations))
 
 
 def platform_dashboard(day=None) -> dict:

@@ -63,6 +63,12 @@ def js_strings() -> dict:
             "max_seconds": _("the time limit"),
             "tool_budget": _("the tool-call budget"),
         },
+        # The browser notification when a research ends while the student is in another tab.
+        "notify": {
+            "completed": _("Your Deep Research is ready"),
+            "failed": _("Your Deep Research stopped"),
+            "cancelled": _("Your Deep Research was cancelled"),
+        },
         "limit_hit": _("Reached %(reason)s: the answer is written from what was found so far."),
         "reconnecting": _("Connection lost; reconnecting…"),
         "cancelling": _("Cancelling…"),

@@ -4,10 +4,12 @@ from . import pages
 
 urlpatterns = [
     path("my", pages.my_history, name="research_my"),
+    path("notifications", pages.notification_settings, name="research_notifications"),
     path("review", pages.review_queue, name="research_review_queue"),
     path("feedback", pages.feedback_list, name="research_feedback"),
     path("task/<uuid:task_uuid>", pages.result, name="research_result"),
     path("task/<uuid:task_uuid>/answer.md", pages.download, name="research_download"),
     path("task/<uuid:task_uuid>/outcome", pages.outcome_fragment, name="research_outcome"),
     path("task/<uuid:task_uuid>/review", pages.review_note, name="research_review_note"),
+    path("task/<uuid:task_uuid>/misuse", pages.misuse_flag, name="research_misuse_flag"),
 ]

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
 
 import pytest
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
 from django.utils import translation
 
-from channels_app.models import Channel, Membership
+from channels_app.models import Channel, Membership, SuperTaNda
 from tests.support.factories import add_member, make_channel, make_user
 from tests.support.material_fixtures import celery_eager, fake_embeddings, index_file  # noqa: F401  (fixtures)
 
@@ -53,7 +58,7 @@ def personas(db) -> Personas:
     channel = make_channel(teacher, slug="course-a")
     other_teacher = make_user("t_other")
     other_channel = make_channel(other_teacher, slug="course-b")
-    return Personas(
+    personas = Personas(
         channel=channel,
         teacher=teacher,
         ta=add_member(channel, make_user("ta_a"), Membership.Role.TA),
@@ -65,6 +70,11 @@ def personas(db) -> Personas:
         other_super_ta=add_member(other_channel, make_user("sta_b"), Membership.Role.SUPER_TA),
         admin=make_user("root", superuser=True),
     )
+    # The personas' Super TAs have their NDA on file (without it they are ordinary TAs:
+    # tests/governance/test_super_ta_nda.py).
+    for user, in_channel in ((personas.super_ta, channel), (personas.other_super_ta, other_channel)):
+        SuperTaNda.objects.create(user=user, channel=in_channel, signed_on=date(2025, 9, 1))
+    return personas
 
 
 # --------------------------------------------------------------------------- the live stack
@@ -105,9 +115,23 @@ def fake_openalex():
     server.stop()
 
 
+# The mail the workers send (research-finished e-mails) lands here as files (uedu_dr.settings.test).
+MAIL_DIR = Path(tempfile.mkdtemp(prefix="uedu-test-mail-"))
+atexit.register(shutil.rmtree, MAIL_DIR, ignore_errors=True)
+
+
+def sent_mail(containing: str) -> list:
+    """The messages (email.message.Message) the workers wrote to MAIL_DIR that contain `containing`."""
+    import email
+
+    chunks = [chunk for path in sorted(MAIL_DIR.glob("*")) for chunk in path.read_bytes().split(b"-" * 79)]
+    return [email.message_from_bytes(chunk.strip()) for chunk in chunks if containing.encode() in chunk]
+
+
 # Every worker and daphne of the tests reaches the outside only through these fakes.
 def outside_world_env(scripted_llm, fake_openalex) -> dict:
     return {
+        "UEDU_TEST_MAIL_DIR": str(MAIL_DIR),
         "OPENAI_BASE_URL": scripted_llm.url,
         "UEDU_LLM_TIMEOUT_SECONDS": 10,
         "OPENALEX_BASE_URL": fake_openalex.url,

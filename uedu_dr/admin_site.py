@@ -14,6 +14,17 @@ class UeduAdminSite(admin.AdminSite):
     index_title = _("Administration")
     index_template = "admin/uedu_index.html"
 
+    def register(self, model_or_iterable, admin_class=None, **options):
+        """Every admin on this site refuses undeclared URL lookups (DeclaredLookupsOnly): the
+        project's admins derive from GuardedModelAdmin; third-party ones (users, groups, tokens,
+        beat schedules) get the guard mixed in here, so no registration can forget it."""
+        from channels_app.admin_scoping import DeclaredLookupsOnly
+
+        admin_class = admin_class or admin.ModelAdmin
+        if not issubclass(admin_class, DeclaredLookupsOnly):
+            admin_class = type(admin_class.__name__, (DeclaredLookupsOnly, admin_class), {"__module__": admin_class.__module__})
+        return super().register(model_or_iterable, admin_class, **options)
+
     def get_urls(self):
         # Imported here: the site is built before the apps' models are ready.
         from research.admin_views import cost_dashboard
@@ -26,5 +37,11 @@ class UeduAdminSite(admin.AdminSite):
     def index(self, request, extra_context=None):
         links = []
         if request.user.is_active and request.user.is_superuser:
+            from governance.export_requests import pending_requests
+
             links.append({"url": reverse("admin:cost_dashboard", current_app=self.name), "label": _("Platform cost dashboard")})
+            # The IRB delegate's queue: export requests waiting for a decision.
+            pending = pending_requests().count()
+            queue = reverse("admin:governance_exportrequest_changelist", current_app=self.name) + "?status__exact=pending"
+            links.append({"url": queue, "label": _("Export requests waiting for approval: %(n)d") % {"n": pending}})
         return super().index(request, {"uedu_links": links, **(extra_context or {})})

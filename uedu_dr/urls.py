@@ -14,6 +14,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/deep_research/", include("research.api.urls")),
+    path("deep_research/my/", include("governance.urls")),
     path("deep_research/", include("research.urls")),
     path("i18n/setlang/", set_language, name="set_language"),
     # Before the auth URLs: the same name and path, throttled (uedu_dr.login_throttle).

@@ -63,6 +63,14 @@ class Tool:
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
 
+    def validator(self):
+        """The arguments' validator, built once: `jsonschema.validate` checks the schema itself and
+        builds a validator on every call, which cost more CPU than the tool call's own work."""
+        cached = self.__dict__.get("_validator")
+        if cached is None:
+            cached = self.__dict__["_validator"] = jsonschema.validators.validator_for(self.parameters)(self.parameters)
+        return cached
+
 
 _PRIMITIVES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
@@ -207,10 +215,9 @@ class BoundToolbox:
         tool = self._tools.get(name)
         if tool is None:
             return ToolResult(error=f"unknown tool {name!r}")
-        try:
-            jsonschema.validate(args, tool.parameters)
-        except jsonschema.ValidationError as exc:
-            return ToolResult(error=f"invalid arguments for {name}: {exc.message[:200]}")
+        error = jsonschema.exceptions.best_match(tool.validator().iter_errors(args))
+        if error is not None:
+            return ToolResult(error=f"invalid arguments for {name}: {error.message[:200]}")
         try:
             result = tool.fn(self.ctx, **args)
         finally:

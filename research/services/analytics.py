@@ -1,20 +1,56 @@
-"""Learning-analytics signals recorded as students use results (see the README's governance notes)."""
+"""Learning-analytics signals recorded as people use results (computed ones are in
+learning_analytics.py, which documents each in its CODEBOOK)."""
 
 from __future__ import annotations
+
+import hmac
+import secrets
 
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from channels_app import access
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
+MAX_MISUSE_NOTE = 2000
 
-def record_result_view(task: ResearchTask, viewer) -> None:
-    """Sociomics: a view of the shared result page by someone other than its owner. Only the
-    count is kept, never who looked."""
-    if viewer.pk != task.user_id:
-        ResearchTask.objects.filter(pk=task.pk).update(shared_views=F("shared_views") + 1)
+
+def share_token(task: ResearchTask) -> str:
+    """The secret of the task's share link, made the first time its owner sees the page."""
+    if not task.share_token:
+        ResearchTask.objects.filter(pk=task.pk, share_token__isnull=True).update(share_token=secrets.token_urlsafe(16)[:22])
+        task.share_token = ResearchTask.objects.filter(pk=task.pk).values_list("share_token", flat=True).get()
+    return task.share_token
+
+
+def record_result_view(task: ResearchTask, viewer, *, via_share: str | None = None) -> bool:
+    """Sociomics: an opening of the result through its share link by someone other than its
+    owner (the caller has already checked that the viewer may see it). Only the count is kept,
+    never who looked. Openings without the link (a teacher browsing the queue) are not shares."""
+    if viewer.pk == task.user_id or not via_share or not task.share_token or task.is_replay:
+        return False
+    if not hmac.compare_digest(via_share.encode(), task.share_token.encode()):
+        return False
+    ResearchTask.objects.filter(pk=task.pk).update(shared_views=F("shared_views") + 1)
+    return True
+
+
+def flag_misuse(task: ResearchTask, user, *, note: str = "", flagged: bool = True) -> ResearchTask:
+    """A teacher (the channel's owner, a Super TA with an NDA, a platform admin) marks a result as
+    misused, or clears the mark."""
+    if task.user_id == user.pk or not access.reads_content_in(user, task.channel):
+        raise ServiceError("not_teacher", _("Only the channel's teacher can flag a result as misused."), status=403)
+    note = (note or "").strip()
+    if len(note) > MAX_MISUSE_NOTE:
+        raise ServiceError("note_too_long", _("The note is too long (at most %(n)d characters).") % {"n": MAX_MISUSE_NOTE})
+    if flagged:
+        ResearchTask.objects.filter(pk=task.pk).update(misuse_flagged_at=timezone.now(), misuse_flagged_by=user, misuse_note=note)
+    else:
+        ResearchTask.objects.filter(pk=task.pk).update(misuse_flagged_at=None, misuse_flagged_by=None, misuse_note="")
+    task.refresh_from_db()
+    return task
 
 
 def acknowledge_disclaimer(task: ResearchTask, user) -> ResearchTask:

@@ -42,7 +42,8 @@ def give_feedback(*, task: ResearchTask, user, useful: bool | None = None, reaso
         task=task, user=user, citation_number=citation_number,
         defaults={"useful": useful, "reason": reason, "note": note},
     )
-    credibility.record_report(feedback)
+    if not task.is_replay:  # a replay is an evaluation record: it never moves the source statistics
+        credibility.record_report(feedback)
     return feedback
 
 

@@ -36,7 +36,7 @@ def store(task: ResearchTask, result: ResearchResult) -> None:
         if unresolved and not task.needs_review:
             ResearchTask.objects.filter(pk=task.pk).update(needs_review=True)
             task.needs_review = True
-        save_metrics(task)
+        _upsert_metrics(task)
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -53,7 +53,8 @@ def compute_metrics(task: ResearchTask) -> dict:
     shown_conflicts = report.get("conflicts_shown", len(report.get("conflicts", [])))
     citations = len(task.citations_json or [])
     low = report.get("low_credibility_sources", 0)
-    tool_steps = [s for s in task.steps.all() if s.tool_name]
+    # Only the names: a step row also holds the tool's full result, which nothing here reads.
+    tool_steps = [name for name in task.steps.values_list("tool_name", flat=True) if name]
     return {
         "day": (task.finished_at or task.created_at).date(),
         "model_name": task.model_name or "unknown",
@@ -71,7 +72,7 @@ def compute_metrics(task: ResearchTask) -> dict:
         "low_credibility_citations": low,
         "low_credibility_share": _ratio(low, citations),
         "tool_calls": len(tool_steps),
-        "searches": sum(1 for s in tool_steps if "search" in s.tool_name),
+        "searches": sum(1 for name in tool_steps if "search" in name),
         "rounds": task.events.filter(type="action_thinking").count(),
         "tokens": task.tokens_used,
         "cost_usd": task.cost_usd,
@@ -82,6 +83,13 @@ def compute_metrics(task: ResearchTask) -> dict:
 
 
 def save_metrics(task: ResearchTask) -> ResearchMetrics:
+    _upsert_metrics(task)
+    return ResearchMetrics.objects.get(task=task)
+
+
+def _upsert_metrics(task: ResearchTask) -> None:
     values = compute_metrics(task)
-    metrics, _ = ResearchMetrics.objects.update_or_create(task=task, defaults=values)
-    return metrics
+    # One upsert statement (update_or_create is a locking read, then a write, in savepoints).
+    ResearchMetrics.objects.bulk_create(
+        [ResearchMetrics(task=task, **values)], update_conflicts=True, unique_fields=["task"], update_fields=list(values)
+    )

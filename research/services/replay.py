@@ -66,21 +66,27 @@ class RecordedToolbox:
         return queue.popleft() if len(queue) > 1 else queue[0]
 
 
-def replay_task(original: ResearchTask, *, model: str | None = None) -> ResearchTask:
+def replay_task(original: ResearchTask, *, run_by, model: str | None = None) -> ResearchTask:
+    """The replay belongs to `run_by`, a platform admin, never to the student: it is flagged
+    is_replay, writes no chat row, feeds no source statistics, and every learner-facing query
+    (history, chat, follow-up context, export) leaves it out."""
+    if not (run_by.is_active and run_by.is_superuser):
+        raise ServiceError("not_platform_admin", _("Only a platform admin can replay a research."), status=403)
     if not original.is_terminal or not original.steps.exists():
         raise ServiceError("not_replayable", _("Only a finished task with recorded steps can be replayed."))
     with transaction.atomic():
         task = ResearchTask.objects.create(
-            user=original.user,
+            user=run_by,
+            is_replay=True,
             channel=original.channel,
             user_question=original.user_question,
             trigger_mode=original.trigger_mode,
             language=original.language,
             replay_of=original,
         )
-        # A replay spends tokens like any research: it counts against the platform cap, not
-        # against the student's quota (the student did not ask for it).
-        quotas.reserve_cost(original.user, str(task.task_uuid), settlement.worst_case_cost())
+        # A replay spends tokens like any research: it counts against the platform cap, booked to
+        # the admin who ran it (the student did not ask for it).
+        quotas.reserve_cost(run_by, str(task.task_uuid), settlement.worst_case_cost())
         events.record_event(task.pk, task.task_uuid, "task_created",
                             {"question": task.user_question, "replay_of": str(original.task_uuid), "model": model or ""})
     toolbox = RecordedToolbox(original, runner.toolbox_for(original))

@@ -1,13 +1,13 @@
 """Human review of tasks whose conflicts stayed unresolved: the channel's teacher and Super TAs
-see them in a review queue and can add a note that the result page shows."""
+with an NDA on file see them in a review queue and can add a note that the result page shows."""
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from channels_app.models import Channel, Membership
+from channels_app import access
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
@@ -15,8 +15,8 @@ MAX_NOTE = 4000
 
 
 def reviewer_channels_filter(user) -> Q:
-    super_ta = Membership.objects.filter(channel=OuterRef("channel"), user=user, role=Membership.Role.SUPER_TA)
-    return Q(channel__owner=user) | Q(Exists(super_ta))
+    # The reviewers are the content readers: owner, or Super TA with an NDA on file.
+    return access.content_reader_q(user)
 
 
 def can_review(user, task: ResearchTask) -> bool:
@@ -28,13 +28,9 @@ def can_review(user, task: ResearchTask) -> bool:
 
 
 def reviews_any_channel(user) -> bool:
-    """Whether the user reviews anything at all: owns a channel, is a Super TA somewhere, or is a
+    """Whether the user reviews anything at all: owns a channel, is a Super TA with an NDA somewhere, or is a
     platform admin. Decides whether the review queue and feedback pages exist for them."""
-    if not user.is_authenticated:
-        return False
-    if user.is_superuser:
-        return True
-    return Channel.objects.filter(owner=user).exists() or Membership.objects.filter(user=user, role=Membership.Role.SUPER_TA).exists()
+    return access.reads_content_anywhere(user)
 
 
 def review_queue(user, *, include_reviewed: bool = False) -> QuerySet[ResearchTask]:

@@ -20,10 +20,10 @@ from django.utils.translation import gettext_lazy
 from channels_app.models import ChatLog
 from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, UsageMeter, run_research
 from agent.engine.llm import LLMError
-from research.models import ResearchStep, ResearchTask, TranscriptEntry
+from research.models import ResearchStep, ResearchTask
 from agent.tools import REGISTRY, ToolRegistry
 
-from . import assistant_policy, credibility, follow_up, events, plan_review, quality, settlement
+from . import assistant_policy, credibility, events, follow_up, notifications, plan_review, quality, settlement
 from .heartbeat import monitor
 from agent.llm_factory import llm_config
 
@@ -69,16 +69,26 @@ class TaskSink:
         with self._lock:
             self._pending.append(exchange)
 
+    # The writes below run several times per research in every worker thread; they are single
+    # hand-written statements (JSON serialised once, no ORM query building, no multi-row UNNEST
+    # arrays for psycopg to escape element by element): the ORM versions were about a third of
+    # the worker's CPU per research (bench/concurrency.py, docs/performance.md).
     def flush(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, []
             first = self._seq + 1
             self._seq += len(pending)
-        if pending:
-            TranscriptEntry.objects.bulk_create(
-                TranscriptEntry(task_id=self.task_id, seq=first + n, kind=e["kind"], role=e["role"], model=e["model"],
-                                request=_jsonable(e["request"]), response=_jsonable(e["response"]), seconds=e["seconds"])
-                for n, e in enumerate(pending)
+        if not pending:
+            return
+        rows, params = [], []
+        for n, e in enumerate(pending):
+            rows.append("(%s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, now())")
+            params += [self.task_id, first + n, e["kind"], e["role"], e["model"], _json(e["request"]), _json(e["response"]), e["seconds"]]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO deep_research_transcript (task_id, seq, kind, role, model, request, response, seconds, created_at) "
+                "VALUES " + ", ".join(rows),
+                params,
             )
 
     def emit(self, type: str, data: dict) -> None:
@@ -90,27 +100,44 @@ class TaskSink:
         events.record_event(self.task_id, self.task_uuid, type, _jsonable(data))
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
-        ResearchStep.objects.create(
-            task_id=self.task_id, index=index, round=round, phase=phase, tool_name=tool_name, args=_jsonable(args), status="running"
-        )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO deep_research_steps (task_id, index, round, phase, tool_name, args, status, result_preview, "
+                "result_full, error, duration_ms, tokens, created_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s::jsonb, 'running', '', NULL, '', 0, 0, now())",
+                [self.task_id, index, round, phase, tool_name, _json(args)],
+            )
 
     def step_finished(self, *, index, status, preview, full, error, duration_ms, tokens=0) -> None:
-        ResearchStep.objects.filter(task_id=self.task_id, index=index).update(
-            status=status,
-            result_preview=preview,
-            result_full=_jsonable(full),
-            error=error,
-            duration_ms=duration_ms,
-            tokens=tokens,
-        )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE deep_research_steps SET status = %s, result_preview = %s, result_full = %s::jsonb, error = %s, "
+                "duration_ms = %s, tokens = %s WHERE task_id = %s AND index = %s",
+                [status, preview, None if full is None else _json(full), error, duration_ms, tokens, self.task_id, index],
+            )
 
     def step_sources(self, *, index, source_ids) -> None:
-        step = ResearchStep.objects.filter(task_id=self.task_id, index=index).only("result_full").first()
-        if step is None or not step.result_full:
-            return
-        for source, source_id in zip(step.result_full.get("sources", []), source_ids):
-            source["id"] = source_id
-        ResearchStep.objects.filter(pk=step.pk).update(result_full=step.result_full)
+        # Number the step's stored sources with the engine's citation ids, in the database: one
+        # statement instead of reading the whole result back and writing it again.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                """
+                UPDATE deep_research_steps SET result_full = jsonb_set(result_full, '{sources}', (
+                    SELECT coalesce(jsonb_agg(CASE WHEN ids.id IS NULL THEN src.value
+                                                   ELSE src.value || jsonb_build_object('id', ids.id) END
+                                              ORDER BY src.n), '[]'::jsonb)
+                    FROM jsonb_array_elements(result_full -> 'sources') WITH ORDINALITY AS src(value, n)
+                    LEFT JOIN jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS ids(id, n) USING (n)
+                ))
+                WHERE task_id = %s AND index = %s AND jsonb_typeof(result_full -> 'sources') = 'array'
+                """,
+                [_json(list(source_ids)), self.task_id, index],
+            )
+
+
+def _json(value) -> str:
+    """Tool data may hold dates or decimals; store what JSON can hold."""
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _jsonable(value):
@@ -122,7 +149,10 @@ def _is_cancelled(task_id: int):
     # Read before every LLM and tool call: an indexed one-row lookup, and a cancel is honoured at
     # the very next step (a cached flag let a fast run finish after its cancel was requested).
     def check() -> bool:
-        return ResearchTask.objects.filter(pk=task_id, cancel_requested=True).exists()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT cancel_requested FROM deep_research_tasks WHERE id = %s", [task_id])
+            row = cursor.fetchone()
+        return bool(row and row[0])
 
     return check
 
@@ -248,9 +278,11 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
         task.refresh_from_db()
         close_open_steps(task, "cancelled" if result.status == "cancelled" else "failed")
         quality.store(task, result)
-        credibility.record_verdicts(task, result)
-        response = write_response_log(task)
-        data = {"response_log_id": response.pk, "stop_reason": result.stop_reason, "tokens": usage.total_tokens,
+        # A replay is an evaluation record: no source statistics, no row in anyone's chat.
+        response = None if task.is_replay else write_response_log(task)
+        if not task.is_replay:
+            credibility.record_verdicts(task, result)
+        data = {"response_log_id": response.pk if response else None, "stop_reason": result.stop_reason, "tokens": usage.total_tokens,
                 "cost_usd": float(task.cost_usd), "duration_seconds": task.duration_seconds}
         if result.status == "completed":
             data.update(citations=len(result.citations), limit_hit=result.limit_hit)
@@ -258,6 +290,8 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
             data.update(error=result.error[:500])
         events.record_event(task.pk, task.task_uuid, result.status, data)
         settlement.settle(task)
+        task_id = task.pk
+        transaction.on_commit(lambda: notifications.research_finished(task_id))  # the e-mail, if asked for
     return True
 
 

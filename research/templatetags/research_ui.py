@@ -7,7 +7,7 @@ import json
 from django import template
 from django.utils.html import json_script
 
-from research import presentation
+from research import presentation, selectors
 from research.rendering import render_markdown
 from research.services import review
 from research.ui_strings import js_strings
@@ -18,6 +18,12 @@ register = template.Library()
 @register.simple_tag(takes_context=True)
 def answer_view(context, task):
     return presentation.answer_view(task, context["request"].user)
+
+
+@register.simple_tag(takes_context=True)
+def feedback_given(context, task):
+    """What the reader already said about this answer (their buttons render in that state)."""
+    return selectors.feedback_given(context["request"].user, task)
 
 
 @register.simple_tag

@@ -1,52 +1,78 @@
-/* Shared helpers for every page: CSRF, translated strings, JSON requests. No UI text lives here:
-   the server renders translated strings into a JSON data block (#ui-strings). */
+/* Shared helpers for every page: translated strings, JSON requests, the one "disable → request →
+   show the message" step, HTML fragments with retry. No UI text lives here: the server renders
+   translated strings into a JSON data block (#ui-strings). */
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
-
   var stringsCache = null;
 
-  function strings() {
+  /* t("phase.planning") or t("quota_left", {remaining: 3, limit: 20}) */
+  function t(key, params) {
     if (stringsCache === null) {
       var node = document.getElementById("ui-strings");
       stringsCache = node ? JSON.parse(node.textContent) : {};
     }
-    return stringsCache;
-  }
-
-  /* t("phase.planning") or t("quota_left", {remaining: 3, limit: 20}) */
-  function t(key, params) {
-    var value = key.split(".").reduce(function (obj, part) { return obj && obj[part]; }, strings());
+    var value = key.split(".").reduce(function (obj, part) { return obj && obj[part]; }, stringsCache);
     if (typeof value !== "string") return key;
-    return value.replace(/%\((\w+)\)s/g, function (_, name) {
-      return params && params[name] !== undefined ? String(params[name]) : "";
-    });
+    return value.replace(/%\((\w+)\)s/g, function (_, name) { return params && params[name] !== undefined ? String(params[name]) : ""; });
   }
 
-  function csrfToken() {
-    var meta = document.querySelector('meta[name="csrf-token"]');
-    return meta ? meta.getAttribute("content") : "";
-  }
-
-  /* POST/GET returning {ok, status, data}; never throws for HTTP errors, only for network ones. */
-  function request(method, url, body, extraHeaders) {
-    var headers = { "Accept": "application/json", "X-CSRFToken": csrfToken() };
-    var init = { method: method, headers: headers, credentials: "same-origin" };
-    if (body !== undefined) {
-      headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify(body);
-    }
-    Object.keys(extraHeaders || {}).forEach(function (k) { headers[k] = extraHeaders[k]; });
+  /* GET/POST (JSON or FormData) returning {ok, status, data}; never throws for HTTP errors, only for network ones. */
+  function request(method, url, body) {
+    var csrf = document.querySelector('meta[name="csrf-token"]');
+    var init = { method: method, credentials: "same-origin", headers: { "Accept": "application/json", "X-CSRFToken": csrf ? csrf.content : "", "X-Requested-With": "fetch" } };
+    if (body instanceof FormData) init.body = body;
+    else if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
     return fetch(url, init).then(function (response) {
       var type = response.headers.get("Content-Type") || "";
       var read = type.indexOf("application/json") >= 0 ? response.json() : response.text();
-      return read.then(function (data) { return { ok: response.ok, status: response.status, data: data }; });
+      return read.then(function (data) { return { ok: response.ok, status: response.status, data: data, html: type.indexOf("text/html") >= 0 }; });
     });
   }
 
-  function errorMessage(result) {
-    if (result && result.data && result.data.error && result.data.error.message) return result.data.error.message;
-    return t("network_error");
+  /* The one way a control talks to the API: disabled while the request runs, enabled again if it
+     failed; resolves to {ok, status, data, message} where message is the API's own words or the
+     network error. */
+  function act(control, method, url, body) {
+    control.disabled = true;
+    return request(method, url, body).then(function (result) {
+      var error = result.data && result.data.error;
+      if (!result.ok) control.disabled = false;
+      result.message = result.ok ? "" : (error && error.message) || t("network_error");
+      return result;
+    }, function () {
+      control.disabled = false;
+      return { ok: false, status: 0, data: null, message: t("network_error") };
+    });
+  }
+
+  /* An HTML fragment's first element, from its markup. */
+  function parse(html) {
+    var template = document.createElement("template");
+    template.innerHTML = html.trim();
+    return template.content.firstElementChild;
+  }
+
+  /* GET a server-rendered fragment, retrying `tries` times a second apart. */
+  function fragment(url, tries) {
+    return request("GET", url).then(function (result) {
+      var node = result.ok && parse(result.data);
+      if (!node) throw new Error("HTTP " + result.status);
+      return node;
+    }).catch(function (error) {
+      if (!tries) throw error;
+      return new Promise(function (resolve) { window.setTimeout(resolve, 1000); }).then(function () { return fragment(url, tries - 1); });
+    });
+  }
+
+  /* "m:ss" of a number of seconds (the card's elapsed time, the plan review's countdown). */
+  function clock(seconds) {
+    return Math.floor(seconds / 60) + ":" + ("0" + (seconds % 60)).slice(-2);
+  }
+
+  /* A fresh copy of a <template data-role="…"> inside root (the page renders translated rows). */
+  function row(root, name) {
+    return root.querySelector('template[data-role="' + name + '"]').content.firstElementChild.cloneNode(true);
   }
 
   /* Forms marked data-autosubmit (the language switch) submit when a select changes. */
@@ -55,5 +81,5 @@
     if (form && form.hasAttribute("data-autosubmit")) form.submit();
   });
 
-  window.Uedu = { t: t, csrfToken: csrfToken, request: request, errorMessage: errorMessage };
+  window.Uedu = { t: t, request: request, act: act, parse: parse, fragment: fragment, clock: clock, row: row };
 })();

@@ -165,3 +165,35 @@ def test_the_migrations_index_is_the_one_vector_index_creates(db):
     assert vector_index.ensure_index(384) is True
     assert definition() == migrated
     assert vector_index.ensure_index(384) is False
+
+
+def _semantic_plan(channel_id: int, strategy: str) -> str:
+    sql = retrieval._semantic_sql(384, channel_id, strategy)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a 7-row table would otherwise be scanned
+        cursor.execute("EXPLAIN " + sql, {"vector": "[" + ",".join(["0.05"] * 384) + "]", "channel": channel_id,
+                                          "model": "sentence-transformers/all-MiniLM-L6-v2", "pool": 40})
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+def test_a_small_channel_is_searched_exactly_and_a_big_one_through_its_own_index(course, settings, personas, index_file):
+    channel, _ = course
+    retrieval.forget_strategies()
+    # Below the threshold: an exact scan of the channel's own rows, no HNSW index in the plan.
+    assert retrieval.semantic_strategy(channel.pk, 384) == retrieval.EXACT
+    assert "hnsw" not in _semantic_plan(channel.pk, retrieval.EXACT)
+    exact = [p.chunk_id for p in hybrid_search(channel.pk, "Bloom's taxonomy", k=5, use_lexical=False)]
+
+    # Past the threshold, indexing the next material gives the channel its own partial HNSW index.
+    settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS = 3
+    material = index_file(channel, personas.teacher, "more-notes.docx", docx_bytes(SECTIONS[:2]))
+    assert material.status == "ready", material.error
+    assert (384, channel.pk) in vector_index.channel_indexes()
+    assert retrieval.semantic_strategy(channel.pk, 384) == retrieval.CHANNEL_INDEX
+    assert vector_index.channel_index_name(384, channel.pk) in _semantic_plan(channel.pk, retrieval.CHANNEL_INDEX)
+    # Another channel's rows never come back through it, and the old passages are still found.
+    other = make_channel(owner=personas.teacher)
+    assert retrieval.semantic_strategy(other.pk, 384) == retrieval.EXACT
+    found = hybrid_search(channel.pk, "Bloom's taxonomy", k=5, use_lexical=False)
+    assert {p.chunk_id for p in found} >= set(exact[:1])
+    retrieval.forget_strategies()

@@ -55,6 +55,19 @@ def assert_citation_links_resolve(page: Page, task: ResearchTask) -> None:
 # --------------------------------------------------------------------------- forced research, live
 
 
+def cuttable_sockets(page: Page) -> list:
+    """The page's research WebSockets pass through the test, which can cut one as a network would
+    (both sides closed): cut the last one with sockets[-1]()."""
+    routes = []
+
+    def through(route):
+        server = route.connect_to_server()
+        routes.append(lambda: (server.close(), route.close()))
+
+    page.route_web_socket(re.compile(r"/ws/deep_research/"), through)
+    return routes
+
+
 def hold(llm, role: str) -> threading.Event:
     """The scripted LLM's `role` calls wait until the returned event is set, then answer as usual:
     the test decides how long a research stays in that phase."""
@@ -118,6 +131,7 @@ def test_the_student_watches_tool_calls_arrive_and_follows_a_citation(open_as, p
     reflected = hold(llm, "reflection")  # keeps the card up after the tool calls, until the test has looked
     task, here = start_here(monkeypatch, gated_registry(gate), user=personas.student, channel=personas.channel, question=COMPLEX)
     page = open_as(personas.student)
+    sockets = cuttable_sockets(page)
     wait_for(lambda: task.steps.filter(status="running").count() == 2, message="both tool calls to start")
     chat(page, personas)
 
@@ -132,7 +146,7 @@ def test_the_student_watches_tool_calls_arrive_and_follows_a_citation(open_as, p
 
     # The connection drops; what happens meanwhile is caught up once the card reconnects on its own.
     expect(card).to_have_attribute("data-connected", "true")
-    page.evaluate("document.querySelector('.dr-card').uedu.socket.close()")
+    sockets[-1]()
     expect(card.locator("[data-role=connection]")).to_have_text("連線中斷，正在重新連線…")
     gate.set()
     expect(steps.nth(1).locator(".step-status")).to_have_text("完成")

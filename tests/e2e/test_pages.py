@@ -91,6 +91,23 @@ def test_my_history_filters_by_status_and_opens_the_result(open_as, personas, ll
     expect(page.locator(".dr-status.status-cancelled")).to_be_visible()
 
 
+def test_my_history_searches_the_students_own_questions(open_as, personas, llm):
+    stored_research(personas.student, personas.channel, question="布魯姆分類法的六個層次")
+    stored_research(personas.student, personas.channel, question="學習分析的倫理")
+    stored_research(personas.other_student, personas.channel, question="布魯姆分類法與評量")  # not hers
+    page = open_as(personas.student)
+    page.goto("/deep_research/my")
+    expect(page.locator(".history-row")).to_have_count(2)
+    page.get_by_label("問題包含").fill("布魯姆")
+    page.get_by_role("button", name="顯示").click()
+    expect(page.locator(".history-row")).to_have_count(1)
+    expect(page.locator(".history-row")).to_contain_text("布魯姆分類法的六個層次")
+    expect(page.get_by_label("問題包含")).to_have_value("布魯姆")  # the search stays in the box
+    page.get_by_label("問題包含").fill("評量")
+    page.get_by_role("button", name="顯示").click()
+    expect(page.locator(".history")).to_contain_text("你的問題中沒有包含「評量」的。")
+
+
 def test_the_language_switch_changes_the_interface_to_english_and_back(open_as, personas, llm):
     page = open_as(personas.student)
     page.goto(f"/channels/{personas.channel.slug}/")

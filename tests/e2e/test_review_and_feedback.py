@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -157,6 +158,17 @@ def test_a_student_reports_an_answer_and_a_citation_and_the_teacher_sees_both(op
     expect(citation.locator(".reported")).to_have_text("已回報，謝謝。")
     rows = list(AnswerFeedback.objects.filter(task=task).order_by("pk").values_list("useful", "reason", "citation_number", "note"))
     assert rows == [(False, "wrong_fact", None, "第二句的年份不對。"), (None, "source_does_not_say", 2, "")]
+
+    # A reload shows what the student already said: they cannot rate or report [2] a second time.
+    student.reload()
+    expect(box.get_by_role("button", name="沒有幫助")).to_be_disabled()
+    expect(box.get_by_role("button", name="沒有幫助")).to_have_class(re.compile(r"\bchosen\b"))
+    expect(box.get_by_role("button", name="有幫助", exact=True)).to_be_disabled()
+    expect(box.locator("[data-role=feedback-status]")).to_have_text("謝謝你的回饋。")
+    citation.locator("summary").click()
+    expect(citation.locator(".reported")).to_have_text("已回報，謝謝。")
+    expect(citation.get_by_role("button", name="這個來源沒有這樣說")).to_have_count(0)
+    expect(answer.locator(f"#cite-{task.task_uuid.hex[:12]}-1").get_by_role("button", name="這個來源沒有這樣說", include_hidden=True)).to_have_count(1)
 
     teacher = open_as(personas.teacher)
     teacher.get_by_role("link", name="答案回饋").click()

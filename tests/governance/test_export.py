@@ -17,8 +17,8 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from channels_app.models import ChatLog
-from governance import export
-from governance.models import AppendOnlyError, ChannelConsent, ConsentWithdrawal, ExportAudit, Study, StudyResearcher
+from governance import export, export_requests
+from governance.models import AppendOnlyError, ChannelConsent, ConsentWithdrawal, ExportAudit, ExportRequest, Study, StudyResearcher
 from research.models import ResearchEvent, ResearchStep, ResearchTask
 from tests.support.factories import make_user
 
@@ -79,8 +79,11 @@ def study(db, personas):
         ResearchStep.objects.create(task=task, index=1, phase="action", tool_name="search_channel_materials",
                                     args={"query": question}, result_preview=f"found {answer}")
         ResearchEvent.objects.create(task=task, seq=1, type="reflection_done")
-        follow_up = ChatLog.objects.create(channel=p.channel, user=user, kind="request", content="那 Bloom 的 evaluate 呢？")
+        # One later question refers to the answer's source [1], one does not.
+        follow_up = ChatLog.objects.create(channel=p.channel, user=user, kind="request", content="那 [1] 說的 Bloom evaluate 呢？")
         _at(when + timedelta(hours=2), ChatLog, follow_up.pk)
+        unrelated = ChatLog.objects.create(channel=p.channel, user=user, kind="request", content="期中考範圍？")
+        _at(when + timedelta(hours=2, minutes=5), ChatLog, unrelated.pk)
         return task
 
     day = now - timedelta(days=10)
@@ -97,12 +100,21 @@ def study(db, personas):
     return p
 
 
-def _export(p, out: Path, *, study=PROTOCOL, researcher=None, start=None, end=None, fmt="both"):
-    start = start or (p.day - timedelta(days=1)).date()
-    end = end or timezone.localdate()
+def _approved_request(p, *, study=PROTOCOL, researcher=None, start=None, end=None, tables=DATASETS) -> ExportRequest:
+    """A request filed by the researcher and approved by the platform admin (the IRB delegate)."""
+    request = export_requests.file_export_request(
+        requester=researcher or p.researcher, study=Study.objects.get(protocol_number=study), purpose="Bloom levels by week",
+        tables=list(tables), date_from=start or (p.day - timedelta(days=1)).date(), date_to=end or timezone.localdate(),
+        consent_form_name="export-consent.pdf", consent_form=b"%PDF-1.4 signed export consent",
+    )
+    return export_requests.decide_export_request(export_request=request, decided_by=p.admin, approve=True, note="within the protocol")
+
+
+def _export(p, out: Path, *, study=PROTOCOL, researcher=None, start=None, end=None, fmt="both", request=None, tables=DATASETS):
+    request = request or _approved_request(p, study=study, start=start, end=end, tables=tables)
     call_command(
-        "export_research_data", "--study", study, "--from", start.isoformat(), "--to", end.isoformat(), "--out", str(out),
-        "--format", fmt, "--researcher", researcher or p.researcher.username, stdout=io.StringIO(),
+        "export_research_data", "--request", str(request.pk), "--out", str(out),
+        "--format", fmt, "--researcher", researcher or request.requested_by.username, stdout=io.StringIO(),
     )
     return out
 
@@ -151,15 +163,22 @@ def test_a_signed_researcher_exports_pseudonymised_redacted_files(study, tmp_pat
     steps = _csv(out / "steps.csv")
     assert {s["task"] for s in steps} == {t["task"] for t in tasks}
     chat = _csv(out / "chat_logs.csv")
-    assert len(chat) == 6 and {c["person"] for c in chat} == {t["person"] for t in tasks}
+    assert len(chat) == 8 and {c["person"] for c in chat} == {t["person"] for t in tasks}
     replies = [c for c in chat if c["kind"] == "response"]
     assert all(r["in_reply_to"].startswith("m_") for r in replies)
 
     signals = {s["task"]: s for s in _csv(out / "signals.csv")}
     mine = signals[alice["task"]]
     assert mine["bloom_level"] == "analyze" and mine["sub_questions"] == "2" and mine["reflection_rounds"] == "1"
-    assert mine["follow_ups_24h"] == "1" and mine["shared_views"] == "2" and mine["disclaimer_acknowledged"] == "True"
+    assert mine["follow_ups"] == "1" and mine["share_link_openings"] == "2" and mine["disclaimer_acknowledged"] == "True"
+    assert mine["misuse_flagged"] == "False" and mine["diffusion_mentions"] == "0"
     assert float(mine["language_complexity"]) > 0 and int(mine["question_chars"]) > 0
+    # The codebook in the manifest documents every signal column.
+    from governance.export import SIGNAL_COLUMNS
+
+    codebook = json.loads((out / "manifest.json").read_text())["codebook"]
+    assert set(codebook["signals"]) == set(SIGNAL_COLUMNS) - {"task", "person", "channel"}
+    assert "share link" in codebook["signals"]["share_link_openings"] and codebook["signals"]["diffusion_mentions"]
 
 
 def _jsonl_as_csv(rows):
@@ -176,10 +195,10 @@ def _jsonl_as_csv(rows):
 def test_the_audit_row_records_who_what_and_the_files_hashes(study, tmp_path):
     out = _export(study, tmp_path / "x")
 
-    audit = ExportAudit.objects.get(outcome="completed")
-    assert audit.requested_by == study.researcher and audit.study == study.study_obj
+    audit = ExportAudit.objects.get(action="export", outcome="completed")
+    assert audit.requested_by == study.researcher and audit.study == study.study_obj and audit.export_request.status == "exported"
     assert audit.filters["study"] == PROTOCOL and audit.filters["channels"] == ["course-a"]
-    assert audit.row_counts == {"tasks": 2, "steps": 2, "chat_logs": 6, "signals": 2}
+    assert audit.row_counts == {"tasks": 2, "steps": 2, "chat_logs": 8, "signals": 2}
     assert set(audit.file_hashes) == {f"{d}.{e}" for d in DATASETS for e in ("csv", "jsonl")}
     for name, digest in audit.file_hashes.items():
         assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
@@ -212,7 +231,7 @@ def test_a_student_who_withdrew_is_absent_from_every_file(study, tmp_path):
         assert "BOB-ONLY" not in path.read_text(encoding="utf-8-sig") and "量子糾纏" not in path.read_text(encoding="utf-8-sig")
     tasks = _csv(out / "tasks.csv")
     assert len(tasks) == 1 and len({row["person"] for row in _csv(out / "chat_logs.csv")}) == 1
-    assert ExportAudit.objects.get(outcome="completed").filters["withdrawn_students_excluded"] == 1
+    assert ExportAudit.objects.get(action="export", outcome="completed").filters["withdrawn_students_excluded"] == 1
 
 
 def test_a_global_withdrawal_counts_too(study, tmp_path):
@@ -242,27 +261,34 @@ def test_rows_written_while_consent_was_not_in_force_are_left_out(study, tmp_pat
     ],
 )
 def test_an_export_is_refused_and_audited(study, tmp_path, change, code):
+    request = _approved_request(study)
     change(study)
     with pytest.raises(CommandError, match=code):
-        _export(study, tmp_path / "x")
+        _export(study, tmp_path / "x", request=request)
     assert not (tmp_path / "x").exists() or not any((tmp_path / "x").iterdir())
-    refused = ExportAudit.objects.get()
+    refused = ExportAudit.objects.get(action="export")
     assert refused.outcome == "refused" and refused.refusal.startswith(code) and refused.file_hashes == {}
 
 
-def test_a_range_outside_the_approval_period_is_refused(study, tmp_path):
-    with pytest.raises(CommandError, match="outside_approval"):
-        _export(study, tmp_path / "x", start=date(2025, 7, 1))
-    with pytest.raises(CommandError, match="outside_approval"):
-        _export(study, tmp_path / "y", end=study.study_obj.approved_to + timedelta(days=1))
-    with pytest.raises(CommandError, match="bad_date_range"):
-        _export(study, tmp_path / "z", start=timezone.localdate(), end=timezone.localdate() - timedelta(days=2))
-    assert ExportAudit.objects.filter(outcome="refused").count() == 3 and not ExportAudit.objects.filter(outcome="completed").exists()
+def test_a_request_outside_the_approval_period_cannot_be_filed(study):
+    from uedu_dr.errors import ServiceError
+
+    for start, end, code in [
+        (date(2025, 7, 1), None, "outside_approval"),
+        (None, study.study_obj.approved_to + timedelta(days=1), "outside_approval"),
+        (timezone.localdate(), timezone.localdate() - timedelta(days=2), "bad_date_range"),
+    ]:
+        with pytest.raises(ServiceError) as refused:
+            _approved_request(study, start=start, end=end)
+        assert refused.value.code == code
+    assert not ExportRequest.objects.exists() and not ExportAudit.objects.exists()
 
 
-def test_someone_not_on_the_study_is_refused_even_a_platform_admin(study, tmp_path):
+def test_someone_else_cannot_use_a_researchers_approval_even_a_platform_admin(study, tmp_path):
+    request = _approved_request(study)
     with pytest.raises(CommandError, match="no_signed_agreement"):
-        _export(study, tmp_path / "x", researcher=study.admin.username)
+        _export(study, tmp_path / "x", researcher=study.admin.username, request=request)
+    assert ExportRequest.objects.get().status == "approved"  # not used up by the refusal
 
 
 def test_existing_files_are_never_overwritten(study, tmp_path):
@@ -278,7 +304,7 @@ def test_existing_files_are_never_overwritten(study, tmp_path):
 
 def test_the_audit_log_cannot_be_changed_or_deleted(study, tmp_path, client):
     _export(study, tmp_path / "x")
-    audit = ExportAudit.objects.get()
+    audit = ExportAudit.objects.get(action="export")
     audit.destination = "elsewhere"
     with pytest.raises(AppendOnlyError):
         audit.save()
@@ -292,21 +318,22 @@ def test_the_audit_log_cannot_be_changed_or_deleted(study, tmp_path, client):
     assert client.post(f"/admin/governance/exportaudit/{audit.pk}/change/", {"destination": "x"}).status_code == 403
     assert client.post(f"/admin/governance/exportaudit/{audit.pk}/delete/", {"post": "yes"}).status_code == 403
     assert client.get("/admin/governance/exportaudit/add/").status_code == 403
-    assert ExportAudit.objects.get().destination.startswith("command:")
+    assert ExportAudit.objects.get(action="export").destination.startswith("command:")
 
 
 # --------------------------------------------------------------------------- from the admin
 
 
 def test_a_researcher_exports_from_the_admin_and_gets_a_zip_that_passes_the_checks(study, client):
+    request = _approved_request(study)
     client.force_login(study.researcher)
     url = f"/admin/governance/study/{study.study_obj.pk}/export/"
-    response = client.post(url, {"date_from": (study.day - timedelta(days=1)).date().isoformat(), "date_to": timezone.localdate().isoformat(), "format": "both"})
+    response = client.post(url, {"export_request": request.pk, "format": "both"})
 
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
     files = {name: archive.read(name) for name in archive.namelist()}
-    audit = ExportAudit.objects.get(outcome="completed")
+    audit = ExportAudit.objects.get(action="export", outcome="completed")
     assert response["X-Export-Audit-Id"] == str(audit.pk) and audit.destination == "admin download"
     assert set(files) == set(audit.file_hashes) | {"manifest.json"}
     for name, digest in audit.file_hashes.items():
@@ -317,22 +344,22 @@ def test_a_researcher_exports_from_the_admin_and_gets_a_zip_that_passes_the_chec
 def test_the_admin_streams_the_zip_from_disk_with_the_members_of_the_export(study, client, tmp_path):
     """The zip is written to a temporary file and streamed in blocks, never built in memory;
     its bytes are a valid zip holding the same files, byte for byte, as the export itself."""
+    request = _approved_request(study)
     client.force_login(study.researcher)
     date_from = (study.day - timedelta(days=1)).date()
-    response = client.post(f"/admin/governance/study/{study.study_obj.pk}/export/",
-                           {"date_from": date_from.isoformat(), "date_to": timezone.localdate().isoformat(), "format": "csv"})
+    response = client.post(f"/admin/governance/study/{study.study_obj.pk}/export/", {"export_request": request.pk, "format": "csv"})
 
     assert response.status_code == 200 and response.streaming
+    slug = re.sub("[^A-Za-z0-9]+", "-", study.study_obj.protocol_number).strip("-")
     assert response["Content-Disposition"] == (
-        f'attachment; filename="uedu-{re.sub("[^A-Za-z0-9]+", "-", study.study_obj.protocol_number).strip("-")}-{date_from:%Y%m%d}-{timezone.localdate():%Y%m%d}.zip"')
+        f'attachment; filename="uedu-{slug}-{date_from:%Y%m%d}-{timezone.localdate():%Y%m%d}-r{request.pk}.zip"')
     blocks = list(response.streaming_content)
     body = b"".join(blocks)
     assert int(response["Content-Length"]) == len(body)
     archive = zipfile.ZipFile(io.BytesIO(body))
     assert archive.testzip() is None  # every member's CRC checks out
 
-    again = export.export_study(requester=study.researcher, study=study.study_obj, date_from=date_from,
-                                date_to=timezone.localdate(), fmt="csv", out_dir=tmp_path)
+    again = export.export_study(requester=study.researcher, export_request=_approved_request(study), fmt="csv", out_dir=tmp_path)
     assert sorted(archive.namelist()) == sorted([p.name for p in again.files] + ["manifest.json"])
     for path in again.files:
         assert archive.read(path.name) == path.read_bytes()
@@ -341,8 +368,7 @@ def test_the_admin_streams_the_zip_from_disk_with_the_members_of_the_export(stud
 
 
 def test_write_zip_writes_to_a_temporary_file_and_cleans_up(study, tmp_path):
-    result = export.export_study(requester=study.researcher, study=study.study_obj, date_from=(study.day - timedelta(days=1)).date(),
-                                 date_to=timezone.localdate(), fmt="jsonl", out_dir=tmp_path)
+    result = export.export_study(requester=study.researcher, export_request=_approved_request(study), fmt="jsonl", out_dir=tmp_path)
     with export.write_zip(result) as handle:
         assert handle.tell() == 0 and not isinstance(handle, io.BytesIO)
         archive = zipfile.ZipFile(handle)
@@ -351,10 +377,11 @@ def test_write_zip_writes_to_a_temporary_file_and_cleans_up(study, tmp_path):
 
 
 def test_the_admin_refuses_a_researcher_without_a_signed_agreement(study, client):
+    request = _approved_request(study)
     StudyResearcher.objects.filter(user=study.researcher).update(agreement_signed_on=None)
     client.force_login(study.researcher)
     url = f"/admin/governance/study/{study.study_obj.pk}/export/"
-    response = client.post(url, {"date_from": "2026-01-01", "date_to": timezone.localdate().isoformat(), "format": "csv"})
+    response = client.post(url, {"export_request": request.pk, "format": "csv"})
     assert response.status_code == 403 and response["Content-Type"].startswith("text/html")
     assert "研究者責任書" in response.content.decode()  # the refusal, in the default language
-    assert ExportAudit.objects.get().outcome == "refused"
+    assert ExportAudit.objects.get(action="export").outcome == "refused"

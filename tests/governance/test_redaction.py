@@ -47,3 +47,22 @@ def test_pseudonyms_are_stable_per_key_and_differ_across_keys():
     assert a.person(7) != a.person(8) and a.person(7).startswith("p_")
     with pytest.raises(ValueError):
         Pseudonymizer(b"")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # A one-character Chinese surname with its given name, known to the platform.
+        ("林安說要交報告", "[PERSON]說要交報告"),
+        # Anyone addressed with a title, known or not (outside the study's channels too).
+        ("黃大偉同學和歐陽娜娜學姊都來了", "[PERSON]同學和[PERSON]學姊都來了"),
+        ("問過林老師了", "問過[PERSON]老師了"),
+        # A two-letter romanised surname in a full name, either order; titled Latin names.
+        ("Wei Li and Li Wei met Prof. Ho and Dr Chen-Yu Wu", "[PERSON] and [PERSON] met [PERSON] and [PERSON]"),
+        # ...without eating words that merely contain it, nor a lone "Li" or "TA".
+        ("Wei Lin asked the TA; Li is a common name", "Wei Lin asked the TA; Li is a common name"),
+        ("請問各位同學，大家都說", "請問各位同學，大家都說"),
+    ],
+)
+def test_names_in_both_languages(text, expected):
+    assert Redactor(["林安", "Wei Li", "Li Wei", "Li"]).text(text) == expected

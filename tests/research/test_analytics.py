@@ -10,11 +10,15 @@ def _completed_task(personas, django_capture_on_commit_callbacks):
     return task
 
 
-def test_views_by_others_are_counted_without_the_owner(db, personas, django_capture_on_commit_callbacks):
+def test_openings_through_the_share_link_by_others_are_counted_without_the_owner(db, personas, django_capture_on_commit_callbacks):
     task = _completed_task(personas, django_capture_on_commit_callbacks)
-    analytics.record_result_view(task, personas.student)
-    analytics.record_result_view(task, personas.teacher)
-    analytics.record_result_view(task, personas.super_ta)
+    token = analytics.share_token(task)
+    assert analytics.share_token(task) == token  # made once
+    analytics.record_result_view(task, personas.student, via_share=token)  # the owner
+    analytics.record_result_view(task, personas.teacher, via_share=token)
+    analytics.record_result_view(task, personas.super_ta, via_share=token)
+    analytics.record_result_view(task, personas.teacher)  # browsing, not through the link
+    analytics.record_result_view(task, personas.teacher, via_share=token[:-1] + "x")  # a guessed link
     task.refresh_from_db()
     assert task.shared_views == 2
 

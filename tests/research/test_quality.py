@@ -76,7 +76,7 @@ def test_replaying_a_task_reproduces_its_structure_without_new_tool_calls(transa
         original = run_in_process(personas)
         assert original.citations_json
         tool_calls_before = ResearchStep.objects.count()
-        again = replay.replay_task(original)
+        again = replay.replay_task(original, run_by=personas.admin)
 
     report = replay.compare(original, again)
     assert again.replay_of == original and again.status == "completed"
@@ -94,7 +94,7 @@ def test_the_replay_command_prints_the_comparison(transactional_db, personas, ll
 
     with django_capture_on_commit_callbacks(execute=False):
         original = run_in_process(personas)
-        call_command("deep_research_replay", str(original.task_uuid), "--model", "other-model", "--json")
+        call_command("deep_research_replay", str(original.task_uuid), "--model", "other-model", "--json", "--by", personas.admin.username)
     report = json.loads(capsys.readouterr().out)
     assert report["original"] == str(original.task_uuid)
     replayed = ResearchTask.objects.get(task_uuid=report["replay"])
@@ -107,7 +107,7 @@ def test_a_replay_answers_unrecorded_calls_with_an_error_instead_of_calling_tool
     with django_capture_on_commit_callbacks(execute=False):
         original = run_in_process(personas)
         llm.reset(Scenario(tools_per_round=3))  # the replayed model asks for one more tool than was recorded
-        again = replay.replay_task(original)
+        again = replay.replay_task(original, run_by=personas.admin)
     errors = list(again.steps.filter(status="error").values_list("error", flat=True))
     assert errors == [replay.NOT_RECORDED]
 

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from channels_app.models import ChatLog
 from research.models import ResearchEvent, ResearchTask
-from research.services.signals import language_measures, task_signals
+from research.services.learning_analytics import CODEBOOK, language_measures, task_signals
 
 
 def test_language_measures_work_for_chinese_english_and_mixed_text():
@@ -34,22 +34,29 @@ def test_a_tasks_signals_come_from_what_it_stored(db, personas):
     for seq in (1, 2, 3):
         ResearchEvent.objects.create(task=task, seq=seq, type="reflection_done" if seq < 3 else "completed")
 
-    def later(hours, **fields):
-        row = ChatLog.objects.create(channel=personas.channel, kind="request", content="follow-up", **fields)
+    def later(hours, content, **fields):
+        row = ChatLog.objects.create(channel=personas.channel, kind="request", content=content, **fields)
         ChatLog.objects.filter(pk=row.pk).update(created_at=finished + timedelta(hours=hours))
 
-    later(1, user=personas.student)  # a follow-up
-    later(23, user=personas.student)  # a follow-up
-    later(25, user=personas.student)  # too late
-    later(2, user=personas.other_student)  # someone else
+    link = f"https://uedu.example/deep_research/task/{task.task_uuid}?s=abc"
+    later(1, "第 [2] 個來源說的是什麼？", user=personas.student)  # a follow-up: refers to its source [2]
+    later(3, f"再解釋 {task.task_uuid} 的結論", user=personas.student)  # a follow-up: names the task
+    later(4, "期中考範圍？", user=personas.student)  # a later question that does not refer to it
+    later(2, f"大家看 {link}", user=personas.other_student)  # diffusion, not a follow-up
+    later(5, f"老師分享 {link}", user=personas.teacher)  # diffusion
+    # A new research of the student ends this answer's turn: later questions refer to that one.
+    newer = ResearchTask.objects.create(user=personas.student, channel=personas.channel, user_question="新問題", trigger_mode="forced")
+    ResearchTask.objects.filter(pk=newer.pk).update(created_at=finished + timedelta(hours=6))
+    later(7, "那 [1] 呢？", user=personas.student)
 
     signals = task_signals(task)
 
     assert signals["bloom_level"] == "evaluate" and signals["bloom_confidence"] == 0.6
     assert signals["sub_questions"] == 3 and signals["plan_complexity"] == "complex"
     assert signals["reflection_rounds"] == 2
-    assert signals["follow_ups_24h"] == 2
-    assert signals["shared_views"] == 4
+    assert signals["follow_ups"] == 2 and signals["diffusion_mentions"] == 2
+    assert signals["share_link_openings"] == 4 and signals["misuse_flagged"] is False
+    assert set(signals) == set(CODEBOOK)  # every exported signal is documented
     assert signals["disclaimer_acknowledged"] is True and signals["disclaimer_ack_seconds"] == 90.0
     assert signals["question_chars"] == 13
 
@@ -57,4 +64,4 @@ def test_a_tasks_signals_come_from_what_it_stored(db, personas):
 def test_an_unfinished_task_has_no_follow_up_count(db, personas):
     task = ResearchTask.objects.create(user=personas.student, channel=personas.channel, user_question="q", trigger_mode="forced")
     signals = task_signals(task)
-    assert signals["follow_ups_24h"] is None and signals["disclaimer_acknowledged"] is False and signals["bloom_level"] == ""
+    assert signals["follow_ups"] is None and signals["diffusion_mentions"] is None and signals["disclaimer_acknowledged"] is False and signals["bloom_level"] == ""

@@ -434,9 +434,11 @@ def main() -> None:  # pragma: no cover - used by bench scripts
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per LLM call, every role")
     parser.add_argument("--action-rounds", type=int, default=1)
     parser.add_argument("--tools-per-round", type=int, default=2)
+    parser.add_argument("--sufficient-after", type=int, default=1, help="reflection says sufficient from this round on")
     parser.add_argument("--quirk", action="append", default=[], choices=sorted(QUIRKS), help="behave like a server with this quirk")
     args = parser.parse_args()
-    server = ScriptedLLM(Scenario(latency={"*": args.latency}, action_rounds=args.action_rounds, tools_per_round=args.tools_per_round)).start(args.port)
+    server = ScriptedLLM(Scenario(latency={"*": args.latency}, action_rounds=args.action_rounds, tools_per_round=args.tools_per_round,
+                                  sufficient_after=args.sufficient_after)).start(args.port)
     server.quirk(*args.quirk)
     print(server.url, flush=True)
     threading.Event().wait()

@@ -120,15 +120,27 @@ def test_everybody_else_gets_404_on_every_research_page(client, personas, who, p
     assert client.get(f"/deep_research/task/{task.task_uuid}{path}").status_code == 404
 
 
-def test_views_by_others_are_counted_and_the_owners_are_not(client, personas):
+def test_openings_of_the_share_link_by_others_who_may_see_it_are_counted(client, personas):
+    import re
+    from html import unescape
+
     task = stored_research(personas.student, personas.channel)
     client.force_login(personas.student)
-    client.get(f"/deep_research/task/{task.task_uuid}")
+    page = client.get(f"/deep_research/task/{task.task_uuid}").content.decode()
+    link = unescape(re.search(r'class="share-link" type="text" readonly value="([^"]+)"', page).group(1))
+    path = link.split("testserver", 1)[1]
+    client.get(path)  # the owner's own opening does not count
     client.force_login(personas.teacher)
-    client.get(f"/deep_research/task/{task.task_uuid}")
-    client.get(f"/deep_research/task/{task.task_uuid}")
+    client.get(path)
+    client.get(path)
+    client.get(f"/deep_research/task/{task.task_uuid}")  # not through the link
+    client.force_login(personas.other_student)  # may not see it: 404, not counted
+    assert client.get(path).status_code == 404
     task.refresh_from_db()
     assert task.shared_views == 2
+    # Only the owner is offered the link.
+    client.force_login(personas.teacher)
+    assert "share-link" not in client.get(path).content.decode()
 
 
 def test_only_the_owner_gets_the_i_understand_button(client, personas):

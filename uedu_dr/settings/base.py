@@ -193,6 +193,9 @@ MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "var" / "media"))
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="uedu-dr@localhost")
 ADMINS = [tuple(pair.split(":", 1)) for pair in env.list("ADMINS", default=[]) if ":" in pair]
+# The site's address as students reach it: the worker has no request to build links from, so the
+# e-mail that a research has finished links to its result page under this address.
+UEDU_SITE_URL = env.str("UEDU_SITE_URL", default="http://localhost:8000").rstrip("/")
 
 # --------------------------------------------------------------------------- security headers
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -513,6 +516,9 @@ UEDU_EMBEDDING_TIMEOUT_SECONDS = env.float("UEDU_EMBEDDING_TIMEOUT_SECONDS", def
 
 # Retrieval: HNSW candidate list size per query (recall against speed; see bench/retrieval.py).
 UEDU_RETRIEVAL_EF_SEARCH = _positive_int("UEDU_RETRIEVAL_EF_SEARCH", 100)
+# A channel with fewer chunks (of one dimension) is searched by an exact scan of its own rows; from
+# this size on it gets a partial HNSW index of its own (channels_app.vector_index, docs/retrieval.md).
+UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS = _positive_int("UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS", 5000)
 # Lexemes found in more than this share of all chunks only rank passages, they do not select them
 # (Elasticsearch's cutoff_frequency idea); 1 turns the cut-off off.
 UEDU_RETRIEVAL_COMMON_TERM_CUTOFF = env.float("UEDU_RETRIEVAL_COMMON_TERM_CUTOFF", default=0.01)

@@ -26,6 +26,10 @@ MEDIA_ROOT = Path(tempfile.mkdtemp(prefix="uedu-test-media-"))
 atexit.register(shutil.rmtree, MEDIA_ROOT, ignore_errors=True)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+# Workers the tests start write their mail to files the test can read (locmem stays in-process).
+if os.environ.get("UEDU_TEST_MAIL_DIR"):
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = os.environ["UEDU_TEST_MAIL_DIR"]
 DATABASES["default"]["TEST"] = {"NAME": f"test_uedu_dr_{os.getpid()}"}
 # A failed Bloom classification is retried after this many seconds (doubling): short in tests so
 # a real worker's retry is seen within a test.

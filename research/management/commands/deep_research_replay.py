@@ -19,8 +19,14 @@ class Command(BaseCommand):
         parser.add_argument("task_uuid")
         parser.add_argument("--model", help="use this model for every role instead of the configured ones")
         parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+        parser.add_argument("--by", required=True, help="username of the platform admin running the replay: it is theirs, never the student's")
 
-    def handle(self, *args, task_uuid, model, json: bool, **options):
+    def handle(self, *args, task_uuid, model, json: bool, by: str, **options):
+        from django.contrib.auth import get_user_model
+
+        run_by = get_user_model().objects.filter(username=by, is_active=True, is_superuser=True).first()
+        if run_by is None:
+            raise CommandError(f"No active platform admin {by!r}.")
         if not llm_configured():
             raise CommandError("No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server).")
         try:
@@ -28,7 +34,7 @@ class Command(BaseCommand):
         except (ResearchTask.DoesNotExist, ValueError):
             raise CommandError(f"No task {task_uuid}.") from None
         try:
-            new = replay.replay_task(original, model=model)
+            new = replay.replay_task(original, run_by=run_by, model=model)
         except ServiceError as exc:
             raise CommandError(exc.message) from None
         report = replay.compare(original, new)

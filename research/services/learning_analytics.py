@@ -7,24 +7,48 @@ export) and is always current: follow-up questions, for instance, keep arriving 
 - Cognomics: the Bloom level of the question (its request row), the number of sub-questions the
   planner made, the number of reflection rounds (reflection_done events).
 - Linguomics: the question's length and language complexity (language_measures below), and the
-  follow-up questions the same student asked in the same channel within FOLLOW_UP_WINDOW after
-  the answer.
-- Sociomics: views of the shared result by others (a count; who looked is never stored).
-- Ethicomics: whether, and how long after the answer, the student acknowledged the disclaimer.
+  follow-ups: questions the student asked in the same conversation (their chat in the channel)
+  after the answer, while it was their latest research there, that refer to it (its link or task
+  id, or one of its numbered sources "[N]").
+- Sociomics: openings of the result through the share link the student copied, by others who may
+  see it (a count; who looked is never stored); diffusion: later chat messages in the channel, by
+  anyone but the student, that reference the result (its link or task id).
+- Ethicomics: whether, and how long after the answer, the student acknowledged the disclaimer;
+  whether a teacher flagged the result as misused.
+
+CODEBOOK documents each column for the export's manifest. Replays are never counted.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import timedelta
-
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import CharField, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Cast, Coalesce
 
 from channels_app.models import ChatLog
 from research.models import ResearchEvent, ResearchTask
 
-FOLLOW_UP_WINDOW = timedelta(hours=24)
+CODEBOOK = {
+    "bloom_level": "Bloom level of the question (its chat request row's classification); empty if not classified",
+    "bloom_confidence": "the classifier's confidence in bloom_level, 0-1",
+    "sub_questions": "number of sub-questions the planner made",
+    "plan_complexity": "the planner's complexity label",
+    "reflection_rounds": "number of reflection rounds the research ran",
+    "question_chars": "characters of the question, whitespace excluded",
+    "question_tokens": "CJK characters + Latin words + numbers of the question",
+    "question_sentences": "sentences of the question",
+    "mean_sentence_tokens": "question_tokens / question_sentences",
+    "type_token_ratio": "distinct tokens / tokens (case-folded)",
+    "language_complexity": "mean_sentence_tokens x type_token_ratio",
+    "follow_ups": "questions by the same student in the same channel's chat after the answer, before their next research there, "
+                  "that refer to it (its link or task id, or a numbered source [N]); empty while there is no answer",
+    "share_link_openings": "openings of the result through the share link its student copied, by others who may see the result "
+                           "(teacher, Super TA with NDA, platform admin); the student's own openings are not counted",
+    "diffusion_mentions": "later chat messages in the channel, by anyone but its student, that contain the result's link or task id",
+    "misuse_flagged": "True if a teacher flagged the result as misused",
+    "disclaimer_acknowledged": "True if the student clicked 'I understand' under the answer's disclaimer",
+    "disclaimer_ack_seconds": "seconds from the answer to that click; empty if none",
+}
 
 # One token per CJK character (no segmenter is needed, and character diversity is the usual
 # lexical measure for Chinese learners' text), one per Latin word or number.
@@ -72,16 +96,33 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
         .annotate(n=Count("pk"))
         .values("n")
     )
+    # A reference to the result: its task id (which its link contains) in the text.
+    uuid_text = Cast(OuterRef("task_uuid"), output_field=CharField())
+    # A later research of the student in the channel ends this answer's turn as "the latest".
+    later_research = ResearchTask.objects.filter(
+        channel=OuterRef(OuterRef("channel")), user=OuterRef(OuterRef("user")), is_replay=False,
+        created_at__gt=OuterRef(OuterRef("finished_at")), created_at__lt=OuterRef("created_at"),
+    )
     follow_ups = (
         ChatLog.objects.filter(
             channel=OuterRef("channel"),
             user=OuterRef("user"),
             kind=ChatLog.Kind.REQUEST,
             created_at__gt=OuterRef("finished_at"),
-            created_at__lte=OuterRef("finished_at") + FOLLOW_UP_WINDOW,
         )
+        .exclude(Exists(later_research))
+        .filter(Q(content__contains=uuid_text) | Q(content__regex=r"\[[0-9]{1,3}\]"))
         .order_by()
-        .values("user")
+        .values("channel")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    diffusion = (
+        ChatLog.objects.filter(channel=OuterRef("channel"), created_at__gt=OuterRef("finished_at"), content__contains=uuid_text)
+        .exclude(user=OuterRef("user"))  # spreading means others: the student's own mentions are follow-ups
+        .exclude(deep_research_task=OuterRef("pk"))
+        .order_by()
+        .values("channel")
         .annotate(n=Count("pk"))
         .values("n")
     )
@@ -90,6 +131,7 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
         signal_bloom_confidence=Subquery(request_row.values("bloom_confidence")[:1]),
         signal_reflection_rounds=Coalesce(Subquery(reflections, output_field=IntegerField()), Value(0)),
         signal_follow_ups=Coalesce(Subquery(follow_ups, output_field=IntegerField()), Value(0)),
+        signal_diffusion=Coalesce(Subquery(diffusion, output_field=IntegerField()), Value(0)),
     )
 
 
@@ -115,10 +157,12 @@ def task_signals(task: ResearchTask) -> dict:
         "type_token_ratio": language["type_token_ratio"],
         "language_complexity": language["complexity"],
         # Counted only once the answer exists: "follow-ups" are questions after it.
-        "follow_ups_24h": task.signal_follow_ups if task.finished_at else None,
+        "follow_ups": task.signal_follow_ups if task.finished_at else None,
         # Sociomics
-        "shared_views": task.shared_views,
+        "share_link_openings": task.shared_views,
+        "diffusion_mentions": task.signal_diffusion if task.finished_at else None,
         # Ethicomics
+        "misuse_flagged": task.misuse_flagged_at is not None,
         "disclaimer_acknowledged": acknowledged is not None,
         "disclaimer_ack_seconds": (
             round((acknowledged - task.finished_at).total_seconds(), 1) if acknowledged and task.finished_at else None

@@ -1,0 +1,136 @@
+"""The README's screenshots, taken from a research a student could run on the demo course: the
+demo materials and catalogue searched by the real tools through a Celery worker, the progress
+card mid-research, the answer with its citations, and the claim ledger on the result page.
+
+The scripted LLM plans realistic sub-questions and writes each claim from its source's first
+sentence (Scenario.quote_sources), so every sentence shown comes from the demo data.
+With UEDU_WRITE_SCREENSHOTS=1 the pictures replace docs/chat-progress.png, docs/chat-answer.png
+and docs/result-ledger.png; otherwise they go to test-artifacts/ like every other screenshot."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from playwright.sync_api import expect
+
+from channels_app.models import Channel
+from research.models import ResearchTask
+from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.test_chat_page import hold
+from tests.support.factories import PASSWORD
+from tests.support.scripted_llm import Scenario, sources_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+QUESTION = "請整合課程教材與課程目錄，說明布魯姆分類法與檢索增強生成在本課程中的角色"
+SUB_QUESTIONS = [
+    "本課程教材如何介紹布魯姆分類法的六個認知層次？",
+    "教材中檢索增強生成（RAG）的原理與限制是什麼？",
+    "課程目錄中哪些課程與研究群涵蓋這兩個主題？",
+]
+
+
+def quotable(text: str, title: str) -> str:
+    """The first statement of a passage that reads as a sentence (slides and handouts also hold
+    titles, questions and arrows, and break lines mid-thought; catalogue entries start with their
+    name)."""
+    pieces = [re.sub(r"^(Description|Abstract|Summary): ", "", p.strip(" ·-–")) for p in re.split(r"[\n。！？!?⚠]|(?<=\.)\s", text)]
+    sentences = (p for p in pieces if 20 <= len(p) <= 120 and "→" not in p and p not in title and "[DEMO]" not in p
+                 and not re.match(r"^[A-Z][A-Za-z ]*: ", p))  # the entry's fields (University: …, Venue: …)
+    return next(sentences, pieces[0][:120]).rstrip(".")
+
+
+def picture(name: str) -> Path:
+    folder = DOCS if os.environ.get("UEDU_WRITE_SCREENSHOTS") == "1" else ARTIFACTS
+    folder.mkdir(exist_ok=True)
+    return folder / f"{name}.png"
+
+
+@pytest.fixture
+def demo(settings, transactional_db):
+    settings.DEBUG = True  # the demo loader refuses known passwords with DEBUG off
+    call_command("load_demo_data", verbosity=0)
+    student = get_user_model().objects.get(username="student1")
+    student.set_password(PASSWORD)  # open_as logs in with the tests' password
+    student.save()
+    return Channel.objects.get(slug="demo-course"), student
+
+
+def test_the_readme_screenshots_show_a_research_over_the_demo_course(open_as, demo, llm):
+    channel, student = demo
+    llm.reset(Scenario())
+
+    def action(body):
+        """One round of the calls a model would make: the materials, the course, the team's papers."""
+        if any(m["role"] == "assistant" for m in body["messages"]):
+            return {"content": "DONE"}
+        return {"tool_calls": [
+            {"name": "search_channel_materials", "arguments": {"query": "布魯姆分類法 Bloom 檢索增強生成 RAG 引用"}},
+            {"name": "get_course_overview", "arguments": {"course": "EDS101"}},
+            {"name": "list_uedu_team_papers", "arguments": {"query": "Bloom"}},
+        ]}
+
+    def planner(body):
+        plan = json.loads(llm._default("planner", body, None)["content"])
+        for sub, text in zip(plan["sub_questions"], SUB_QUESTIONS):
+            sub["question"] = text
+        return {"content": json.dumps(plan, ensure_ascii=False)}
+
+    def writer(body):
+        """A faithful writer: one sentence quoted from each source, cited (the verifier and the
+        entailment check then accept every claim, as they would a careful model's)."""
+        found = sources_in(body)
+        materials = [f for f in found if f[1].startswith("EDS101_")][:3]  # the demo materials' file names
+        found = materials + [f for f in found if not f[1].startswith("EDS101_")][:2]  # and the catalogue's course and paper
+        lines = ["## 布魯姆分類法與檢索增強生成在本課程中的角色", ""]
+        for source_id, title, text in found:
+            lines.append(f"- {quotable(text, title)} [{source_id}]。")
+        reply = {"answer": "\n".join(lines), "citations": [{"id": i} for i, _, _ in found], "conflicts": [], "counter_evidence": []}
+        return {"content": json.dumps(reply, ensure_ascii=False)}
+
+    def verifier(body):
+        verdicts = json.loads(llm._default("verifier", body, None)["content"])
+        for verdict in verdicts["verdicts"]:
+            verdict["reason"] = "來源段落原文即如此陳述。"
+        return {"content": json.dumps(verdicts, ensure_ascii=False)}
+
+    llm.on("action", action)
+    llm.on("planner", planner)
+    llm.on("verifier", verifier)
+    llm.on("synthesizer", writer)
+    reflected = hold(llm, "reflection")  # the card stays up, its tool calls done, for the picture
+
+    page = open_as(student)
+    page.goto(f"/channels/{channel.slug}/")
+    page.click("#dr-toggle")
+    page.fill("#message", QUESTION)
+    page.click("#send")
+    card = page.locator(".dr-card")
+    expect(card.locator("[data-role=subquestions] li")).to_have_count(3, timeout=60_000)
+    expect(card.locator("[data-role=step-list] li.status-ok")).to_have_count(3, timeout=60_000)
+    page.screenshot(path=str(picture("chat-progress")))
+    reflected.set()
+
+    task = ResearchTask.objects.get(user=student)
+    answer = page.locator(f'.dr-answer[data-task="{task.task_uuid}"]')
+    expect(answer).to_be_visible(timeout=90_000)
+    task.refresh_from_db()
+    assert task.status == "completed" and len(task.citations_json) >= 3
+    assert {c["source_tool"] for c in task.citations_json} == {"search_channel_materials", "get_course_overview", "list_uedu_team_papers"}
+    answer.locator('.answer-body a[href$="-1"]').first.click()  # one citation opened, as a reader would
+    expect(answer.locator(".citation details").first).to_have_attribute("open", "")
+    page.set_viewport_size({"width": 1280, "height": 1500})  # the whole answer above the composer
+    answer.screenshot(path=str(picture("chat-answer")))
+
+    page.goto(f"/deep_research/task/{task.task_uuid}")
+    ledger = page.locator("#ledger")
+    expect(ledger.locator(".claim")).not_to_have_count(0)
+    expect(ledger.locator(".claim.doubtful")).to_have_count(0)  # every claim backed by its source
+    ledger.screenshot(path=str(picture("result-ledger")))
