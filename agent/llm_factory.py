@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import ROUND_UP, Decimal
+from typing import Iterator
+
 from django.conf import settings
+
+from quotas import services as quotas
+from quotas.models import CostReservation
 
 from agent.engine.llm import LLMClient, LLMConfig, LLMNotConfigured, Recorder, UsageMeter
 
@@ -22,15 +30,60 @@ def llm_configured() -> bool:
     return bool(settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY)
 
 
-def make_client(meter: UsageMeter | None = None, recorder: Recorder | None = None) -> LLMClient:
-    return LLMClient(llm_config(), meter=meter, recorder=recorder)
+def make_client(meter: UsageMeter | None = None, recorder: Recorder | None = None, preamble: str = "") -> LLMClient:
+    return LLMClient(llm_config(), meter=meter, recorder=recorder, preamble=preamble)
 
 
-def ask_about_question(role: str, system_prompt: str, question: str, schema: dict, name: str, *, max_tokens: int) -> dict:
+@dataclass(frozen=True)
+class CallBound:
+    """The most one metered operation can spend: its calls, each within a prompt and an answer
+    token bound (the answer bound is sent as max tokens; the prompt bound follows from the
+    callers' character limits at no fewer than ~3 characters a token)."""
+
+    role: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+    def worst_case_usd(self) -> Decimal:
+        config = llm_config()
+        price_in, price_out = config.price(config.model_for(self.role))
+        usd = self.calls * (self.prompt_tokens * price_in + self.completion_tokens * price_out) / 1_000_000
+        return Decimal(str(usd)).quantize(Decimal("0.000001"), rounding=ROUND_UP)
+
+
+# Every kind of model call outside a Deep Research run (which reserves its own worst case per
+# task, research.services.settlement), with its bound. The README's cost-defence table lists them.
+CALL_BOUNDS = {
+    CostReservation.Kind.CHAT: CallBound("chat", calls=2, prompt_tokens=24_000, completion_tokens=4_000),
+    CostReservation.Kind.JUDGE: CallBound("judge", calls=1, prompt_tokens=2_000, completion_tokens=400),
+    CostReservation.Kind.CONTEXT: CallBound("context", calls=1, prompt_tokens=2_000, completion_tokens=600),
+    CostReservation.Kind.BLOOM: CallBound("bloom", calls=1, prompt_tokens=2_000, completion_tokens=500),
+}
+
+
+@contextmanager
+def metered_client(kind: str, *, user, daily_limit: int | None = None, preamble: str = "") -> Iterator[LLMClient]:
+    """A client for one operation of `kind`, paid for against the platform's daily cap: the
+    worst case is reserved before any request is sent (ServiceError 503 when the cap is reached,
+    429 when the user's own daily budget for this kind is used) and settled at the metered cost
+    when the operation ends, whether it succeeded or not."""
+    reference = quotas.reserve_call(user, kind, CALL_BOUNDS[kind].worst_case_usd(), daily_limit=daily_limit)
+    meter = UsageMeter()
+    try:
+        yield make_client(meter=meter, preamble=preamble)
+    finally:
+        quotas.settle_cost(reference, Decimal(str(round(meter.total.cost_usd, 6))))
+
+
+def ask_about_question(kind: str, system_prompt: str, question: str, schema: dict, name: str, *, user,
+                       max_tokens: int) -> dict:
     """One light structured call about a student's question (the judge, the context check, the
-    Bloom classifier). Raises LLMError; each caller decides what a failure means for it."""
+    Bloom classifier), metered against the daily cap for `user`. Raises LLMError, or
+    ServiceError when the cap refuses it; each caller decides what a failure means for it."""
     messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": f"Student's question:\n{question}"}]
-    return make_client().structured(role, messages, schema, name, max_tokens=max_tokens)
+    with metered_client(kind, user=user) as client:
+        return client.structured(CALL_BOUNDS[kind].role, messages, schema, name, max_tokens=max_tokens)
 
 
 def require_llm() -> None:

@@ -11,6 +11,7 @@ from .models import Channel
 
 SYSTEM_PROMPT_MAX_CHARS = 4000
 MAX_DOMAINS = 200
+COUNTRY = re.compile(r"^[a-z]{2}$")
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 
 
@@ -70,13 +71,14 @@ class DeepResearchSettingsForm(forms.ModelForm):
     class Meta:
         model = Channel
         fields = ["deep_research_enabled", "web_tools_enabled", "web_allowed_domains", "web_denied_domains",
-                  "auto_suggest_threshold", "plan_review", "system_prompt"]
+                  "auto_suggest_threshold", "plan_review", "scholarly_extra_countries", "system_prompt"]
         labels = {
             "deep_research_enabled": _("Enable Deep Research in this channel"),
             "web_tools_enabled": _("Allow web tools (search and fetch pages on the open web)"),
             "web_allowed_domains": _("Only these web domains"),
             "web_denied_domains": _("Never these web domains"),
             "plan_review": _("Plan review by the student"),
+            "scholarly_extra_countries": _("Also search scholarly papers from these countries"),
         }
         help_texts = {
             "deep_research_enabled": _("Students see the teal magnifier button in the chat box only when this is on."),
@@ -92,6 +94,16 @@ class DeepResearchSettingsForm(forms.ModelForm):
 
     def clean_web_allowed_domains(self):
         return clean_domain_list(self.cleaned_data.get("web_allowed_domains", ""))
+
+    def clean_scholarly_extra_countries(self):
+        codes = [c.strip().lower() for c in (self.cleaned_data.get("scholarly_extra_countries") or "").split(",") if c.strip()]
+        bad = [c for c in codes if not COUNTRY.match(c)]
+        if bad:
+            raise forms.ValidationError(
+                _("Not a two-letter country code: %(codes)s. Write codes like us, gb, separated by commas."),
+                code="invalid_country", params={"codes": ", ".join(bad[:5])},
+            )
+        return ",".join(dict.fromkeys(codes))
 
     def clean_web_denied_domains(self):
         return clean_domain_list(self.cleaned_data.get("web_denied_domains", ""))

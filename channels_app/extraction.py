@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import io
 import logging
+import multiprocessing
+import resource
 import zipfile
 from dataclasses import dataclass
 from pathlib import PurePath
 
 import docx
 import pptx
+from django.conf import settings
 from django.utils.translation import gettext as _
 from docx.table import Table
 from pptx.enum.shapes import MSO_SHAPE_TYPE
@@ -98,25 +101,79 @@ def sniff(name: str, data: bytes) -> str:
     return kind
 
 
+class _Encrypted(Exception):
+    """Raised inside the extraction process, which has no Django settings for translations."""
+
+
 def extract(kind: str, data: bytes) -> list[Unit]:
     """Numbered units with their raw text; units without text are left out.
 
-    Raises MaterialError('encrypted' | 'corrupt' | 'empty')."""
-    reader = {"pdf": _pdf_units, "docx": _docx_units, "pptx": _pptx_units}[kind]
-    try:
-        units = [u for u in reader(data) if u.text.strip()]
-    except MaterialError:
-        raise
-    except Exception as exc:  # parsers raise anything (KeyError, lxml errors, struct.error…) on damaged files
-        # (The parsers are imported at module level so that an ImportError is never taken for this.)
-        log.info("unreadable %s: %r", kind, exc)
-        raise MaterialError(
-            "corrupt", _("The file is damaged and could not be read (%(detail)s).") % {"detail": _short(exc)}
-        ) from exc
+    The parsing runs in a child process with a memory ceiling (UEDU_EXTRACTION_MAX_MEMORY_MB) and
+    a deadline (UEDU_EXTRACTION_TIMEOUT_SECONDS): a crafted PDF or Office file that makes a parser
+    allocate without end or loop for ever fails that one material, never the worker that runs
+    many researches and indexings in threads.
+
+    Raises MaterialError('encrypted' | 'corrupt' | 'too_large' | 'empty')."""
+    outcome = _run_bounded(kind, data)
+    if outcome[0] == "encrypted":
+        raise MaterialError("encrypted", _("The PDF is password-protected. Remove the password and upload it again."))
+    if outcome[0] == "error":
+        # Parsers raise anything (KeyError, lxml errors, struct.error…) on damaged files.
+        log.info("unreadable %s: %s", kind, outcome[1])
+        raise MaterialError("corrupt", _("The file is damaged and could not be read (%(detail)s).") % {"detail": outcome[1]})
+    if outcome[0] == "memory":
+        raise MaterialError("too_large", _("Reading the file needs more than %(mb)d MB of memory; split it into smaller files.")
+                            % {"mb": settings.UEDU_EXTRACTION_MAX_MEMORY_MB})
+    if outcome[0] == "timeout":
+        raise MaterialError("too_large", _("Reading the file takes longer than %(s)d seconds; split it into smaller files.")
+                            % {"s": settings.UEDU_EXTRACTION_TIMEOUT_SECONDS})
+    units = [Unit(number, text) for number, text in outcome[1] if text.strip()]
     if not units:
         hint = _(" A scanned PDF needs text recognition (OCR) before it can be indexed.") if kind == "pdf" else ""
         raise MaterialError("empty", _("No text could be extracted from the file.") + hint)
     return units
+
+
+def _run_bounded(kind: str, data: bytes) -> tuple:
+    """("ok", [(number, text)…]) | ("encrypted",) | ("error", detail) | ("memory",) | ("timeout",)"""
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: never fork a threaded worker
+    receiver, sender = context.Pipe(duplex=False)
+    limit = settings.UEDU_EXTRACTION_MAX_MEMORY_MB * 1024 * 1024
+    child = context.Process(target=_extract_in_child, args=(kind, data, sender, limit), name=f"extract-{kind}")
+    child.start()
+    sender.close()
+    try:
+        if not receiver.poll(settings.UEDU_EXTRACTION_TIMEOUT_SECONDS):
+            return ("timeout",)
+        try:
+            return receiver.recv()
+        except EOFError:  # the child died without a word
+            child.join(5)
+            if child.exitcode is not None and child.exitcode < 0:
+                return ("memory",)  # killed by a signal: the kernel's OOM killer, past the ceiling
+            return ("error", f"the extraction process stopped (exit code {child.exitcode})")
+    finally:
+        receiver.close()
+        if child.is_alive():
+            child.kill()
+        child.join(5)
+
+
+def _extract_in_child(kind: str, data: bytes, sender, memory_limit: int) -> None:
+    # The ceiling counts the interpreter and the parsers' libraries too (~150 MB); the setting
+    # leaves room for them.
+    resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    reader = {"pdf": _pdf_units, "docx": _docx_units, "pptx": _pptx_units}[kind]
+    try:
+        outcome = ("ok", [(u.number, u.text) for u in reader(data)])
+    except _Encrypted:
+        outcome = ("encrypted",)
+    except MemoryError:
+        outcome = ("memory",)
+    except Exception as exc:
+        outcome = ("error", _short(exc))
+    sender.send(outcome)
+    sender.close()
 
 
 def _short(exc: Exception) -> str:
@@ -137,9 +194,7 @@ def _pdf_units(data: bytes) -> list[Unit]:
         except (DependencyError, FileNotDecryptedError, NotImplementedError):
             opened = False
         if not opened:
-            raise MaterialError(
-                "encrypted", _("The PDF is password-protected. Remove the password and upload it again.")
-            )
+            raise _Encrypted()
     return [Unit(number, page.extract_text() or "") for number, page in enumerate(reader.pages, start=1)]
 
 

@@ -47,6 +47,12 @@ class Channel(models.Model):
     web_denied_domains = models.TextField(
         _("denied web domains"), blank=True, help_text=_("One domain per line. Web sources from these domains are never used.")
     )
+    scholarly_extra_countries = models.CharField(
+        _("extra countries for scholarly search"),
+        max_length=200,
+        blank=True,
+        help_text=_("Two-letter country codes, separated by commas, searched besides the platform's default countries."),
+    )
     system_prompt = models.TextField(
         _("system prompt"),
         blank=True,
@@ -75,6 +81,11 @@ class Channel(models.Model):
     @property
     def denied_domains(self) -> tuple[str, ...]:
         return self._domains(self.web_denied_domains)
+
+    @property
+    def extra_countries(self) -> tuple[str, ...]:
+        codes = (c.strip().lower() for c in self.scholarly_extra_countries.replace("\n", ",").split(","))
+        return tuple(dict.fromkeys(c for c in codes if len(c) == 2 and c.isalpha()))
 
 
 class Membership(models.Model):
@@ -165,6 +176,9 @@ class ChatLog(models.Model):
     bloom_confidence = models.FloatField(_("Bloom confidence"), null=True, blank=True)
     bloom_rationale = models.TextField(_("Bloom rationale"), blank=True)
     bloom_attempts = models.PositiveSmallIntegerField(default=0)
+    # An ordinary chat answer's numbered sources (the [N] of its text), in the shape of a research
+    # answer's citations, so the bubble shows them the same way. Empty for answers without tools.
+    citations_json = models.JSONField(_("citations"), default=list, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True, db_index=True)
 
     class Meta:

@@ -62,7 +62,7 @@ def send(request, slug):
     text = request.POST.get("message", "")
     try:
         # Each message costs one or two LLM calls: a per-user rate limit like the API's.
-        enforce_rate(request, "classroomgpt.chat", settings.UEDU_CHAT_RATE)
+        enforce_rate(request, "classroomgpt.chat", settings.UEDU_CHAT_RATE, fail_closed=True)
         exchange = send_chat_message(user=request.user, channel=channel, message=text)
     except AssistantUnavailable as exc:
         if _is_fetch(request):
@@ -71,8 +71,12 @@ def send(request, slug):
         return redirect(reverse("channel_chat", args=[channel.slug]) + "#composer")
     except ServiceError as exc:
         if _is_fetch(request):
-            return JsonResponse(exc.as_json(), status=exc.status)
-        return _chat_page(request, channel, error=exc.message, draft=text, status=exc.status)
+            response = JsonResponse(exc.as_json(), status=exc.status)
+        else:
+            response = _chat_page(request, channel, error=exc.message, draft=text, status=exc.status)
+        if exc.retry_after:  # the daily chat budget and the cost cap say when to come back
+            response["Retry-After"] = str(exc.retry_after)
+        return response
     turn = Turn("chat", question=exchange.request, answer=exchange.response)
     if _is_fetch(request):
         return render(request, "chat/_turn.html", {"turn": turn})

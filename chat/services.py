@@ -7,32 +7,33 @@ round, then the answer. Both rows go to the chat log (type 'chat')."""
 
 from __future__ import annotations
 
-import json
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-from channels_app.models import Channel, ChatLog
 from agent.engine import prompts
-from agent.engine.answer import scrub_links
+from agent.engine.answer import marker_ids, rewrite_markers, scrub_links
+from agent.engine.boundaries import url_observed, url_permitted
 from agent.engine.llm import LLMError
-from agent.engine.sources import neutralise, render_source
-from research.models import ResearchTask
-from research.services.lifecycle import check_member, validate_question
-from agent.llm_factory import make_client
-from research.services.runner import question_language
-from agent.tools import REGISTRY, ToolContext
+from agent.engine.sources import SourceRegistry, neutralise, render_tool_result
+from agent.engine.types import Source
+from agent.llm_factory import metered_client
+from agent.tools import REGISTRY
 from agent.tools.registry import BoundToolbox, ToolRegistry
+from channels_app.models import Channel, ChatLog
+from quotas.models import CostReservation
+from quotas.roles import chat_daily_limit
+from research.models import ResearchTask
+from research.services import assistant_policy, follow_up
+from research.services.lifecycle import check_member, validate_question
+from research.services.runner import question_language
 from uedu_dr.errors import ServiceError
 
 log = logging.getLogger(__name__)
 
-# How much of the conversation goes back to the model with each new message.
-HISTORY_ROWS = 20
-HISTORY_CHARS = 24_000
-ANSWER_CHARS = 8_000
+HISTORY_ROWS = follow_up.HISTORY_ROWS
 MAX_TOOL_CALLS = 4
 
 # Must not start like any research phase's prompt: the scripted test LLM tells roles apart by it.
@@ -46,7 +47,6 @@ by their numbers.
 
 """ + prompts.UNTRUSTED_RULES
 
-TEACHER_RULES = "\n\nThe course teacher's instructions for this channel (follow them):\n{rules}"
 
 
 class AssistantUnavailable(ServiceError):
@@ -64,66 +64,123 @@ class ChatExchange:
 
 
 def send_chat_message(*, user, channel: Channel, message: str, registry: ToolRegistry = REGISTRY) -> ChatExchange:
-    """Store the message, ask the model (one round of tools at most), store the answer.
-    `registry` is the product's shared tool registry unless a caller brings its own."""
+    """Store the message, ask the model (one round of tools at most), store the answer with the
+    sources its markers point at. `registry` is the product's shared tool registry unless a caller
+    brings its own.
+
+    Runs under the same policy as Deep Research (research.services.assistant_policy): the
+    channel's web rules and the admin's pins in the tool context, the observed-URL rule for
+    fetch_url, the teacher's usage rules on every call; and it is paid for like research: the
+    user's daily chat budget (429) and the platform's daily cap (503) are checked, and the worst
+    case reserved, before anything is stored or sent."""
     message = validate_question(message)
     check_member(user, channel)
-    history = conversation_context(user, channel)  # before the new row, which goes in last
-    request = ChatLog.objects.create(
-        channel=channel, user=user, kind=ChatLog.Kind.REQUEST, type=ChatLog.Type.CHAT, content=message
-    )
-    messages = [{"role": "system", "content": system_prompt(channel)}, *history, {"role": "user", "content": message}]
-    toolbox = registry.bind(
-        ToolContext(
-            user_id=user.pk,
-            channel_id=channel.pk,
-            web_tools_enabled=channel.web_tools_enabled,
-            language=question_language(message),
+    language = question_language(message)
+    with metered_client(CostReservation.Kind.CHAT, user=user, daily_limit=chat_daily_limit(user),
+                        preamble=assistant_policy.teacher_rules(channel)) as client:
+        history = conversation_context(user, channel)  # before the new row, which goes in last
+        request = ChatLog.objects.create(
+            channel=channel, user=user, kind=ChatLog.Kind.REQUEST, type=ChatLog.Type.CHAT, content=message
         )
-    )
-    try:
-        answer = _answer(messages, toolbox)
-    except LLMError as exc:
-        log.warning("chat answer failed in channel %s: %s", channel.pk, exc)
-        raise AssistantUnavailable(
-            _("The assistant could not answer right now. Your message is saved; please try again in a moment."),
-            request,
-        ) from exc
+        messages = [{"role": "system", "content": system_prompt(channel)}, *history, {"role": "user", "content": message}]
+        toolbox = registry.bind(assistant_policy.tool_context(user_id=user.pk, channel=channel, language=language))
+        turn = ChatTurn(
+            toolbox=toolbox,
+            student_text="\n".join(m["content"] for m in messages if m["role"] == "user"),
+            seen_urls=earlier_source_urls(user, channel),
+            earlier_citations=latest_research_citations(user, channel),
+        )
+        try:
+            answer, citations = turn.answer(client, messages)
+        except LLMError as exc:
+            log.warning("chat answer failed in channel %s: %s", channel.pk, exc)
+            raise AssistantUnavailable(
+                _("The assistant could not answer right now. Your message is saved; please try again in a moment."),
+                request,
+            ) from exc
     response = ChatLog.objects.create(
-        channel=channel, user=user, kind=ChatLog.Kind.RESPONSE, type=ChatLog.Type.CHAT, content=answer, in_reply_to=request
+        channel=channel, user=user, kind=ChatLog.Kind.RESPONSE, type=ChatLog.Type.CHAT, content=answer,
+        in_reply_to=request, citations_json=citations,
     )
     return ChatExchange(request=request, response=response)
 
 
 def system_prompt(channel: Channel) -> str:
-    text = SYSTEM.format(channel=channel.name)
-    if channel.system_prompt.strip():
-        text += TEACHER_RULES.format(rules=channel.system_prompt.strip())
-    return text
+    # The teacher's rules are not here: the LLM client adds them to every call (its preamble).
+    return SYSTEM.format(channel=channel.name)
 
 
-def _answer(messages: list[dict], toolbox: BoundToolbox) -> str:
-    """The model's reply, with any link or image it was not shown dropped: URLs of the sources the
-    tools returned, and URLs in the conversation itself, stay; an address planted in a tool's text
-    does not (the same rule as Deep Research answers)."""
-    client = make_client()
-    specs = toolbox.specs()
-    allowed = _conversation_urls(messages)
-    if not specs:
-        return scrub_links(client.text("chat", messages), allowed)[0]
-    turn = client.with_tools("chat", messages, specs)
-    if not turn.tool_calls:
-        return scrub_links(turn.content, allowed)[0]
-    # One round of tool calls, then the answer: ordinary chat is a quick exchange, not research.
-    messages = [*messages, turn.message]
-    for number, call in enumerate(turn.tool_calls):
-        if number >= MAX_TOOL_CALLS:
-            content = "Not run: too many tool calls in one turn."
+@dataclass
+class ChatTurn:
+    """One chat answer: one round of tools, the sources they returned numbered [1]…[N] across the
+    round, then the answer, whose links and markers must point at what was shown."""
+
+    toolbox: BoundToolbox
+    student_text: str
+    seen_urls: set[str]
+    # The sources of the latest research in the conversation: an answer about it (no tools
+    # called) may cite them by their numbers, and the bubble lists them.
+    earlier_citations: list[dict] = field(default_factory=list)
+    sources: SourceRegistry = field(default_factory=SourceRegistry)
+
+    def answer(self, client, messages: list[dict]) -> tuple[str, list[dict]]:
+        specs = self.toolbox.specs()
+        allowed = _conversation_urls(messages)
+        if not specs:
+            return self._clean(client.text("chat", messages), allowed)
+        turn = client.with_tools("chat", messages, specs)
+        if not turn.tool_calls:
+            return self._clean(turn.content, allowed)
+        # One round of tool calls, then the answer: ordinary chat is a quick exchange, not research.
+        messages = [*messages, turn.message]
+        for number, call in enumerate(turn.tool_calls):
+            if number >= MAX_TOOL_CALLS:
+                content = "Not run: too many tool calls in one turn."
+            else:
+                content = self._run_tool(call)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+        allowed |= {s.url for _, s in self.sources.items() if s.url}
+        return self._clean(client.text("chat", messages), allowed)
+
+    def _run_tool(self, call) -> str:
+        if call.arguments is None:
+            return f"Tool error: invalid arguments ({call.parse_error})"
+        for param in self.toolbox.observed_url_params(call.name):
+            value = call.arguments.get(param)
+            seen = self.seen_urls | {s.url for _, s in self.sources.items() if s.url}
+            if isinstance(value, str) and not url_observed(value, seen_urls=seen, student_text=self.student_text):
+                return (f"Tool error: not run — {neutralise(value[:200])} is no address the student wrote or a source "
+                        "showed in this conversation; only those may be opened.")
+        try:
+            result = self.toolbox.call(call.name, call.arguments)
+        except Exception as exc:  # a broken tool is something to tell the model, not a failed chat
+            log.warning("chat tool %s failed: %s", call.name, exc)
+            return f"Tool error: {type(exc).__name__}"
+        ctx = self.toolbox.ctx
+        # The same boundary as research: a source from a domain the channel refuses is not shown.
+        kept = [s for s in result.sources if not s.url or url_permitted(s.url, ctx.allowed_domains, ctx.denied_domains)]
+        numbered = [(self.sources.add(s)[0], s) for s in kept]
+        return render_tool_result(result, numbered, max_chars=2000)
+
+    def _clean(self, text: str, allowed: set[str]) -> tuple[str, list[dict]]:
+        """Links the model was not shown go (the same rule as Deep Research answers); markers
+        pointing at no source of this turn go too; the citations list what the markers name."""
+        text = scrub_links(text, allowed)[0]
+        if len(self.sources):
+            citations = [_citation(n, s) for n, s in self.sources.items()]
         else:
-            content, urls = _run_tool(toolbox, call)
-            allowed |= urls
-        messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
-    return scrub_links(client.text("chat", messages), allowed)[0]
+            citations = [c for c in self.earlier_citations if isinstance(c.get("number"), int)]
+        numbers = {c["number"] for c in citations}
+        text, _ = rewrite_markers(text, {n: (n if n in numbers else None) for n in marker_ids(text)})
+        cited = set(marker_ids(text))
+        return text, [c for c in citations if c["number"] in cited]
+
+
+def _citation(number: int, source: Source) -> dict:
+    """A chat source in the shape of a research answer's citation (the bubble renders both alike)."""
+    return {"number": number, "source_id": number, "title": source.title, "url": source.url,
+            "source_tool": source.source_tool, "snippet": source.snippet, "tier": source.tier,
+            "origin": source.origin, "locator": source.locator}
 
 
 _URL = re.compile(r"https?://[^\s)<>\]\"']+")
@@ -133,58 +190,23 @@ def _conversation_urls(messages: list[dict]) -> set[str]:
     return {url for m in messages if m["role"] != "tool" for url in _URL.findall(m.get("content") or "")}
 
 
-def _run_tool(toolbox: BoundToolbox, call) -> tuple[str, set[str]]:
-    if call.arguments is None:
-        return f"Tool error: invalid arguments ({call.parse_error})", set()
-    try:
-        result = toolbox.call(call.name, call.arguments)
-    except Exception as exc:  # a broken tool is something to tell the model, not a failed chat
-        log.warning("chat tool %s failed: %s", call.name, exc)
-        return f"Tool error: {type(exc).__name__}", set()
-    if not result.ok:
-        return f"Tool error: {neutralise(result.error)}", set()
-    if result.sources:
-        blocks = [render_source(i, s, full=True, max_chars=2000) for i, s in enumerate(result.sources, start=1)]
-        return "<observations>\n" + "\n".join(blocks) + "\n</observations>", {s.url for s in result.sources if s.url}
-    data = json.dumps(result.data, ensure_ascii=False, default=str)[:4000] if result.data is not None else "no results"
-    return f"<observations>\n{neutralise(data)}\n</observations>", set()
+def latest_research_citations(user, channel: Channel) -> list[dict]:
+    task = (ResearchTask.objects.filter(user=user, channel=channel, status=ResearchTask.Status.COMPLETED)
+            .order_by("-finished_at", "-pk").only("citations_json").first())
+    return list(task.citations_json or []) if task else []
+
+
+def earlier_source_urls(user, channel: Channel) -> set[str]:
+    """URLs of the sources the student's earlier answers in this channel showed (a research's
+    citations, a chat answer's sources): fetch_url may open those."""
+    urls: set[str] = set()
+    rows = ChatLog.objects.filter(user=user, channel=channel, kind=ChatLog.Kind.RESPONSE).select_related("deep_research_task")
+    for row in rows.order_by("-created_at", "-id")[:HISTORY_ROWS]:
+        citations = row.deep_research_task.citations_json if row.deep_research_task else row.citations_json
+        urls |= {c["url"] for c in citations or [] if isinstance(c, dict) and c.get("url")}
+    return urls
 
 
 def conversation_context(user, channel: Channel) -> list[dict]:
-    """The student's recent turns in this channel as chat messages, oldest first, within budget.
-    A finished Deep Research answer comes with its numbered source list; researches that did not
-    finish leave only the question."""
-    rows = list(
-        ChatLog.objects.filter(user=user, channel=channel)
-        .select_related("deep_research_task")
-        .order_by("-created_at", "-id")[:HISTORY_ROWS]
-    )
-    messages: list[dict] = []
-    used = 0
-    for row in rows:  # newest first, so the budget keeps the most recent turns
-        content = _context_text(row)
-        if content is None:
-            continue
-        if used + len(content) > HISTORY_CHARS:
-            break
-        used += len(content)
-        role = "user" if row.kind == ChatLog.Kind.REQUEST else "assistant"
-        messages.append({"role": role, "content": content})
-    messages.reverse()
-    return messages
-
-
-def _context_text(row: ChatLog) -> str | None:
-    if row.kind == ChatLog.Kind.REQUEST:
-        return row.content
-    if row.type == ChatLog.Type.CHAT:
-        return row.content[:ANSWER_CHARS]
-    task = row.deep_research_task
-    if task is None or task.status != ResearchTask.Status.COMPLETED:
-        return None
-    sources = "\n".join(
-        f"[{c.get('number')}] {c.get('title', '')}" + (f" — {c['url']}" if c.get("url") else "")
-        for c in task.citations_json
-    )
-    text = f"Deep Research answer:\n{task.final_answer[:ANSWER_CHARS]}"
-    return text + (f"\n\nSources:\n{sources}" if sources else "")
+    """The student's recent turns in this channel as chat messages (research.services.follow_up)."""
+    return follow_up.conversation_messages(user, channel)

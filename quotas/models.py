@@ -40,7 +40,16 @@ class CostReservation(models.Model):
     """A start reserves its worst-case cost against the platform's daily cap; the reservation
     is settled with the real cost when the work ends. Spent + still-reserved never passes the cap."""
 
+    class Kind(models.TextChoices):
+        # Every kind of model call the platform makes for someone; each reserves against the cap.
+        RESEARCH = "research", _("Deep Research")
+        CHAT = "chat", _("Ordinary chat")
+        JUDGE = "judge", _("Deep Research suggestion (judge)")
+        CONTEXT = "context", _("Context check")
+        BLOOM = "bloom", _("Bloom classification")
+
     reference = models.CharField(_("reference"), max_length=64, unique=True)
+    kind = models.CharField(_("kind"), max_length=16, choices=Kind.choices, default=Kind.RESEARCH)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
     day = models.DateField(_("day"), db_index=True)
     reserved_usd = models.DecimalField(_("reserved (USD)"), max_digits=10, decimal_places=6)
@@ -52,7 +61,7 @@ class CostReservation(models.Model):
     class Meta:
         db_table = "deep_research_cost_reservations"
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["day", "settled"])]
+        indexes = [models.Index(fields=["day", "settled"]), models.Index(fields=["user", "kind", "created_at"])]
         verbose_name = _("cost reservation")
         verbose_name_plural = _("cost reservations")
 

@@ -33,3 +33,8 @@ def resolve_role(user) -> QuotaRole:
     else:
         role = STUDENT
     return QuotaRole(role=role, daily_limit=limits[role])
+
+
+def chat_daily_limit(user) -> int | None:
+    """The user's ordinary chat messages per rolling 24 hours (None = unlimited)."""
+    return settings.UEDU_CHAT_DAILY_QUOTA[resolve_role(user).role]

@@ -7,14 +7,15 @@ the limit happen while no other start can check."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Sum
+from django.db.models import Case, F, Sum, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -29,6 +30,7 @@ WINDOW = timedelta(hours=24)
 # Advisory lock namespaces (first key of pg_advisory_xact_lock(int, int)).
 _QUOTA_LOCK = 7201
 _CAP_LOCK = 7202
+_CALL_LOCK = 7203
 
 
 def _lock(namespace: int, key: int) -> None:
@@ -133,6 +135,7 @@ class CostStatus:
     reserved: Decimal
     cap: Decimal
     alert_threshold: Decimal
+    by_kind: dict[str, Decimal] = field(default_factory=dict)  # spent + reserved per kind of call
 
     @property
     def committed(self) -> Decimal:
@@ -145,6 +148,7 @@ class CostStatus:
             "reserved_usd": float(self.reserved),
             "cap_usd": float(self.cap),
             "alert_usd": float(self.alert_threshold),
+            "by_kind_usd": {kind: float(amount) for kind, amount in self.by_kind.items()},
         }
 
 
@@ -153,22 +157,53 @@ def cost_status(day: date | None = None) -> CostStatus:
     rows = CostReservation.objects.filter(day=day)
     spent = rows.filter(settled=True).aggregate(t=Sum("spent_usd"))["t"] or Decimal(0)
     reserved = rows.filter(settled=False).aggregate(t=Sum("reserved_usd"))["t"] or Decimal(0)
-    return CostStatus(day, spent, reserved, settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD, settings.UEDU_DEEP_RESEARCH_ALERT_USD)
+    committed = Case(When(settled=True, then=F("spent_usd")), default=F("reserved_usd"))
+    by_kind = {row["kind"]: row["total"] for row in rows.values("kind").annotate(total=Sum(committed)).order_by("kind")}
+    return CostStatus(day, spent, reserved, settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD, settings.UEDU_DEEP_RESEARCH_ALERT_USD, by_kind)
 
 
-def reserve_cost(user, reference: str, worst_case: Decimal) -> CostReservation:
+def reserve_cost(user, reference: str, worst_case: Decimal, kind: str = CostReservation.Kind.RESEARCH) -> CostReservation:
     """Reserve the worst case against today's cap, or refuse (503). Call inside transaction.atomic()."""
     _lock(_CAP_LOCK, 0)
     status = cost_status()
     if status.committed + worst_case > status.cap:
         tomorrow = timezone.make_aware(datetime.combine(status.day + timedelta(days=1), datetime.min.time()))
-        raise ServiceError(
-            "platform_cap_reached",
-            _("Deep Research has reached the platform's daily cost limit. New research can start again tomorrow."),
-            status=503,
-            retry_after=max(60, int((tomorrow - timezone.now()).total_seconds())),
+        message = (
+            _("Deep Research has reached the platform's daily cost limit. New research can start again tomorrow.")
+            if kind == CostReservation.Kind.RESEARCH
+            else _("The assistant has reached the platform's daily cost limit. It can answer again tomorrow.")
         )
-    return CostReservation.objects.create(reference=reference, user=user, day=status.day, reserved_usd=worst_case)
+        raise ServiceError("platform_cap_reached", message, status=503,
+                           retry_after=max(60, int((tomorrow - timezone.now()).total_seconds())))
+    return CostReservation.objects.create(reference=reference, kind=kind, user=user, day=status.day, reserved_usd=worst_case)
+
+
+def calls_today(user, kind: str) -> tuple[int, datetime | None]:
+    """How many calls of `kind` the user made in the rolling 24 hours, and the oldest of them."""
+    rows = CostReservation.objects.filter(user=user, kind=kind, created_at__gt=timezone.now() - WINDOW)
+    return rows.count(), rows.order_by("created_at").values_list("created_at", flat=True).first()
+
+
+def reserve_call(user, kind: str, worst_case: Decimal, *, daily_limit: int | None = None) -> str:
+    """Reserve one model call (or one exchange of a few) against the daily cap, and against the
+    user's own daily budget for this kind when one is given: 429 with Retry-After when the
+    budget is used, 503 when the platform cap is. Returns the reference to settle."""
+    reference = f"{kind}:{uuid.uuid4().hex}"
+    with transaction.atomic():
+        if daily_limit is not None and user is not None:
+            _lock(_CALL_LOCK, user.pk)
+            used, oldest = calls_today(user, kind)
+            if used >= daily_limit:
+                wait = int((oldest + WINDOW - timezone.now()).total_seconds()) + 1 if oldest else 3600
+                raise ServiceError(
+                    "chat_quota_exceeded",
+                    _("You have sent your %(limit)d messages to the assistant for the last 24 hours. The next one frees up in %(minutes)d minutes.")
+                    % {"limit": daily_limit, "minutes": max(1, wait // 60)},
+                    status=429,
+                    retry_after=max(1, wait),
+                )
+        reserve_cost(user, reference, worst_case, kind)
+    return reference
 
 
 def settle_cost(reference: str, spent: Decimal) -> bool:
@@ -201,6 +236,7 @@ def send_cost_alert(day: date | None = None) -> CostAlert | None:
     body = (
         f"Deep Research cost on {status.day}: ${status.spent:.4f} spent, ${status.reserved:.4f} reserved by running tasks.\n"
         f"Alert threshold: ${status.alert_threshold:.2f}. Daily hard cap: ${status.cap:.2f}.\n"
+        + "By kind of call: " + ", ".join(f"{kind} ${amount:.4f}" for kind, amount in status.by_kind.items()) + "\n"
     )
     try:
         # The row and the mail succeed together: a failed send rolls the row back, so the next

@@ -36,6 +36,7 @@ from .models import (
     ResearchMetrics,
     ResearchStep,
     ResearchTask,
+    SourceReport,
     SourceStat,
     TranscriptEntry,
 )
@@ -296,6 +297,15 @@ class SourceStatAdmin(PlatformAdminOnly, GuardedModelAdmin):
         from research.services.credibility import history_factor
 
         return round(history_factor(obj.passed, obj.failed, obj.reports), 3)
+
+
+@admin.register(SourceReport)
+class SourceReportAdmin(SuperuserOnlyAdmin):
+    """Who reported which source: each reader moves a source's credibility once."""
+
+    list_display = ["kind", "key", "user", "created_at"]
+    list_filter = ["kind"]
+    search_fields = ["key", "user__username"]
 
 
 @admin.register(FailureCase)

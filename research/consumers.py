@@ -1,22 +1,36 @@
 """WebSocket stream of one task's events: ws/deep_research/<uuid>/?last_seq=N
 
 On connect it sends `connected`, then every stored event after the client's last seq, then live
-events, with a heartbeat after 15 s of silence. A client may also send {"last_seq": N} right
-after connecting. Only those allowed to see the task may connect: for everyone else the
-handshake is refused exactly as for a task that does not exist, so ids cannot be probed."""
+events, with a heartbeat after 15 s of silence. A client may send {"last_seq": N} at any time to
+be sent again what follows N, on the same feed. Only those allowed to see the task may connect:
+for everyone else the handshake is refused exactly as for a task that does not exist, so ids
+cannot be probed.
+
+Bounds: the visibility rule (research.selectors) is checked again every
+UEDU_DR_STREAM_RECHECK_SECONDS and on each resume, and a user who may no longer see the task
+(a removed Super TA) is cut off with close code 4403; the socket closes (1000) once the task's
+terminal event has been sent; a user holds at most UEDU_DR_MAX_STREAMS_PER_USER open streams,
+and one more is closed at once with code 4429."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
+from research import stream_slots
 from research.feed import TaskEventFeed
 from research.selectors import visible_tasks
+
+CLOSE_DONE = 1000
+CLOSE_NOT_VISIBLE = 4403
+CLOSE_TOO_MANY_STREAMS = 4429
+
 
 class TaskEventsConsumer(AsyncJsonWebsocketConsumer):
     # No channel-layer inbox of its own: the base consumer would close the socket (1011) the
@@ -25,50 +39,71 @@ class TaskEventsConsumer(AsyncJsonWebsocketConsumer):
     channel_layer_alias = None
 
     async def connect(self):
-        user = self.scope.get("user")
-        task = await self._visible_task(user, self.scope["url_route"]["kwargs"]["task_uuid"])
+        self.user = self.scope.get("user")
+        task = await self._visible_task(self.scope["url_route"]["kwargs"]["task_uuid"])
         if task is None:
             await self.close()  # before accept: the handshake is refused (HTTP 403)
             return
         self.task_id, self.task_uuid = task
-        query = parse_qs(self.scope.get("query_string", b"").decode())
-        last_seq = _int(query.get("last_seq", ["0"])[0])
         await self.accept()
-        self._pump = asyncio.create_task(self._run(last_seq))
+        self.slot = await database_sync_to_async(stream_slots.acquire)(self.user.pk)
+        if self.slot is None:
+            await self.close(code=CLOSE_TOO_MANY_STREAMS, reason="too many open streams")
+            return
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        self.feed: TaskEventFeed | None = None
+        self._pump = asyncio.create_task(self._run(_int(query.get("last_seq", ["0"])[0])))
 
     async def receive_json(self, content, **kwargs):
-        # A resume request after connect restarts the feed from the client's last seq.
-        if isinstance(content, dict) and "last_seq" in content and hasattr(self, "_pump"):
-            self._pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._pump
-            self._pump = asyncio.create_task(self._run(_int(content["last_seq"])))
+        # A resume request: replay from the client's seq on the running feed, after checking
+        # again that the client may still see the task.
+        if not (isinstance(content, dict) and "last_seq" in content and getattr(self, "feed", None)):
+            return
+        if not await self._still_visible():
+            await self._cut_off()
+            return
+        self.feed.rewind(_int(content["last_seq"]))
 
     async def disconnect(self, code):
         pump = getattr(self, "_pump", None)
-        if pump is not None:
+        if pump is not None and pump is not asyncio.current_task():
             pump.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await pump
+        if getattr(self, "slot", None):
+            await database_sync_to_async(stream_slots.release)(self.user.pk, self.slot)
+            self.slot = None
 
     async def _run(self, last_seq: int) -> None:
         async with TaskEventFeed(self.task_id, self.task_uuid, last_seq) as feed:
+            self.feed = feed
             await self.send_json(feed.connected())
+            checked = time.monotonic()
             while True:
+                if time.monotonic() - checked >= settings.UEDU_DR_STREAM_RECHECK_SECONDS:
+                    checked = time.monotonic()
+                    if not await self._still_visible():
+                        await self._cut_off()
+                        return
+                    await database_sync_to_async(stream_slots.renew)(self.user.pk, self.slot)
                 for event in await feed.next():
                     await self.send_json(event)
                 if feed.finished:
-                    break
-            # The stream is complete; keep the socket open for heartbeats until the client leaves.
-            while True:
-                await asyncio.sleep(settings.UEDU_DR_HEARTBEAT_SECONDS)
-                await self.send_json(feed.heartbeat())
+                    # Everything up to the end has been sent: nothing more will ever come.
+                    await self.close(code=CLOSE_DONE)
+                    return
+
+    async def _cut_off(self) -> None:
+        await self.close(code=CLOSE_NOT_VISIBLE, reason="no longer allowed to see this research")
+
+    async def _still_visible(self) -> bool:
+        return await visible_tasks(self.user).filter(pk=self.task_id).aexists()
 
     @database_sync_to_async
-    def _visible_task(self, user, task_uuid):
-        if user is None or not user.is_authenticated:
+    def _visible_task(self, task_uuid):
+        if self.user is None or not self.user.is_authenticated:
             return None
-        return visible_tasks(user).filter(task_uuid=task_uuid).values_list("pk", "task_uuid").first()
+        return visible_tasks(self.user).filter(task_uuid=task_uuid).values_list("pk", "task_uuid").first()
 
 
 def _int(value) -> int:

@@ -33,6 +33,8 @@ class TaskEventFeed:
         self._channel = None
         self._loop_time = time.monotonic
         self._last_sent = self._loop_time()
+        self._rewind_to: int | None = None
+        self._wake = asyncio.Event()
 
     async def __aenter__(self) -> "TaskEventFeed":
         # Subscribe before the first read, so an event stored between the read and the
@@ -66,7 +68,16 @@ class TaskEventFeed:
     def heartbeat(self) -> dict:
         return {"seq": None, "type": "heartbeat", "task_uuid": self.task_uuid, "ts": timezone.now().isoformat(), "data": {}}
 
+    def rewind(self, last_seq: int) -> None:
+        """A client's resume request: the next events sent are those after `last_seq`, from this
+        same feed (no new subscription, no second `connected`). Applied at the next read, so a
+        read already under way cannot undo it."""
+        self._rewind_to = max(0, last_seq)
+        self._wake.set()
+
     async def stored(self) -> list[dict]:
+        if self._rewind_to is not None:
+            self.last_seq, self._rewind_to = self._rewind_to, None
         events = [
             serialize(event, self.task_uuid)
             async for event in events_after_query(self.task_id, self.last_seq, limit=500)
@@ -95,14 +106,16 @@ class TaskEventFeed:
     async def _wait(self) -> None:
         idle_left = settings.UEDU_DR_HEARTBEAT_SECONDS - (self._loop_time() - self._last_sent)
         timeout = max(0.05, min(POLL_SECONDS, idle_left))
-        if self._layer is None:
-            await asyncio.sleep(timeout)
-            return
+        waits = {asyncio.ensure_future(self._wake.wait())}
+        if self._layer is not None:
+            waits.add(asyncio.ensure_future(self._layer.receive(self._channel)))
         try:
-            await asyncio.wait_for(self._layer.receive(self._channel), timeout)
-        except asyncio.TimeoutError:
-            pass
-        except Exception as exc:  # the layer broke mid-stream: keep going on the database
-            log.warning("event feed of %s lost its channel layer: %s", self.task_uuid, exc)
-            self._layer = None
-            await asyncio.sleep(timeout)
+            done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for pending in waits:
+                pending.cancel()
+        self._wake.clear()
+        for finished in done:
+            if not finished.cancelled() and finished.exception() is not None:  # the layer broke: go on with the database
+                log.warning("event feed of %s lost its channel layer: %s", self.task_uuid, finished.exception())
+                self._layer = None

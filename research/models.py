@@ -6,6 +6,8 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Length
+from django.db.models.lookups import LessThanOrEqual
 from django.utils.translation import gettext_lazy as _
 
 
@@ -287,11 +289,35 @@ class AnswerFeedback(models.Model):
     class Meta:
         db_table = "deep_research_feedback"
         ordering = ["-created_at"]
+        constraints = [
+            # One opinion per reader, answer and citation (no citation: one about the whole answer);
+            # giving it again changes it. NULLS NOT DISTINCT makes "no citation" count as one value.
+            models.UniqueConstraint(fields=["task", "user", "citation_number"], nulls_distinct=False,
+                                    name="one_feedback_per_user_task_citation"),
+            models.CheckConstraint(condition=LessThanOrEqual(Length("note"), 2000), name="feedback_note_bounded"),
+        ]
         verbose_name = _("answer feedback")
         verbose_name_plural = _("answer feedback")
 
     def __str__(self) -> str:
         return f"{self.task_id}: {self.reason or ('useful' if self.useful else 'not useful')}"
+
+
+class SourceReport(models.Model):
+    """Who has reported a source (a domain or a tool) as "does not say this": only a reader's
+    first report of a source moves its credibility, so one account cannot push a source down
+    by reporting it again and again, however many answers cite it."""
+
+    kind = models.CharField(max_length=8)
+    key = models.CharField(max_length=255)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "deep_research_source_reports"
+        verbose_name = _("source report")
+        verbose_name_plural = _("source reports")
+        constraints = [models.UniqueConstraint(fields=["kind", "key", "user"], name="one_report_per_source_and_reader")]
 
 
 class SourceStat(models.Model):

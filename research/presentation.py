@@ -166,13 +166,14 @@ class AnswerView:
     feedback_note_max: int = 0
 
 
-def answer_view(task: ResearchTask, user) -> AnswerView:
-    anchor = citation_anchor(task)
+def citation_views(raw_citations, anchor: str) -> list[CitationView]:
+    """Stored citations (a research's, or an ordinary chat answer's) as the page lists them: only
+    http(s) links, a label for an untitled source. Used by both kinds of answer bubble."""
     citations = []
-    for raw in task.citations_json or []:
+    for raw in raw_citations or []:
         try:
             number = int(raw.get("number"))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, AttributeError):
             continue
         url = str(raw.get("url") or "")
         citations.append(
@@ -187,6 +188,12 @@ def answer_view(task: ResearchTask, user) -> AnswerView:
                 internal=raw.get("origin") == "internal",
             )
         )
+    return citations
+
+
+def answer_view(task: ResearchTask, user) -> AnswerView:
+    anchor = citation_anchor(task)
+    citations = citation_views(task.citations_json, anchor)
     numbers = {c.number for c in citations}
     verification = task.verification_json or {}
     conflicts = []

@@ -91,8 +91,11 @@ def platform_dashboard(day=None) -> dict:
         .annotate(committed=F("spent") + F("reserved"))
         .order_by("-committed", "user__username")[:10]
     )
+    labels = dict(CostReservation.Kind.choices)
+    by_kind = [{"kind": kind, "label": labels.get(kind, kind), "usd": status.by_kind.get(kind, 0)} for kind in labels]
     return {
         "cost": status,
+        "cost_by_kind": by_kind,
         "committed": status.committed,
         "cap_used_percent": round(float(status.committed / status.cap * 100), 1) if status.cap else None,
         "over_alert": status.committed > status.alert_threshold,

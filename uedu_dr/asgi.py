@@ -14,10 +14,13 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from research.routing import websocket_urlpatterns  # noqa: E402
+from uedu_dr.request_limits import BodySizeLimit, limit_daphne_bodies  # noqa: E402
+
+limit_daphne_bodies()
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": BodySizeLimit(django_asgi_app),  # chunked bodies counted as they arrive
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

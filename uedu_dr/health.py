@@ -57,9 +57,20 @@ CHECKS = {
 }
 
 
+LOOPBACK = ("127.0.0.1", "::1")
+
+
+def may_see_details(request) -> bool:
+    """Error details (host names, ports, driver messages) help an attacker map the site: they go
+    to staff and to probes on the machine itself (loopback), not to anyone on the internet."""
+    user = getattr(request, "user", None)
+    return bool(user is not None and user.is_authenticated and user.is_staff) or request.META.get("REMOTE_ADDR") in LOOPBACK
+
+
 @never_cache
 @require_GET
 def healthz(request):
+    detailed = may_see_details(request)
     report = {}
     for name, check in CHECKS.items():
         try:
@@ -71,6 +82,9 @@ def healthz(request):
         model = model_endpoint_status(timeout=MODEL_CHECK_TIMEOUT_SECONDS)
     except Exception as exc:  # reported, never raised (nor counted against the other checks)
         model = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+    if not detailed:
+        report = {name: {"ok": part["ok"]} for name, part in report.items()}
+        model = {"ok": model.get("ok", False)}
     return JsonResponse(
         {"status": "ok" if healthy else "unavailable", "checks": report, "model": model}, status=200 if healthy else 503
     )

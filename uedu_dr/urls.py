@@ -1,11 +1,13 @@
 from django.conf import settings
 from django.conf.urls.static import static
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.i18n import set_language
 from drf_spectacular.views import SpectacularAPIView
 
 from uedu_dr import health
+from uedu_dr.login_throttle import throttle_password_reset
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -15,6 +17,8 @@ urlpatterns = [
     path("deep_research/my/", include("governance.urls")),
     path("deep_research/", include("research.urls")),
     path("i18n/setlang/", set_language, name="set_language"),
+    # Before the auth URLs: the same name and path, throttled (uedu_dr.login_throttle).
+    path("accounts/password_reset/", throttle_password_reset(auth_views.PasswordResetView.as_view()), name="password_reset"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("catalogue/", include("catalogue.urls")),
     path("", include("chat.urls")),

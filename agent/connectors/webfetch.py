@@ -23,6 +23,8 @@ from django.conf import settings
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
+from agent.engine.boundaries import host_permitted
+
 from .http import ExternalServiceError
 
 USER_AGENT = "UeduDeepResearch/1.0 (research assistant; fetch_url)"
@@ -56,20 +58,6 @@ class Page:
     # A PDF's text page by page (page 1 first), so that citations can name the page; empty otherwise.
     pages: list[str] = field(default_factory=list)
     page_count: int = 0
-
-
-def domain_permitted(host: str, allowed: tuple[str, ...] | list[str], denied: tuple[str, ...] | list[str]) -> bool:
-    """The channel's domain rules: a denied domain (or its subdomain) never; with an allow-list,
-    only those domains and their subdomains."""
-    host = host.lower().rstrip(".")
-
-    def under(domain: str) -> bool:
-        domain = domain.strip().lower().strip(".")
-        return bool(domain) and (host == domain or host.endswith("." + domain))
-
-    if any(under(d) for d in denied):
-        return False
-    return not allowed or any(under(d) for d in allowed)
 
 
 def _allowed_networks() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
@@ -141,7 +129,7 @@ def _checked_target(url: httpx.URL, allowed: tuple[str, ...], denied: tuple[str,
     host = url.raw_host.decode("ascii").lower()
     if not host:
         raise FetchRefused(f"the URL has no host: {str(url)[:200]}")
-    if not domain_permitted(host, allowed, denied):
+    if not host_permitted(host, allowed, denied):
         raise FetchRefused(f"{host} is not allowed by this channel's web domain rules")
     port = url.port or (443 if url.scheme == "https" else 80)
     networks = _allowed_networks()

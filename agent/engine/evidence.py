@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from urllib.parse import urlparse
 
 from . import prompts, schemas
+from .boundaries import url_observed, url_permitted
 from .errors import PhaseFailed
 from .llm import LLMError
-from .sources import neutralise, render_observations, render_source
+from .sources import render_observations, render_tool_result
 from .state import RunContext
 from .types import Source, ToolResult
 
@@ -39,21 +39,6 @@ class TurnFailed(Exception):
     def __init__(self, cause: LLMError):
         self.cause = cause
         super().__init__(str(cause))
-
-
-def domain_allowed(url: str, allowed: tuple[str, ...], denied: tuple[str, ...]) -> bool:
-    """Per-channel web domain rules; a rule matches the domain and its sub-domains."""
-    host = (urlparse(url).hostname or "").lower().rstrip(".")
-    if not host:
-        return True
-
-    def matches(rule: str) -> bool:
-        rule = rule.lower().strip().lstrip(".")
-        return host == rule or host.endswith("." + rule)
-
-    if any(matches(rule) for rule in denied):
-        return False
-    return not allowed or any(matches(rule) for rule in allowed)
 
 
 class Gatherer:
@@ -186,16 +171,8 @@ class Gatherer:
         return ""
 
     def _known_url(self, url: str) -> bool:
-        def canonical(u: str) -> str:
-            return u.split("#", 1)[0].rstrip("/").lower()
-
-        target = canonical(url)
-        if any(canonical(s.url) == target for _, s in self.run.registry.items() if s.url):
-            return True
-        if target and target in canonical(self.run.inp.question) or url in self.run.inp.question:
-            return True
-        allowed = self.run.inp.allowed_domains
-        return bool(allowed) and domain_allowed(url, allowed, self.run.inp.denied_domains)
+        seen = (s.url for _, s in self.run.registry.items() if s.url)
+        return url_observed(url, seen_urls=seen, student_text=self.run.inp.question)
 
     def _ms(self, start: float) -> int:
         return int((self.run.clock() - start) * 1000)
@@ -209,7 +186,7 @@ class Gatherer:
 
     def _admissible(self, source: Source) -> bool:
         inp = self.run.inp
-        return not source.url or domain_allowed(source.url, inp.allowed_domains, inp.denied_domains)
+        return not source.url or url_permitted(source.url, inp.allowed_domains, inp.denied_domains)
 
     def _complete(self, index: int, call, result: ToolResult, duration_ms: int) -> tuple[ToolResult, list[Source]]:
         """Store the finished step and announce it at once (sources get ids after the turn)."""
@@ -253,13 +230,7 @@ class Gatherer:
         return text[:limit]
 
     def _tool_message(self, result: ToolResult, ids: list[int]) -> str:
-        if not result.ok:
-            return f"Tool error: {neutralise(result.error)}"
-        if not ids:
-            data = json.dumps(result.data, ensure_ascii=False, default=str)[:4000] if result.data is not None else "no results"
-            return f"<observations>\n{neutralise(data)}\n</observations>"
-        blocks = [render_source(i, self.run.registry.get(i), full=True, max_chars=3000) for i in ids]
-        return "<observations>\n" + "\n".join(blocks) + "\n</observations>"
+        return render_tool_result(result, [(i, self.run.registry.get(i)) for i in ids], max_chars=3000)
 
     def compact(self) -> None:
         """Keep the action conversation within budget: older tool messages shrink to snippets

@@ -169,7 +169,8 @@ def _shared_client(config: LLMConfig) -> openai.OpenAI:
 
 
 class LLMClient:
-    def __init__(self, config: LLMConfig, meter: UsageMeter | None = None, recorder: Recorder | None = None):
+    def __init__(self, config: LLMConfig, meter: UsageMeter | None = None, recorder: Recorder | None = None,
+                 preamble: str = ""):
         if not config.base_url and not config.api_key:
             raise LLMNotConfigured(
                 "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a non-OpenAI server)."
@@ -177,6 +178,10 @@ class LLMClient:
         self.config = config
         self.meter = meter or UsageMeter()
         self.recorder = recorder
+        # A system text every call of this client carries (the teacher's usage rules): set once
+        # per run here, the one place every phase's call passes through, so a phase added later
+        # inherits it without knowing about it.
+        self.preamble = preamble.strip()
         self._client = _shared_client(config)
 
     # ------------------------------------------------------------------ public calls
@@ -316,6 +321,7 @@ class LLMClient:
     def _complete(
         self, role: str, model: str, messages: list[dict], extra: dict, max_tokens: int | None, timeout: float | None
     ):
+        messages = self._with_preamble(messages)
         for _ in range(len(_PARAM_HINTS) + 1):
             sent_messages, shaped = self._shape(messages, extra, self._unsupported(model))
             params = self._request_params(role, model, shaped, max_tokens)
@@ -345,6 +351,12 @@ class LLMClient:
                 raise LLMTruncated(f"{role}: the answer was cut off at the token limit")
             return response
         raise LLMUnavailable(f"{role}: the LLM server refused every variant of the request")
+
+    def _with_preamble(self, messages: list[dict]) -> list[dict]:
+        """The preamble after the phase's own system prompt, in the same (first) system message:
+        the phase's instructions still come first, and servers whose chat template refuses a
+        second system message accept it."""
+        return _with_instruction(messages, self.preamble) if self.preamble else messages
 
     def _post(self, model: str, messages: list[dict], params: dict, timeout: float | None):
         """POST /chat/completions through the SDK's client (its retries, errors, auth and

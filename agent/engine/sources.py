@@ -3,11 +3,12 @@ only ever point at one of these ids. Also renders sources for the LLM as delimit
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 
 from .instructions import Flags, flag
-from .types import Source
+from .types import Source, ToolResult
 
 _TAG = re.compile(r"<\s*/?\s*(source|observations)\b", re.I)
 
@@ -112,4 +113,17 @@ def render_observations(registry: SourceRegistry, *, budget_chars: int, only: li
     blocks = [render_source(i, s, full=i in full_ids, found_by=registry.found_by.get(i, ""), flagged=bool(registry.flagged(i)),
                             clean_text=registry.evidence_text(i)[:400] if without_flagged_passages and registry.flagged(i) else None)
               for i, s in items]
+    return "<observations>\n" + "\n".join(blocks) + "\n</observations>"
+
+
+def render_tool_result(result: ToolResult, numbered: list[tuple[int, Source]], *, max_chars: int = 3000) -> str:
+    """A tool's result as the model reads it, in every assistant path (research and chat): an
+    error, its sources under the numbers the caller gave them, or its data, always as delimited,
+    neutralised, untrusted observations."""
+    if not result.ok:
+        return f"Tool error: {neutralise(result.error)}"
+    if not numbered:
+        data = json.dumps(result.data, ensure_ascii=False, default=str)[:4000] if result.data is not None else "no results"
+        return f"<observations>\n{neutralise(data)}\n</observations>"
+    blocks = [render_source(i, s, full=True, max_chars=max_chars) for i, s in numbered]
     return "<observations>\n" + "\n".join(blocks) + "\n</observations>"

@@ -126,6 +126,10 @@ class RunContext:
             text += "Research context agreed with the student (keep to it):\n" + "\n".join(
                 f"- {key.replace('_', ' ')}: {value}" for key, value in self.inp.context.items() if value
             ) + "\n\n"
+        if self.inp.conversation:
+            # Data, not instructions: earlier answers were written from untrusted sources.
+            text += ("Earlier conversation this question follows up (context only; its source numbers are "
+                     f"not this research's):\n<conversation>\n{self.inp.conversation}\n</conversation>\n\n")
         return text
 
     def question_block(self) -> str:

@@ -160,6 +160,9 @@ class ResearchInput:
     # What the student clarified before the run (time range, subject, source language, preferred
     # kinds of sources); empty when the question needed no clarification.
     context: dict = field(default_factory=dict)
+    # The conversation this research follows up (earlier questions, answers and their numbered
+    # sources); empty when the research starts a conversation.
+    conversation: str = ""
 
 
 @dataclass

@@ -40,6 +40,9 @@ class ToolContext:
     # Per-channel web domain rules (lower-case host names); empty allow-list = all not denied.
     allowed_domains: tuple[str, ...] = ()
     denied_domains: tuple[str, ...] = ()
+    # The countries search_external_papers may search (the course rule, which a teacher's channel
+    # setting may widen); the model may narrow them, never widen them. Empty = the platform default.
+    scholarly_countries: tuple[str, ...] = ()
 
 
 @dataclass

@@ -12,6 +12,7 @@ from django.conf import settings
 
 from agent.connectors import openalex
 from agent.connectors.http import ExternalServiceError
+from agent.engine.boundaries import narrowed_countries
 from agent.engine.types import Source, ToolResult
 
 from . import REGISTRY
@@ -88,10 +89,15 @@ def search_external_papers(
             return ToolResult(error=f"{name} must be a year between 1800 and 2100, got {year}")
     if year_from and year_to and year_from > year_to:
         return ToolResult(error=f"year_from ({year_from}) is after year_to ({year_to})")
-    codes = [c.strip().lower() for c in (countries or settings.OPENALEX_COUNTRY_CODES)]
-    bad = [c for c in codes if not COUNTRY.match(c)]
+    bad = [c for c in countries or () if not COUNTRY.match(str(c).strip().lower())]
     if bad:
         return ToolResult(error=f"countries must be two-letter codes like tw or jp, got {bad}")
+    permitted = ctx.scholarly_countries or tuple(c.lower() for c in settings.OPENALEX_COUNTRY_CODES)
+    codes, refused = narrowed_countries(countries, permitted)
+    if refused:
+        # Narrowing is the model's to choose; widening is the teacher's (a channel setting).
+        return ToolResult(error=f"countries {refused} are outside this course's countries {list(permitted)}; "
+                                "choose among those or leave countries out")
     try:
         works = openalex.search_works(
             query=query.strip(), countries=codes, year_from=year_from, year_to=year_to, limit=max(1, min(MAX_LIMIT, limit))

@@ -8,6 +8,7 @@ from urllib.parse import unquote, urlsplit
 
 from agent.connectors import webfetch, websearch
 from agent.connectors.http import ExternalServiceError
+from agent.engine.boundaries import host_permitted
 from agent.engine.types import Source, ToolResult
 
 from . import REGISTRY
@@ -33,7 +34,7 @@ def web_search(ctx: ToolContext, query: str, limit: int = 8) -> ToolResult:
         return ToolResult(error="give search words")
 
     def permitted(hit: websearch.Hit) -> bool:
-        return webfetch.domain_permitted(hit.host, ctx.allowed_domains, ctx.denied_domains)
+        return host_permitted(hit.host, ctx.allowed_domains, ctx.denied_domains)
 
     try:
         hits = websearch.search(query.strip(), limit=max(1, min(MAX_RESULTS, limit)), keep=permitted)

@@ -43,6 +43,7 @@ class FeedbackSerializer(StrictSerializer):
     reason = serializers.ChoiceField(choices=[("", "")] + list(AnswerFeedback.Reason.choices),
                                      required=False, default="")
     citation_number = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    # The service refuses notes over MAX_NOTE with its own message; this bounds what is parsed.
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=100_000)
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from django.utils.translation import gettext as _
@@ -19,7 +21,8 @@ from channels_app.models import Channel
 from quotas import services as quotas
 from uedu_dr.ratelimits import enforce_rate
 from research.feed import TaskEventFeed
-from research.selectors import get_visible_task, user_tasks
+from research import stream_slots
+from research.selectors import get_visible_task, user_tasks, visible_tasks
 from research.services import analytics, context, feedback, judge, lifecycle, plan_review, review
 from research.services.events import events_after, serialize
 from uedu_dr.errors import ServiceError
@@ -31,8 +34,8 @@ log = logging.getLogger(__name__)
 
 ERRORS = {
     400: OpenApiResponse(description='Bad input: {"error": {"code", "message"}}'),
-    403: OpenApiResponse(description="Deep Research off for the channel, or not a member"),
-    404: OpenApiResponse(description="No such task (or one you may not see)"),
+    403: OpenApiResponse(description="Deep Research off for the channel"),
+    404: OpenApiResponse(description="No such task or channel (or one you may not see)"),
     429: OpenApiResponse(description="Quota or rate limit reached; see Retry-After"),
     503: OpenApiResponse(description="Platform daily cost cap reached, or the LLM is unavailable"),
 }
@@ -50,11 +53,17 @@ class EventStreamRenderer(BaseRenderer):
         return JSONRenderer().render(data)
 
 
-def _channel(channel_id: int) -> Channel:
+def _member_channel(user, channel_id: int) -> Channel:
+    """The channel, if the user is in it. A channel that does not exist and one the user is not in
+    get the same answer, so channel ids cannot be probed."""
+    channel = Channel.objects.filter(pk=channel_id).first()
     try:
-        return Channel.objects.get(pk=channel_id)
-    except Channel.DoesNotExist:
-        raise ServiceError("unknown_channel", _("There is no such channel."), status=400) from None
+        if channel is None:
+            raise ServiceError("not_a_member", "")
+        lifecycle.check_member(user, channel)
+    except ServiceError:
+        raise ServiceError("unknown_channel", _("There is no such channel, or you are not a member of it."), status=404) from None
+    return channel
 
 
 def wants_json(request: Request) -> bool:
@@ -73,8 +82,10 @@ def wants_json(request: Request) -> bool:
 def start(request: Request):
     body = s.StartSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    enforce_rate(request, "deep_research.start", settings.UEDU_DR_RATE_START)
-    channel = _channel(body.validated_data["channel_id"])
+    enforce_rate(request, "deep_research.start", settings.UEDU_DR_RATE_START, fail_closed=True)
+    channel = _member_channel(request.user, body.validated_data["channel_id"])
+    # A streaming start takes its stream slot first: a refusal must come before a task exists.
+    slot = None if wants_json(request) else _stream_slot(request.user)
     task, request_log = lifecycle.task_start(
         user=request.user,
         channel=channel,
@@ -84,7 +95,7 @@ def start(request: Request):
     )
     if wants_json(request):
         return Response({"task_uuid": str(task.task_uuid), "request_log_id": request_log.pk}, status=201)
-    return sse_response(task.pk, task.task_uuid, 0, extra={"request_log_id": request_log.pk})
+    return sse_response(request.user, task.pk, task.task_uuid, 0, extra={"request_log_id": request_log.pk}, slot=slot)
 
 
 @extend_schema(
@@ -101,24 +112,45 @@ def stream(request: Request, task_uuid):
         last_seq = max(0, int(raw))
     except ValueError:
         raise ServiceError("invalid", _("Last-Event-ID must be an event number."), status=400) from None
-    return sse_response(task.pk, task.task_uuid, last_seq)
+    return sse_response(request.user, task.pk, task.task_uuid, last_seq)
 
 
-def sse_response(task_id: int, task_uuid, last_seq: int, extra: dict | None = None) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(_sse(task_id, task_uuid, last_seq, extra or {}), content_type="text/event-stream")
+def _stream_slot(user) -> str:
+    slot = stream_slots.acquire(user.pk)
+    if slot is None:
+        raise ServiceError("too_many_streams", _("You have too many research streams open; close one and try again."),
+                           status=429, retry_after=5)
+    return slot
+
+
+def sse_response(user, task_id: int, task_uuid, last_seq: int, extra: dict | None = None, slot: str | None = None) -> StreamingHttpResponse:
+    """The task's events as Server-Sent Events, within the stream bounds the WebSocket has
+    (research.consumers): a slot among the user's open streams (429 when none is free), the
+    visibility rule checked again while it runs, and the end of the stream at the terminal event."""
+    slot = slot or _stream_slot(user)
+    response = StreamingHttpResponse(_sse(user, slot, task_id, task_uuid, last_seq, extra or {}), content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # proxies must not hold the stream back
     return response
 
 
-async def _sse(task_id: int, task_uuid, last_seq: int, extra: dict):
-    async with TaskEventFeed(task_id, task_uuid, last_seq) as feed:
-        connected = feed.connected()
-        connected["data"].update(extra)
-        yield _frame(connected)
-        while not feed.finished:
-            for event in await feed.next():
-                yield _frame(event)
+async def _sse(user, slot: str, task_id: int, task_uuid, last_seq: int, extra: dict):
+    try:
+        async with TaskEventFeed(task_id, task_uuid, last_seq) as feed:
+            connected = feed.connected()
+            connected["data"].update(extra)
+            yield _frame(connected)
+            checked = time.monotonic()
+            while not feed.finished:
+                if time.monotonic() - checked >= settings.UEDU_DR_STREAM_RECHECK_SECONDS:
+                    checked = time.monotonic()
+                    if not await visible_tasks(user).filter(pk=task_id).aexists():
+                        return  # no longer allowed to see it (e.g. a removed Super TA): the stream ends
+                    await sync_to_async(stream_slots.renew)(user.pk, slot)
+                for event in await feed.next():
+                    yield _frame(event)
+    finally:
+        await sync_to_async(stream_slots.release)(user.pk, slot)
 
 
 def _frame(event: dict) -> str:
@@ -193,12 +225,11 @@ def task_events(request: Request, task_uuid):
 def judge_view(request: Request):
     body = s.JudgeSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE)
+    enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE, fail_closed=True)
     channel = None
     if body.validated_data.get("channel_id") is not None:
-        channel = _channel(body.validated_data["channel_id"])
-        lifecycle.check_member(request.user, channel)
-    return Response(judge.judge_question(body.validated_data["question"], channel))
+        channel = _member_channel(request.user, body.validated_data["channel_id"])
+    return Response(judge.judge_question(body.validated_data["question"], channel, user=request.user))
 
 
 @extend_schema(request=None, responses={200: OpenApiResponse(description='{"acknowledged_at": "…"}'), 403: ERRORS[403], 404: ERRORS[404],
@@ -234,8 +265,8 @@ def context_check(request: Request):
     """Before a run: does the question lack a time range, subject, source language or preference?"""
     body = s.ContextCheckSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE)
-    return Response(context.check_context(body.validated_data["question"]))
+    enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE, fail_closed=True)
+    return Response(context.check_context(body.validated_data["question"], user=request.user))
 
 
 @extend_schema(request=s.PlanReviewSerializer, responses={200: s.TaskSummarySerializer, 403: ERRORS[403], 404: ERRORS[404],
@@ -257,6 +288,7 @@ def give_feedback(request: Request, task_uuid):
     task = get_visible_task(request.user, task_uuid)
     body = s.FeedbackSerializer(data=request.data)
     body.is_valid(raise_exception=True)
+    enforce_rate(request, "deep_research.feedback", settings.UEDU_DR_RATE_FEEDBACK)
     row = feedback.give_feedback(task=task, user=request.user, **body.validated_data)
     return Response(s.FeedbackOutSerializer(row).data, status=201)
 

@@ -27,6 +27,7 @@ from django.utils import timezone
 from channels_app.models import ChatLog
 from agent.engine import prompts, schemas
 from agent.engine.llm import LLMError
+from uedu_dr.errors import ServiceError
 
 from agent.llm_factory import llm_configured, ask_about_question
 
@@ -60,13 +61,13 @@ def classify(chat_log_id: int, *, max_attempts: int | None = None) -> BloomOutco
     ).update(bloom_attempts=F("bloom_attempts") + 1)
     if not claimed:  # gone, classified already, or out of attempts
         return BloomOutcome("skipped")
-    row = ChatLog.objects.filter(pk=chat_log_id).values("content", "bloom_attempts").first()
+    row = ChatLog.objects.filter(pk=chat_log_id).select_related("user").only("content", "bloom_attempts", "user").first()
     if row is None:
         return BloomOutcome("skipped")
-    attempts = row["bloom_attempts"]
+    attempts = row.bloom_attempts
     try:
-        verdict = ask_about_question("bloom", prompts.BLOOM, row["content"], schemas.BLOOM, "bloom_level", max_tokens=500)
-    except LLMError as exc:
+        verdict = ask_about_question("bloom", prompts.BLOOM, row.content, schemas.BLOOM, "bloom_level", user=row.user, max_tokens=500)
+    except (LLMError, ServiceError) as exc:  # ServiceError: the daily cost cap refused the call
         log.warning("Bloom classification of chat log %s failed (attempt %s/%s): %s", chat_log_id, attempts, limit, exc)
         return BloomOutcome("retry" if attempts < limit else "gave_up", attempts)
     ChatLog.objects.filter(pk=chat_log_id, bloom_level="").update(

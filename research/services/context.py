@@ -14,12 +14,13 @@ from agent.llm_factory import ask_about_question, require_llm
 MAX_VALUE = 200
 
 
-def check_context(question: str) -> dict:
-    """{needs_clarification, questions: [{key, question, default}]} — advice only."""
+def check_context(question: str, *, user) -> dict:
+    """{needs_clarification, questions: [{key, question, default}]} — advice only, metered
+    against the platform's daily cap on `user`'s behalf (503 when the cap is reached)."""
     question = validate_question(question)
     require_llm()
     try:
-        data = ask_about_question("context", prompts.CONTEXT, question, schemas.CONTEXT, "context_check", max_tokens=600)
+        data = ask_about_question("context", prompts.CONTEXT, question, schemas.CONTEXT, "context_check", user=user, max_tokens=600)
     except LLMError as exc:
         raise ServiceError("context_unavailable", _("The clarification service is unavailable right now."), status=503) from exc
     questions = [{k: q[k][:MAX_VALUE] if isinstance(q[k], str) else q[k] for k in ("key", "question", "default")} for q in data["questions"]]

@@ -120,10 +120,23 @@ def record_verdicts(task: ResearchTask, result: ResearchResult) -> None:
 
 
 def record_report(feedback: AnswerFeedback) -> None:
-    """A reader says a cited source does not say what the answer claims."""
+    """A reader says a cited source does not say what the answer claims. Only distinct readers
+    move a source: a reader's first report of a domain or tool counts, any later one (the same
+    citation again, or another answer citing the same source) does not."""
     if feedback.reason != AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY or not feedback.citation_number:
         return
     citation = next((c for c in feedback.task.citations_json or [] if c.get("number") == feedback.citation_number), None)
     if citation:
         for kind, key in _keys(citation):
-            _bump(kind, key, "reports")
+            if key and _first_report(kind, key, feedback.user_id):
+                _bump(kind, key, "reports")
+
+
+def _first_report(kind: str, key: str, user_id: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO deep_research_source_reports (kind, key, user_id, created_at) VALUES (%s, %s, %s, now())"
+            " ON CONFLICT (kind, key, user_id) DO NOTHING",
+            [kind, key, user_id],
+        )
+        return cursor.rowcount == 1

@@ -35,7 +35,13 @@ def give_feedback(*, task: ResearchTask, user, useful: bool | None = None, reaso
     note = (note or "").strip()
     if len(note) > MAX_NOTE:
         raise ServiceError("invalid", _("The note is too long (at most %(n)d characters).") % {"n": MAX_NOTE})
-    feedback = AnswerFeedback.objects.create(task=task, user=user, useful=useful, reason=reason, citation_number=citation_number, note=note)
+    # One row per reader, answer and citation: giving feedback again changes it (a flood of the
+    # same report is one report). A new "does not say this" report may move the source's
+    # credibility; credibility.record_report counts each reader once per source.
+    feedback, _created = AnswerFeedback.objects.update_or_create(
+        task=task, user=user, citation_number=citation_number,
+        defaults={"useful": useful, "reason": reason, "note": note},
+    )
     if not task.is_replay:  # a replay is an evaluation record: it never moves the source statistics
         credibility.record_report(feedback)
     return feedback

@@ -13,11 +13,12 @@ from .lifecycle import validate_question
 from agent.llm_factory import ask_about_question, require_llm
 
 
-def judge_question(question: str, channel: Channel | None = None) -> dict:
+def judge_question(question: str, channel: Channel | None = None, *, user) -> dict:
+    """Metered against the platform's daily cap on `user`'s behalf (503 when the cap is reached)."""
     question = validate_question(question)
     require_llm()
     try:
-        verdict = ask_about_question("judge", prompts.JUDGE, question, schemas.JUDGE, "deep_research_judge", max_tokens=400)
+        verdict = ask_about_question("judge", prompts.JUDGE, question, schemas.JUDGE, "deep_research_judge", user=user, max_tokens=400)
     except LLMError as exc:
         raise ServiceError("judge_unavailable", _("The suggestion service is unavailable right now."), status=503) from exc
     result = {

@@ -134,7 +134,9 @@ def fail_task(task_id: int, error: str, *, from_status: str) -> bool:
         task = ResearchTask.objects.get(pk=task_id)
         if task.started_at:
             task.duration_seconds = (task.finished_at - task.started_at).total_seconds()
-            task.save(update_fields=["duration_seconds"])
+            # Its calls were made and paid for: settle at what the transcript recorded, not $0.
+            task.cost_usd = settlement.transcript_cost(task)
+            task.save(update_fields=["duration_seconds", "cost_usd"])
         close_open_steps(task, "failed")
         response = write_response_log(task)
         events.record_event(task.pk, task.task_uuid, "failed", {"error": error, "response_log_id": response.pk, "stop_reason": "platform_failure"})

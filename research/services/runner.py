@@ -21,9 +21,9 @@ from channels_app.models import ChatLog
 from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, UsageMeter, run_research
 from agent.engine.llm import LLMError
 from research.models import ResearchStep, ResearchTask
-from agent.tools import REGISTRY, ToolContext, ToolRegistry
+from agent.tools import REGISTRY, ToolRegistry
 
-from . import credibility, events, notifications, plan_review, quality, settlement
+from . import assistant_policy, credibility, events, follow_up, notifications, plan_review, quality, settlement
 from .heartbeat import monitor
 from agent.llm_factory import llm_config
 
@@ -208,18 +208,8 @@ def _execute(task_id: int, *, toolbox, model: str | None, registry: ToolRegistry
 
 
 def toolbox_for(task: ResearchTask, registry: ToolRegistry = REGISTRY):
-    channel = task.channel
-    return registry.bind(
-        ToolContext(
-            user_id=task.user_id,
-            channel_id=channel.pk,
-            web_tools_enabled=channel.web_tools_enabled,
-            language=task.language,
-            allowed_domains=channel.allowed_domains,
-            denied_domains=channel.denied_domains,
-        ),
-        after_call=_close_connection,
-    )
+    ctx = assistant_policy.tool_context(user_id=task.user_id, channel=task.channel, language=task.language)
+    return registry.bind(ctx, after_call=_close_connection)
 
 
 def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbox, model: str | None = None) -> ResearchResult:
@@ -227,7 +217,10 @@ def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbo
     config = llm_config()
     if model:
         config.models = {role: model for role in config.models}
-    client = LLMClient(config, meter=meter, recorder=sink.record_llm)
+    client = LLMClient(config, meter=meter, recorder=sink.record_llm, preamble=assistant_policy.teacher_rules(channel))
+    # The same boundary the tools got (channel rules plus the admin's pins), for the engine's own
+    # checks of each source and of fetch_url's target.
+    policy = assistant_policy.tool_context(user_id=task.user_id, channel=channel, language=task.language)
     ResearchTask.objects.filter(pk=task.pk).update(model_name=config.model_for("synthesizer"))
     return run_research(
         ResearchInput(
@@ -237,9 +230,10 @@ def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbo
             language=task.language,
             unsupported_policy=settings.UEDU_DR_UNSUPPORTED_POLICY,
             counter_search=settings.UEDU_DR_COUNTER_SEARCH,
-            allowed_domains=channel.allowed_domains,
-            denied_domains=channel.denied_domains + credibility.denied_domains(),
+            allowed_domains=policy.allowed_domains,
+            denied_domains=policy.denied_domains,
             context=task.context_json or {},
+            conversation=follow_up.research_follow_up(task),
         ),
         llm=client,
         tools=toolbox,

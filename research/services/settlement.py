@@ -14,7 +14,8 @@ from decimal import Decimal
 from django.conf import settings
 
 from quotas import services as quotas
-from research.models import ResearchTask
+from agent.llm_factory import llm_config
+from research.models import ResearchTask, TranscriptEntry
 
 
 def worst_case_cost() -> Decimal:
@@ -49,3 +50,15 @@ def settle(task: ResearchTask) -> None:
     if amount:
         quotas.refund(task.user_id, reference, amount, reason=f"{task.status}: {task.stop_reason}"[:200])
     quotas.settle_cost(reference, task.cost_usd or Decimal(0))
+
+
+def transcript_cost(task: ResearchTask) -> Decimal:
+    """What the calls in the task's transcript cost, priced like the runner's meter prices them:
+    the bill of a task whose worker died before it could report its own."""
+    config = llm_config()
+    total = 0.0
+    for model, response in TranscriptEntry.objects.filter(task=task, kind="llm").values_list("model", "response"):
+        usage = (response or {}).get("usage") or {}
+        price_in, price_out = config.price(model)
+        total += ((usage.get("prompt_tokens") or 0) * price_in + (usage.get("completion_tokens") or 0) * price_out) / 1_000_000
+    return Decimal(str(round(total, 6)))

@@ -33,10 +33,12 @@
         try { event = JSON.parse(message.data); } catch (e) { /* not an event */ }
         deliver(event);
       };
-      current.onclose = function () {
+      current.onclose = function (closing) {
         window.clearTimeout(watchdog);
         if (socket !== current || closed) return;
         options.onState(false);
+        // 4403: the server says this user may no longer see the research; asking again cannot help.
+        if (closing && closing.code === 4403) return;
         reconnect();
       };
     }

@@ -41,7 +41,6 @@ def test_start_with_json_accept_returns_the_task_at_once(db, personas, start):
         ({"question": "   "}, "empty_question"),
         ({"question": "x" * 2001}, "question_too_long"),
         ({"question": "ok question here", "trigger_mode": "sometimes"}, "invalid"),
-        ({"question": "ok question here", "channel_id": 999999}, "unknown_channel"),
         ({"channel_id": None}, "invalid"),
     ],
 )
@@ -63,10 +62,14 @@ def test_a_channel_without_deep_research_is_a_403(db, personas, start):
     assert response.json()["error"]["code"] == "deep_research_disabled"
 
 
-def test_a_non_member_is_a_403(db, personas, start):
-    response = start(personas.outsider, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk)
-    assert response.status_code == 403
-    assert response.json()["error"]["code"] == "not_a_member"
+def test_an_unknown_channel_and_a_channel_you_are_not_in_get_the_same_answer(db, personas, start):
+    """No existence oracle: an outsider cannot tell a real channel id from an unused one."""
+    not_member = start(personas.outsider, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk)
+    unknown = start(personas.outsider, question="比較學習分析與布魯姆分類法", channel_id=999999)
+    assert not_member.status_code == unknown.status_code == 404
+    assert not_member.json() == unknown.json()
+    assert unknown.json()["error"]["code"] == "unknown_channel"
+    assert ResearchTask.objects.count() == 0 and ChatLog.objects.count() == 0
 
 
 def test_anonymous_requests_are_refused(client, db, personas):
@@ -199,7 +202,9 @@ def test_the_judge_is_refused_for_another_channel(client, db, personas, llm):
     other = make_channel(slug="other-course")
     client.force_login(personas.student)
     response = client.post("/api/deep_research/judge", {"question": "請比較學習分析的研究", "channel_id": other.pk}, content_type="application/json")
-    assert response.status_code == 403
+    unknown = client.post("/api/deep_research/judge", {"question": "請比較學習分析的研究", "channel_id": 999999}, content_type="application/json")
+    assert response.status_code == unknown.status_code == 404 and response.json() == unknown.json()
+    assert llm.calls("judge") == []
 
 
 def test_the_openapi_schema_describes_every_endpoint(client, db, personas):

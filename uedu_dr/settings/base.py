@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "channels",
     "django_celery_beat",
+    "axes",
     "channels_app",
     "quotas",
     "research",
@@ -80,6 +81,8 @@ MIDDLEWARE = [
     "uedu_dr.request_limits.RequestSizeLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out log-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "uedu_dr.urls"
@@ -198,14 +201,14 @@ UEDU_SITE_URL = env.str("UEDU_SITE_URL", default="http://localhost:8000").rstrip
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-# Scripts and styles only from our own static files; WebSockets to ourselves; no framing, no
+# Scripts and styles only from our own static files; WebSockets to this site only; no framing, no
 # plugins, no foreign images (an answer can never make the browser call another host).
 CONTENT_SECURITY_POLICY = {
     "default-src": ["'self'"],
     "script-src": ["'self'"],
     "style-src": ["'self'"],
     "img-src": ["'self'", "data:"],
-    "connect-src": ["'self'", "ws:", "wss:"],
+    "connect-src": ["'self'"],  # plus this site's own ws(s):// origin (uedu_dr.security)
     "frame-ancestors": ["'none'"],
     "base-uri": ["'self'"],
     "form-action": ["'self'"],
@@ -266,6 +269,14 @@ UEDU_DEEP_RESEARCH_QUOTA = {
     "ta": _optional_limit("UEDU_DR_QUOTA_TA", 40),
     "student": _optional_limit("UEDU_DR_QUOTA_STUDENT", 20),
 }
+# Ordinary chat (ClassroomGPT) messages per user in a rolling 24-hour window, by the same roles
+# (None = unlimited). Each message also reserves its worst case against the daily cost cap.
+UEDU_CHAT_DAILY_QUOTA = {
+    "admin": _optional_limit("UEDU_CHAT_QUOTA_ADMIN", None),
+    "teacher": _optional_limit("UEDU_CHAT_QUOTA_TEACHER", 500),
+    "ta": _optional_limit("UEDU_CHAT_QUOTA_TA", 300),
+    "student": _optional_limit("UEDU_CHAT_QUOTA_STUDENT", 150),
+}
 UEDU_DEEP_RESEARCH_ALERT_USD = _decimal("UEDU_DEEP_RESEARCH_ALERT_USD", "20")
 UEDU_DEEP_RESEARCH_DAILY_CAP_USD = _decimal("UEDU_DEEP_RESEARCH_DAILY_CAP_USD", "100")
 
@@ -273,6 +284,10 @@ UEDU_DR_MAX_STEPS = _positive_int("UEDU_DR_MAX_STEPS", 30)
 UEDU_DR_MAX_TOKENS = _positive_int("UEDU_DR_MAX_TOKENS", 200_000)
 UEDU_DR_MAX_SECONDS = _positive_int("UEDU_DR_MAX_SECONDS", 600)
 UEDU_DR_HEARTBEAT_SECONDS = _positive_int("UEDU_DR_HEARTBEAT_SECONDS", 15)
+# Event streams (WebSocket, SSE): how often an open stream re-checks that its user may still see
+# the task, and how many streams one user may hold open at once.
+UEDU_DR_STREAM_RECHECK_SECONDS = _positive_int("UEDU_DR_STREAM_RECHECK_SECONDS", 30)
+UEDU_DR_MAX_STREAMS_PER_USER = _positive_int("UEDU_DR_MAX_STREAMS_PER_USER", 8)
 UEDU_DR_REAPER_INTERVAL_SECONDS = _positive_int("UEDU_DR_REAPER_INTERVAL_SECONDS", 30)
 # A running task whose heartbeat is older than this is considered dead (its worker is gone).
 UEDU_DR_STALE_AFTER_SECONDS = _positive_int("UEDU_DR_STALE_AFTER_SECONDS", 90)
@@ -283,9 +298,29 @@ UEDU_DR_MAX_QUESTION_CHARS = _positive_int("UEDU_DR_MAX_QUESTION_CHARS", 2000)
 UEDU_DR_RATE_START = env.str("UEDU_DR_RATE_START", default="5/m")
 UEDU_DR_RATE_JUDGE = env.str("UEDU_DR_RATE_JUDGE", default="20/m")
 UEDU_CHAT_RATE = env.str("UEDU_CHAT_RATE", default="20/m")  # ordinary ClassroomGPT messages
-for _name in ("UEDU_DR_RATE_START", "UEDU_DR_RATE_JUDGE", "UEDU_CHAT_RATE"):
+UEDU_DR_RATE_FEEDBACK = env.str("UEDU_DR_RATE_FEEDBACK", default="30/m")  # answer feedback and reports
+for _name in ("UEDU_DR_RATE_START", "UEDU_DR_RATE_JUDGE", "UEDU_CHAT_RATE", "UEDU_DR_RATE_FEEDBACK"):
     if not re.fullmatch(r"\d+/\d*[smhd]", globals()[_name]):
         raise ImproperlyConfigured(f"{_name} must look like '5/m' (count/period), got {globals()[_name]!r}")
+
+# Log-in throttling (django-axes, uedu_dr.login_throttle): failed log-ins are counted per username
+# and, separately, per address on every log-in form; the lock backs off (doubles) per round.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = _positive_int("UEDU_LOGIN_FAILURE_LIMIT", 5)
+UEDU_LOGIN_COOLOFF_MINUTES = _positive_int("UEDU_LOGIN_COOLOFF_MINUTES", 15)
+AXES_COOLOFF_TIME = "uedu_dr.login_throttle.cool_off"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks
+AXES_LOCKOUT_CALLABLE = "uedu_dr.login_throttle.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+# A try during a lock does not restart it: the Retry-After the page gives stays true.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_ENABLE_ACCESS_FAILURE_LOG = True  # the back-off counts rounds of failures from this log
+AXES_USE_ATTEMPT_EXPIRATION = True  # each lock expires on its own, after its own back-off
+# The address is REMOTE_ADDR (as for every other per-address limit): behind a reverse proxy, run
+# daphne with --proxy-headers so that it is the client's.
+UEDU_PASSWORD_RESET_RATE = env.str("UEDU_PASSWORD_RESET_RATE", default="5/h")  # per address and per e-mail
+if not re.fullmatch(r"\d+/\d*[smhd]", UEDU_PASSWORD_RESET_RATE):
+    raise ImproperlyConfigured(f"UEDU_PASSWORD_RESET_RATE must look like '5/h' (count/period), got {UEDU_PASSWORD_RESET_RATE!r}")
 
 # What the report does with a sentence or table cell that maps to no verified claim: "drop" it
 # from the body and list it as not verified (the default), or "mark" it visibly (opt-in).
@@ -408,7 +443,8 @@ OPENALEX_API_KEY = env.str("OPENALEX_API_KEY", default="")
 OPENALEX_MAILTO = env.str("OPENALEX_MAILTO", default="")  # OpenAlex's "polite pool" contact
 if OPENALEX_MAILTO and "@" not in OPENALEX_MAILTO:
     raise ImproperlyConfigured(f"OPENALEX_MAILTO must be an e-mail address, got {OPENALEX_MAILTO!r}")
-# Institutions' countries search_external_papers filters on unless the caller names others.
+# The course rule: the institutions' countries search_external_papers searches. The model may narrow
+# them, never widen them; a channel's teacher may widen them (Channel.scholarly_extra_countries).
 OPENALEX_COUNTRY_CODES = [c.strip().lower() for c in env.list("OPENALEX_COUNTRY_CODES", default=["tw", "sg", "jp", "kr", "cn"])]
 if not OPENALEX_COUNTRY_CODES or any(len(c) != 2 or not c.isalpha() for c in OPENALEX_COUNTRY_CODES):
     raise ImproperlyConfigured("OPENALEX_COUNTRY_CODES must be comma-separated ISO 3166-1 alpha-2 codes, e.g. tw,jp")
@@ -443,6 +479,10 @@ if EDGAR_USER_AGENT and "@" not in EDGAR_USER_AGENT:
 # Uploads: PDF, DOCX and PPTX up to this size; larger files are refused with a stored error.
 UEDU_MATERIALS_MAX_UPLOAD_MB = _positive_int("UEDU_MATERIALS_MAX_UPLOAD_MB", 25)
 UEDU_MATERIALS_MAX_UPLOAD_BYTES = UEDU_MATERIALS_MAX_UPLOAD_MB * 1024 * 1024
+# Text extraction of one uploaded file runs in a child process within these bounds
+# (channels_app.extraction): a crafted file fails alone instead of taking the worker down.
+UEDU_EXTRACTION_MAX_MEMORY_MB = _positive_int("UEDU_EXTRACTION_MAX_MEMORY_MB", 1024)
+UEDU_EXTRACTION_TIMEOUT_SECONDS = _positive_int("UEDU_EXTRACTION_TIMEOUT_SECONDS", 120)
 # Every other request body (JSON, forms): larger ones are refused with 413 before they are read
 # (uedu_dr.request_limits); a multipart body may be a course file plus this much.
 UEDU_MAX_REQUEST_BYTES = _positive_int("UEDU_MAX_REQUEST_BYTES", 1024 * 1024)

@@ -31,11 +31,16 @@ def test_it_filters_by_east_asian_institutions_and_year_range(openalex):
     assert sent["filter"] == "institutions.country_code:tw|sg|jp|kr|cn,from_publication_date:2020-01-01,to_publication_date:2022-12-31"
 
 
-def test_the_caller_may_name_other_countries(openalex):
+def test_the_caller_may_narrow_the_countries_but_not_widen_them(openalex):
+    """The five countries are the course rule: the model may pick among them, not add others
+    (a teacher may, by a channel setting: tests/research/test_policy.py)."""
     _seed(openalex)
-    result = call("search_external_papers", query="learning analytics", countries=["US"])
-    assert [s.meta["openalex_id"] for s in result.sources] == ["W3"]
-    assert "institutions.country_code:us" in openalex.requests_to("/works")[0].query["filter"]
+    widened = call("search_external_papers", query="learning analytics", countries=["US"])
+    assert not widened.ok and "outside this course's countries" in widened.error
+    assert openalex.requests_to("/works") == []
+    narrowed = call("search_external_papers", query="learning analytics", countries=["TW"])
+    assert narrowed.ok
+    assert "institutions.country_code:tw" in openalex.requests_to("/works")[0].query["filter"]
 
 
 def test_results_carry_what_a_citation_needs_and_are_marked_external(openalex):

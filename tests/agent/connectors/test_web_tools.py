@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from agent.connectors.webfetch import address_problem, domain_permitted
+from agent.connectors.webfetch import address_problem
+from agent.engine.boundaries import host_permitted as domain_permitted
 from agent.tools import ToolContext
 from tests.agent.connectors.conftest import WEB_CTX, call
 from tests.support.fake_http import Reply

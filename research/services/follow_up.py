@@ -1,0 +1,65 @@
+"""The conversation a new answer continues: the student's recent turns in one channel, with each
+finished Deep Research's conclusions and numbered sources. Ordinary chat sends it with every
+message; a Deep Research started in the conversation receives the turns before its question,
+so a follow-up research builds on the earlier one instead of starting blind."""
+
+from __future__ import annotations
+
+from channels_app.models import Channel, ChatLog
+from research.models import ResearchTask
+
+# How much of the conversation goes back to the model.
+HISTORY_ROWS = 20
+HISTORY_CHARS = 24_000
+ANSWER_CHARS = 8_000
+# A research's planner, researcher and writer each read it: a smaller share of their prompts.
+RESEARCH_HISTORY_CHARS = 8_000
+
+
+def conversation_messages(user, channel: Channel, *, before_id: int | None = None, budget: int = HISTORY_CHARS) -> list[dict]:
+    """The user's recent turns in the channel as chat messages, oldest first, within `budget`
+    characters (the most recent turns are kept). A finished Deep Research answer comes with its
+    numbered source list; researches that did not finish leave only the question."""
+    rows = ChatLog.objects.filter(user=user, channel=channel).select_related("deep_research_task")
+    if before_id is not None:
+        rows = rows.filter(pk__lt=before_id)
+    messages: list[dict] = []
+    used = 0
+    for row in rows.order_by("-created_at", "-id")[:HISTORY_ROWS]:  # newest first: the budget keeps the latest
+        content = _context_text(row)
+        if content is None:
+            continue
+        if used + len(content) > budget:
+            break
+        used += len(content)
+        role = "user" if row.kind == ChatLog.Kind.REQUEST else "assistant"
+        messages.append({"role": role, "content": content})
+    messages.reverse()
+    return messages
+
+
+def research_follow_up(task: ResearchTask) -> str:
+    """The turns before this research's question, as text for the research's prompts ('' when
+    the research starts a conversation)."""
+    request = task.chat_logs.filter(kind=ChatLog.Kind.REQUEST).order_by("pk").first()
+    if request is None:
+        return ""
+    messages = conversation_messages(task.user, task.channel, before_id=request.pk, budget=RESEARCH_HISTORY_CHARS)
+    speaker = {"user": "Student", "assistant": "Assistant"}
+    return "\n\n".join(f"{speaker[m['role']]}: {m['content']}" for m in messages)
+
+
+def _context_text(row: ChatLog) -> str | None:
+    if row.kind == ChatLog.Kind.REQUEST:
+        return row.content
+    if row.type == ChatLog.Type.CHAT:
+        return row.content[:ANSWER_CHARS]
+    task = row.deep_research_task
+    if task is None or task.status != ResearchTask.Status.COMPLETED:
+        return None
+    sources = "\n".join(
+        f"[{c.get('number')}] {c.get('title', '')}" + (f" — {c['url']}" if c.get("url") else "")
+        for c in task.citations_json
+    )
+    text = f"Deep Research answer:\n{task.final_answer[:ANSWER_CHARS]}"
+    return text + (f"\n\nSources:\n{sources}" if sources else "")
