@@ -1,8 +1,16 @@
-"""The judge model: does a set of passages entail a statement? (ALCE-style NLI by an LLM.)"""
+"""The judge model: does a set of passages entail a statement? (ALCE-style NLI by an LLM.)
+
+The judge has its own model, base URL and key (UEDU_EVAL_JUDGE_MODEL / _BASE_URL / _API_KEY or
+the command's --judge-* options), apart from the researcher's: a model grading its own answers
+is lenient with itself, so the results name the judge and warn when it is the researcher."""
 
 from __future__ import annotations
 
-from agent.engine.llm import LLMClient
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from agent.engine.llm import LLMClient, LLMConfig, UsageMeter
 from agent.engine.prompts import UNTRUSTED_RULES, as_json
 
 JUDGE_PROMPT = """You judge whether the passages entail the statement: answer true only if a careful reader
@@ -31,16 +39,51 @@ SCHEMA = {
 BATCH = 8
 
 
+@dataclass
+class JudgeSettings:
+    model: str
+    base_url: str
+    api_key: str
+
+    @classmethod
+    def resolve(cls, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None) -> "JudgeSettings":
+        """Command-line values first, then the UEDU_EVAL_JUDGE_* settings, then the researcher's server."""
+        return cls(model=model or settings.UEDU_EVAL_JUDGE_MODEL or settings.UEDU_LLM_DEFAULT_MODEL,
+                   base_url=base_url or settings.UEDU_EVAL_JUDGE_BASE_URL or settings.OPENAI_BASE_URL,
+                   api_key=api_key or settings.UEDU_EVAL_JUDGE_API_KEY or settings.OPENAI_API_KEY)
+
+    def client(self, meter: UsageMeter) -> LLMClient:
+        config = LLMConfig(models={"default": self.model}, base_url=self.base_url, api_key=self.api_key,
+                           timeout=settings.UEDU_LLM_TIMEOUT_SECONDS, max_retries=settings.UEDU_LLM_MAX_RETRIES,
+                           prices=settings.UEDU_LLM_PRICES, seed=7)
+        return LLMClient(config, meter=meter)
+
+
+class JudgeBudgetExceeded(Exception):
+    pass
+
+
 class Judge:
-    def __init__(self, client: LLMClient):
+    def __init__(self, client: LLMClient, model: str = "", meter: UsageMeter | None = None, max_tokens: int | None = None):
         self.client = client
+        self.model = model
+        self.meter = meter
+        self.max_tokens = max_tokens
         self.calls = 0
+
+    @classmethod
+    def from_settings(cls, judge: JudgeSettings) -> "Judge":
+        meter = UsageMeter()
+        return cls(judge.client(meter), model=judge.model, meter=meter, max_tokens=settings.UEDU_EVAL_JUDGE_MAX_TOKENS)
 
     def entails(self, pairs: list[tuple[str, list[str]]]) -> list[bool]:
         """For each (statement, passages): do the passages entail it? Empty passages never do."""
         verdicts = [False] * len(pairs)
         wanted = [(i, s, p) for i, (s, p) in enumerate(pairs) if p and any(x.strip() for x in p)]
         for start in range(0, len(wanted), BATCH):
+            if self.max_tokens is not None and self.meter is not None and self.meter.total_tokens >= self.max_tokens:
+                # The judge spends tokens like the researcher: an evaluation stops at its budget.
+                raise JudgeBudgetExceeded(f"the judge used its budget of {self.max_tokens} tokens (UEDU_EVAL_JUDGE_MAX_TOKENS)")
             batch = wanted[start : start + BATCH]
             payload = [{"id": i, "statement": s, "passages": [x[:3000] for x in p]} for i, s, p in batch]
             data = self.client.structured(

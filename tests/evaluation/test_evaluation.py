@@ -1,5 +1,6 @@
 """Evidence from real course materials: contradictory documents, injected instructions, the
-evaluation command on the shipped dataset, and the failure dataset it can run."""
+evaluation command on dataset v1 (still loadable), and the failure dataset it can run. Dataset
+v2, the scores, the judge and the replay: test_evaluation_v2.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from django.core.management import call_command
 
 from channels_app.models import Material
 from evaluation import dataset as datasets
-from evaluation.run import build_fixture, docx_bytes, eval_user
+from evaluation.run import build_fixture, eval_user
+from evaluation.world import docx_bytes
 from research.models import FailureCase, ResearchTask
 from research.services import feedback, lifecycle, runner
 from tests.support.scripted_llm import Scenario, sources_in
@@ -26,7 +28,8 @@ def _research(channel, user, question: str) -> ResearchTask:
 
 
 def _fixture(item_id: str, documents: list[tuple[str, list[str]]]):
-    item = datasets.Item(id=item_id, question="q", documents=[datasets.Document(name=n, paragraphs=p) for n, p in documents])
+    item = datasets.Item(id=item_id, question="q", documents=[datasets.Document(name=n, pages=[datasets.Page(title="", paragraphs=p)])
+                                                              for n, p in documents])
     return build_fixture(item, eval_user())
 
 
@@ -81,29 +84,27 @@ def test_an_instruction_injected_into_a_material_never_reaches_the_answer_or_cit
     assert task.citations_json and task.citations_json[0]["url"].startswith("/channels/")
 
 
-def test_the_evaluation_command_runs_the_shipped_dataset_end_to_end(transactional_db, llm, tmp_path, capsys):
+def test_dataset_v1_still_runs_and_k_runs_of_a_deterministic_model_reproduce_their_claims(transactional_db, llm, fake_embeddings, tmp_path, capsys):
     llm.reset(Scenario(preferred_tools=["search_channel_materials"], tools_per_round=1, quote_sources=True))
     out = tmp_path / "eval.json"
-    call_command("deep_research_eval", "uedu_eval_v1.jsonl", "--k", "2", "--out", str(out))
-
-    table = capsys.readouterr().out
-    results = json.loads(out.read_text())
     items = datasets.load("uedu_eval_v1.jsonl")
-    assert [row["id"] for row in results["items"]] == [item.id for item in items]
-    assert results["summary"]["completed_runs"] == results["summary"]["runs"] == 2 * len(items)
+    chosen = [items[0].id, items[1].id]
+    call_command("deep_research_eval", "uedu_eval_v1.jsonl", "--k", "2", "--only", *chosen, "--out", str(out))
+
+    results = json.loads(out.read_text())
+    assert [row["id"] for row in results["items"]] == chosen
     summary = results["summary"]
+    assert summary["completed_runs"] == summary["runs"] == 4
     # a faithful (scripted) writer that restates its sources: its citations entail its claims
     assert summary["citation_recall"] == 1.0 and summary["citation_precision"] == 1.0
-    assert 0 <= summary["expected_fact_recall"] <= 1
-    # the scripted writer never reports conflicts: the metric must say so
-    conflict_items = [row for row in results["items"] if row["conflict_disclosure"] is not None]
-    assert len(conflict_items) == 4 and summary["conflict_disclosure"] == 0.0
-    assert summary["reproducibility"] == 1.0  # same inputs, same structure
-    assert "mean" in table and "cit.recall" in table
+    assert summary["reproducibility"] == 1.0  # same inputs, same claims
+    runs = results["items"][0]["runs"]
+    assert runs[0]["claims"] and runs[0]["claims"] == runs[1]["claims"]
+    assert "mean (all items)" in capsys.readouterr().out
     assert not Material.objects.filter(channel__slug__startswith="eval-").exists()  # temporary channels removed
 
 
-def test_a_promoted_failure_is_in_the_failure_dataset_and_the_evaluation_runs_it(transactional_db, personas, llm, tmp_path, capsys):
+def test_a_promoted_failure_is_in_the_failure_dataset_and_the_evaluation_runs_it(transactional_db, personas, llm, fake_embeddings, tmp_path, capsys):
     channel = _fixture("promote", [("notes.docx", ["Spacing study sessions over several days improves long-term retention."])])
     llm.reset(Scenario(preferred_tools=["search_channel_materials"], tools_per_round=1, quote_sources=True))
     task = _research(channel, eval_user(), "How should study sessions be spaced?")
@@ -122,7 +123,7 @@ def test_a_promoted_failure_is_in_the_failure_dataset_and_the_evaluation_runs_it
     call_command("deep_research_eval", "failures", "--out", str(out))
     results = json.loads(out.read_text())
     assert [row["id"] for row in results["items"]] == [f"failure-{case.pk}"]
-    assert results["items"][0]["expected_fact_recall"] == 1.0
+    assert results["items"][0]["fact_recall"] == 1.0
 
 
 def test_a_broken_dataset_is_refused_with_a_clear_error(tmp_path, db, llm):
@@ -132,4 +133,4 @@ def test_a_broken_dataset_is_refused_with_a_clear_error(tmp_path, db, llm):
     broken.write_text('{"id": "x", "question": "q"}\n')
     with pytest.raises(CommandError, match="'documents' is required"):
         call_command("deep_research_eval", str(broken))
-    assert docx_bytes(datasets.Document(name="a", paragraphs=["p"])).startswith(b"PK")
+    assert docx_bytes(datasets.Document(name="a", pages=[datasets.Page(title="", paragraphs=["p"])])).startswith(b"PK")

@@ -360,6 +360,14 @@ for _model, _price in UEDU_LLM_PRICES.items():
     if not (isinstance(_price, list) and len(_price) == 2 and all(isinstance(p, (int, float)) for p in _price)):
         raise ImproperlyConfigured(f"UEDU_LLM_PRICES[{_model!r}] must be [input_usd_per_mtok, output_usd_per_mtok]")
 
+# The evaluation's judge (deep_research_eval): its own model and server, apart from the researcher's.
+# Empty: the researcher's default model and server (the command then warns that they are the same).
+UEDU_EVAL_JUDGE_MODEL = env.str("UEDU_EVAL_JUDGE_MODEL", default="")
+UEDU_EVAL_JUDGE_BASE_URL = env.str("UEDU_EVAL_JUDGE_BASE_URL", default="")
+UEDU_EVAL_JUDGE_API_KEY = env.str("UEDU_EVAL_JUDGE_API_KEY", default="")
+# Every judge call is bounded: an evaluation stops with an error once its judge used this many tokens.
+UEDU_EVAL_JUDGE_MAX_TOKENS = env.int("UEDU_EVAL_JUDGE_MAX_TOKENS", default=20_000_000)
+
 # --------------------------------------------------------------------------- Knowledge sources: OpenAlex, web, SEC EDGAR
 # Every external service the research tools read is reached by a configurable base URL, so that
 # tests (and air-gapped sites) can point them at servers of their own.
