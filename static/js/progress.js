@@ -100,10 +100,8 @@
       this.setPhase("writing");
     },
     verification_done: function () { this.setPhase("finishing"); },
-    completed: function () { this.finish("completed"); },
-    failed: function () { this.finish("failed"); },
-    cancelled: function () { this.finish("cancelled"); },
   };
+  ["completed", "failed", "cancelled"].forEach(function (type) { ON[type] = function () { this.finish(type); }; });
 
   ProgressCard.prototype.handle = function (event) {
     var data = event.data || {};
