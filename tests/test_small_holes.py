@@ -75,6 +75,9 @@ def test_a_chunked_body_is_counted_against_the_limit_as_it_streams(small_body_da
     if response is not None:
         assert response.status_code == 413
         assert response.json()["error"]["code"] == "request_too_large"
+        # answered before Django, yet with the site's security headers
+        assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert sent < 10_000 * 1024  # the server stopped it long before the end
     small = httpx.post(url, content=iter([b'{"question": "hi"}']), headers={"Content-Type": "application/json"}, timeout=30)
     assert small.status_code != 413  # a small chunked body passes (and meets the log-in wall)

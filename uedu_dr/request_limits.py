@@ -106,6 +106,15 @@ def _too_large_body(limit: int) -> bytes:
     return json.dumps({"error": {"code": "request_too_large", "message": message}}, ensure_ascii=False).encode()
 
 
+# This answer leaves before Django sees the request, so it carries the headers every response of
+# the site has (uedu_dr.security and Django's SecurityMiddleware), with the strictest policy: it
+# is a JSON error, not a document.
+_REFUSAL_SECURITY_HEADERS = (
+    b"Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n"
+    b"X-Content-Type-Options: nosniff\r\nReferrer-Policy: same-origin\r\nX-Frame-Options: DENY\r\n"
+)
+
+
 def limit_daphne_bodies() -> None:
     """Count request bodies in daphne's HTTP layer, chunk by chunk (see the module's docstring).
     Called once by the ASGI entry point; without daphne (another server) it does nothing."""
@@ -129,6 +138,7 @@ def limit_daphne_bodies() -> None:
         body = _too_large_body(limit)
         self.channel.transport.write(
             b"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            + _REFUSAL_SECURITY_HEADERS
             + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
         )
         self.channel.transport.loseConnection()
