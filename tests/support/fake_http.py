@@ -65,6 +65,12 @@ class FakeHTTPServer:
         with self._lock:
             self._failures[path] += [(status, headers)] * times
 
+    def clear_failures(self) -> None:
+        """Drop failures still queued: a shared (session) server must not pass one test's
+        outage on to the next test."""
+        with self._lock:
+            self._failures.clear()
+
     def requests_to(self, path: str) -> list[Request]:
         return [r for r in self.requests if r.path == path]
 
