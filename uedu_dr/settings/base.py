@@ -295,13 +295,17 @@ UEDU_DR_STALE_AFTER_SECONDS = _positive_int("UEDU_DR_STALE_AFTER_SECONDS", 90)
 UEDU_DR_QUEUED_TIMEOUT_SECONDS = _positive_int("UEDU_DR_QUEUED_TIMEOUT_SECONDS", 900)
 UEDU_DR_MAX_QUESTION_CHARS = _positive_int("UEDU_DR_MAX_QUESTION_CHARS", 2000)
 # Rate limits per user (django-ratelimit syntax, e.g. "5/m"), on the shared Redis cache.
-UEDU_DR_RATE_START = env.str("UEDU_DR_RATE_START", default="5/m")
-UEDU_DR_RATE_JUDGE = env.str("UEDU_DR_RATE_JUDGE", default="20/m")
-UEDU_CHAT_RATE = env.str("UEDU_CHAT_RATE", default="20/m")  # ordinary ClassroomGPT messages
-UEDU_DR_RATE_FEEDBACK = env.str("UEDU_DR_RATE_FEEDBACK", default="30/m")  # answer feedback and reports
-for _name in ("UEDU_DR_RATE_START", "UEDU_DR_RATE_JUDGE", "UEDU_CHAT_RATE", "UEDU_DR_RATE_FEEDBACK"):
-    if not re.fullmatch(r"\d+/\d*[smhd]", globals()[_name]):
-        raise ImproperlyConfigured(f"{_name} must look like '5/m' (count/period), got {globals()[_name]!r}")
+def _rate(name: str, default: str) -> str:
+    value = env.str(name, default=default)
+    if not re.fullmatch(r"\d+/\d*[smhd]", value):
+        raise ImproperlyConfigured(f"{name} must look like '5/m' (count/period), got {value!r}")
+    return value
+
+
+UEDU_DR_RATE_START = _rate("UEDU_DR_RATE_START", "5/m")
+UEDU_DR_RATE_JUDGE = _rate("UEDU_DR_RATE_JUDGE", "20/m")
+UEDU_CHAT_RATE = _rate("UEDU_CHAT_RATE", "20/m")  # ordinary ClassroomGPT messages
+UEDU_DR_RATE_FEEDBACK = _rate("UEDU_DR_RATE_FEEDBACK", "30/m")  # answer feedback and reports
 
 # Log-in throttling (django-axes, uedu_dr.login_throttle): failed log-ins are counted per username
 # and, separately, per address on every log-in form; the lock backs off (doubles) per round.
@@ -318,9 +322,7 @@ AXES_ENABLE_ACCESS_FAILURE_LOG = True  # the back-off counts rounds of failures 
 AXES_USE_ATTEMPT_EXPIRATION = True  # each lock expires on its own, after its own back-off
 # The address is REMOTE_ADDR (as for every other per-address limit): behind a reverse proxy, run
 # daphne with --proxy-headers so that it is the client's.
-UEDU_PASSWORD_RESET_RATE = env.str("UEDU_PASSWORD_RESET_RATE", default="5/h")  # per address and per e-mail
-if not re.fullmatch(r"\d+/\d*[smhd]", UEDU_PASSWORD_RESET_RATE):
-    raise ImproperlyConfigured(f"UEDU_PASSWORD_RESET_RATE must look like '5/h' (count/period), got {UEDU_PASSWORD_RESET_RATE!r}")
+UEDU_PASSWORD_RESET_RATE = _rate("UEDU_PASSWORD_RESET_RATE", "5/h")  # per address and per e-mail
 
 # What the report does with a sentence or table cell that maps to no verified claim: "drop" it
 # from the body and list it as not verified (the default), or "mark" it visibly (opt-in).
