@@ -9,7 +9,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from quotas.models import CostReservation, UsageEntry
 from research.models import ResearchTask, TranscriptEntry
@@ -215,7 +215,8 @@ def test_a_continuation_lost_for_too_long_fails_like_a_research_nobody_picked_up
     long_ago = timezone.now() - timedelta(seconds=60)
     ResearchTask.objects.filter(pk=task.pk).update(status="running", started_at=long_ago, last_heartbeat_at=long_ago,
                                                    duration_seconds=4.0, plan_review_deadline=long_ago)
-    assert lifecycle.reap_stale_tasks()["running"] == 1
+    with translation.override("en"):
+        assert lifecycle.reap_stale_tasks()["running"] == 1
     task.refresh_from_db()
-    assert task.status == "failed" and "plan review" in task.error and task.duration_seconds == 4.0
+    assert task.status == "failed" and "after its plan review" in task.error and task.duration_seconds == 4.0
     assert UsageEntry.objects.get(reference=str(task.task_uuid), kind="refund").amount == Decimal("-1.00")
