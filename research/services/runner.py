@@ -1,4 +1,6 @@
-"""Running one research inside a Celery worker: claim, run the engine, store, finish.
+"""Running one research inside a Celery worker: claim, run the engine, store, finish. A research
+with plan review runs in two parts (execute_task plans; continue_task researches the reviewed
+plan), with no worker held during the review (research.services.plan_review).
 
 Every write that ends a task is conditional on the task still running, so a duplicate delivery,
 a cancel, the reaper and the runner can race without two of them finishing the same task."""
