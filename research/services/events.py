@@ -45,7 +45,9 @@ def record_event(task_id: int, task_uuid, type: str, data: dict) -> dict:
     One statement does both: the seq comes from an UPDATE … RETURNING on the task row, whose row
     lock serialises writers across threads and processes, and the INSERT uses it in the same
     statement (one round trip, atomic on its own). Seq order is therefore commit order, and a
-    replay never sees a gap that is later filled."""
+    replay never sees a gap that is later filled. The time is the statement's own
+    (clock_timestamp), not its transaction's start (now()): an event stored at the end of a long
+    transaction did not happen when the transaction began."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -53,7 +55,7 @@ def record_event(task_id: int, task_uuid, type: str, data: dict) -> dict:
                 UPDATE deep_research_tasks SET event_seq = event_seq + 1 WHERE id = %s RETURNING event_seq
             )
             INSERT INTO deep_research_events (task_id, seq, type, data, created_at)
-            SELECT %s, event_seq, %s, %s::jsonb, now() FROM next
+            SELECT %s, event_seq, %s, %s::jsonb, clock_timestamp() FROM next
             RETURNING seq, created_at
             """,
             [task_id, task_id, type, json.dumps(data, ensure_ascii=False)],

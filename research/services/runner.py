@@ -340,8 +340,9 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
             data.update(citations=len(result.citations), limit_hit=result.limit_hit)
         elif result.status == "failed":
             data.update(error=result.error[:500])
-        events.record_event(task.pk, task.task_uuid, result.status, data)
         settlement.settle(task)
+        # Last in the transaction: the terminal event is visible (at commit) right after it is stored.
+        events.record_event(task.pk, task.task_uuid, result.status, data)
         task_id = task.pk
         transaction.on_commit(lambda: notifications.research_finished(task_id))  # the e-mail, if asked for
     return True
