@@ -6,7 +6,7 @@
   document.documentElement.classList.add("js");
   var stringsCache = null;
 
-  /* t("phase.planning") or t("quota_left", {remaining: 3, limit: 20}) */
+  /* t("phase.planning") or t("review.limit", {max: 6}) */
   function t(key, params) {
     if (stringsCache === null) {
       var node = document.getElementById("ui-strings");
