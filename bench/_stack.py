@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,7 @@ class BenchStack:
         valkey = devstack.start_valkey(self.tmp / "valkey")
         self.processes.append(valkey)
         self.redis_url = f"redis://127.0.0.1:{valkey.port}/0"
+        self.secret_key = secrets.token_urlsafe(48)  # a throwaway key for the production-settings processes
         os.environ.update(DATABASE_URL=self.database_url, REDIS_URL=self.redis_url,
                           DJANGO_SETTINGS_MODULE="uedu_dr.settings.dev", LOG_LEVEL="WARNING")
         atexit.register(self.close)
@@ -76,6 +78,9 @@ class BenchStack:
         return Path(proc.log_path).read_text().strip().splitlines()[0]
 
     def worker(self, *, concurrency: int = 64, name: str = "bench", **env) -> subprocess.Popen:
+        # The worker runs as it is deployed: the production settings (DEBUG off, so no per-query
+        # SQL log), with the scratch database and Valkey passed in the environment.
+        env = dict(DJANGO_SETTINGS_MODULE="uedu_dr.settings.production", SECRET_KEY=self.secret_key, **env)
         return self.spawn([str(BIN / "celery"), "-A", "uedu_dr", "worker", "--pool", "threads", "--concurrency", str(concurrency),
                            "-l", "info", "--without-gossip", "--without-mingle", "-n", f"{name}-{os.getpid()}@%h"],
                           ready=" ready.", **env)

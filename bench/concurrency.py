@@ -108,7 +108,7 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         out = ROOT / "var" / "bench" / f"concurrency-{latency}.speedscope.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         spy = subprocess.Popen([shutil.which("py-spy", path=str(ROOT / ".venv" / "bin")) or "py-spy", "record", "-p",
-                                str(worker.pid), "-r", "50", "-f", "speedscope", "-o", str(out)],
+                                str(worker.pid), "-r", "100", "--gil", "-f", "speedscope", "-o", str(out)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1)
     proc = psutil.Process(worker.pid)

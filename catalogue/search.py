@@ -21,7 +21,7 @@ from functools import reduce
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
-from django.db.models import Case, CharField, F, FloatField, Func, Q, QuerySet, TextField, Value, When
+from django.db.models import CharField, F, FloatField, Func, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast, Coalesce
 
 # Han (incl. extension A and compatibility), kana and hangul.
@@ -45,6 +45,29 @@ class CJKBigrams(Func):
             for e in clone.get_source_expressions()
         ])
         return super(CJKBigrams, clone).as_sql(compiler, connection, **extra)
+
+
+class TermHits(Func):
+    """How many of `terms` occur (case-insensitively) in any of the fields: one array parameter
+    and one subquery, so that the SQL (and the ORM's work to build it) does not grow with
+    terms × fields. A term never holds a space, so it cannot match across two joined fields."""
+
+    arg_joiner = " || ' ' || "
+    output_field = FloatField()
+
+    def __init__(self, *fields, terms: list[str]):
+        super().__init__(*fields)
+        self.terms = [t.lower() for t in terms]
+
+    def as_sql(self, compiler, connection, **extra):
+        clone = self.copy()
+        clone.set_source_expressions([
+            Coalesce(e if isinstance(e.output_field, (CharField, TextField)) else Cast(e, TextField()), Value(""))
+            for e in clone.get_source_expressions()
+        ])
+        haystack, params = Func.as_sql(clone, compiler, connection, template="%(expressions)s", **extra)
+        sql = f"(SELECT count(*) FROM unnest(%s::text[]) AS term WHERE strpos(lower({haystack}), term) > 0)::float"
+        return sql, [self.terms, *params]
 
 
 def search_indexes(prefix: str, fields: list[str]) -> list[GinIndex]:
@@ -78,10 +101,7 @@ def ranked(queryset: QuerySet, query: str, fields: list[str]) -> QuerySet:
     def contains(term: str) -> Q:
         return reduce(operator.or_, (Q(**{f"{field}__icontains": term}) for field in fields))
 
-    hits = reduce(
-        operator.add,
-        (Case(When(contains(t), then=Value(1.0)), default=Value(0.0), output_field=FloatField()) for t in terms),
-    )
+    hits = TermHits(*fields, terms=terms)
     bigrams = [t for t in terms if _CJK_RUN.fullmatch(t) and len(t) == 2]
     single = [t for t in terms if _CJK_RUN.fullmatch(t) and len(t) == 1]  # rare; no index serves it
     alternatives = [contains(term) for term in single]

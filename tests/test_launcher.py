@@ -76,3 +76,29 @@ def test_healthz_says_when_no_model_is_configured(client, db, settings):
     settings.OPENAI_API_KEY = ""
     body = client.get("/healthz").json()
     assert body["status"] == "ok" and body["model"]["configured"] is False and body["model"]["ok"] is False
+
+
+def test_the_launcher_runs_one_named_worker_process_per_requested_core():
+    from uedu_dr.launcher import process_commands
+
+    commands = process_commands({"UEDU_WORKER_PROCESSES": "2", "UEDU_WORKER_CONCURRENCY": "16"}, "127.0.0.1", "8000")
+    workers = {name: cmd for name, cmd in commands.items() if name.startswith("worker")}
+    assert sorted(workers) == ["worker-1", "worker-2"]
+    # Distinct node names (Celery refuses duplicates) and the per-process thread count.
+    assert [cmd[cmd.index("-n") + 1] for cmd in workers.values()] == ["worker-1@%h", "worker-2@%h"]
+    assert all(cmd[cmd.index("--concurrency") + 1] == "16" and "threads" in cmd for cmd in workers.values())
+    assert "daphne" in commands and "beat" in commands
+
+
+def test_the_launcher_defaults_to_one_worker_per_cpu_and_names_a_bad_count():
+    import os
+
+    import pytest
+
+    from uedu_dr.launcher import worker_commands
+
+    assert len(worker_commands({})) == (os.cpu_count() or 1)
+    with pytest.raises(SystemExit, match="UEDU_WORKER_PROCESSES"):
+        worker_commands({"UEDU_WORKER_PROCESSES": "zero"})
+    with pytest.raises(SystemExit, match="UEDU_WORKER_CONCURRENCY"):
+        worker_commands({"UEDU_WORKER_CONCURRENCY": "0"})

@@ -1,6 +1,7 @@
-"""`make run`: prepare the database and run daphne, a Celery worker and Celery beat in the foreground.
+"""`make run`: prepare the database and run daphne, Celery workers (one per core) and Celery beat
+in the foreground.
 
-Ctrl-C stops the three processes and, when this launcher started them, the embedded
+Ctrl-C stops these processes and, when this launcher started them, the embedded
 PostgreSQL and Valkey as well."""
 
 from __future__ import annotations
@@ -55,6 +56,42 @@ def model_status_lines(env: dict) -> list[str]:
     return lines
 
 
+def _positive_int(env: dict, name: str, default: int) -> int:
+    raw = env.get(name) or str(default)
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SystemExit(f"{name} must be a whole number of at least 1 (got {raw!r})")
+    return value
+
+
+def worker_commands(env: dict) -> dict[str, list[str]]:
+    """One threads-pool Celery worker per core (UEDU_WORKER_PROCESSES, default: the CPU count).
+
+    The engine's Python holds the GIL, so one worker process uses one core however many
+    researches its threads run; a second process on a second core is what doubles the CPU a
+    batch of researches gets (bench/concurrency.py measures both shapes side by side)."""
+    processes = _positive_int(env, "UEDU_WORKER_PROCESSES", os.cpu_count() or 1)
+    concurrency = str(_positive_int(env, "UEDU_WORKER_CONCURRENCY", 64))
+    celery = str(Path(PYTHON).parent / "celery")
+    return {
+        f"worker-{i}": [celery, "-A", "uedu_dr", "worker", "--pool", "threads", "--concurrency", concurrency,
+                        "-l", "info", "-n", f"worker-{i}@%h"]
+        for i in range(1, processes + 1)
+    }
+
+
+def process_commands(env: dict, host: str, port: str) -> dict[str, list[str]]:
+    bin_dir = Path(PYTHON).parent
+    return {
+        "daphne": [str(bin_dir / "daphne"), "-b", host, "-p", port, "uedu_dr.asgi:application"],
+        **worker_commands(env),
+        "beat": [str(bin_dir / "celery"), "-A", "uedu_dr", "beat", "-l", "info"],
+    }
+
+
 def main() -> int:
     env, started = _stack_env()
     children: dict[str, subprocess.Popen] = {}
@@ -70,15 +107,7 @@ def main() -> int:
         print("· asking the language model", flush=True)
         model_lines = model_status_lines(env)
 
-        bin_dir = Path(PYTHON).parent
-        concurrency = env.get("UEDU_WORKER_CONCURRENCY", "64")
-        commands = {
-            "daphne": [str(bin_dir / "daphne"), "-b", host, "-p", port, "uedu_dr.asgi:application"],
-            "worker": [str(bin_dir / "celery"), "-A", "uedu_dr", "worker", "--pool", "threads",
-                       "--concurrency", concurrency, "-l", "info", "-n", "worker@%h"],
-            "beat": [str(bin_dir / "celery"), "-A", "uedu_dr", "beat", "-l", "info"],
-        }
-        for name, cmd in commands.items():
+        for name, cmd in process_commands(env, host, port).items():
             children[name] = subprocess.Popen(cmd, cwd=BASE_DIR, env=env)
         return _supervise(children, host, port, model_lines)
     finally:
