@@ -86,7 +86,7 @@ def send(request, slug):
     return redirect(reverse("channel_chat", args=[channel.slug]) + "#composer")
 
 
-def _advice(request, ask) -> HttpResponse | None:
+def _advice(request, ask) -> HttpResponse:
     """Run one of the composer's advisers (metered like the API's, per-user rate limited); its
     refusal is the API's JSON error, which chat.js takes as "no advice"."""
     try:
