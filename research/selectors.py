@@ -15,6 +15,7 @@ from channels_app import access
 from quotas.models import CostReservation
 from quotas.services import cost_status, quota_status
 from research.models import AnswerFeedback, ResearchTask
+from research.services.settlement import worst_case_cost
 from uedu_dr.errors import ServiceError
 
 
@@ -41,8 +42,6 @@ def get_visible_task(user, task_uuid) -> ResearchTask:
 def quota_view(user) -> dict:
     """The user's research quota as the API and the chat page's quota line show it: the rolling
     window's figures, and whether the platform's daily cost cap would refuse a start now."""
-    from research.services.settlement import worst_case_cost
-
     status = quota_status(user).as_dict()
     cost = cost_status()
     status["platform_cap_reached"] = cost.committed + worst_case_cost() > cost.cap
