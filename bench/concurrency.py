@@ -1,22 +1,28 @@
-"""How many researches one Celery worker process runs at once, and what each costs in CPU.
+"""How many researches the Celery workers of one box run at once, and what each costs in CPU.
 
 For each scripted LLM latency (default 0.5 s, the case users meet with a quick model, then 1 s),
-in one run: the scripted LLM (its own process, fixed latency per call) and a real threads-pool
-worker are started, then N=1 researches (median of --repeat) and one batch of N=50 are timed,
-and the worker's CPU time during the batch is read. Prints per latency and, last, one JSON line:
+in one run: the scripted LLM (its own process, fixed latency per call) and real threads-pool
+workers, as `make run` starts them (one process per core, `--workers`), with the production
+settings they are deployed with; then N=1 researches (median of --repeat) and one batch of N=50
+are timed, and the workers' CPU time during the batch is read. The headline latency is run again
+with a single worker process, side by side. Prints per run and, last, one JSON line:
 
   makespan_ratio              makespan(N=50) / makespan(N=1) at the default latency (target ≤ 2)
+  makespan_ratio_one_worker   the same with one worker process (not a target: the GIL holds one
+                              process to one core, which is why `make run` starts one per core)
   engine_overhead_ms          makespan(N=1) minus the scripted LLM's latency on its critical path:
                               what the research itself costs in wall time (Celery pickup, DB,
                               tools, the engine), absolute, at the default latency
-  engine_cpu_ms_per_research  worker CPU time during the N=50 batch, per research
+  engine_cpu_ms_per_research  the workers' CPU time during the N=50 batch, per research
                               (target ≤ 85 ms: a third of the 255 ms measured before issue 18)
   completed                   researches of the batch that completed; any other outcome fails
+  researches_per_worker       how the batch spread over the worker processes
 
-    .venv/bin/python bench/concurrency.py [--n 50] [--latency 0.5 --latency 1.0] [--profile]
+    .venv/bin/python bench/concurrency.py [--n 50] [--latency 0.5 --latency 1.0] [--workers 2] [--profile]
 
-`--profile` records the worker with py-spy during the batch (pip install py-spy) into
-var/bench/concurrency-<latency>.speedscope.json. Exits non-zero when a target fails.
+`--profile` records the first worker with py-spy (GIL holder only) during the batch
+(pip install py-spy) into var/bench/concurrency-<latency>.speedscope.json. Exits non-zero when a
+target fails.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True, env=dict(os.environ, TZ="UTC")).stdout.strip()
 
 
-def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: bool) -> dict:
+def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: bool, workers: int) -> dict:
     import psutil
     from django.db import connection
     from django.utils import timezone
@@ -52,8 +58,9 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     from research.services import lifecycle
 
     llm_url = stack.scripted_llm(latency=latency)
-    worker = stack.worker(concurrency=max(64, n + 8), OPENAI_BASE_URL=llm_url, OPENAI_API_KEY="bench",
-                          UEDU_DEEP_RESEARCH_DAILY_CAP_USD="100000")
+    # As `make run` starts them: `workers` threads-pool processes, each able to take the whole batch.
+    pool = [stack.worker(concurrency=max(64, n + 8), name=f"bench{i}", OPENAI_BASE_URL=llm_url, OPENAI_API_KEY="bench",
+                         UEDU_DEEP_RESEARCH_DAILY_CAP_USD="100000") for i in range(workers)]
     teacher = get_user_model().objects.get(username="teacher")  # unlimited quota
     channel = Channel.objects.get(slug="demo-course")
     question = "請比較學習分析與布魯姆分類法在課程設計中的角色"
@@ -108,24 +115,30 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         out = ROOT / "var" / "bench" / f"concurrency-{latency}.speedscope.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         spy = subprocess.Popen([shutil.which("py-spy", path=str(ROOT / ".venv" / "bin")) or "py-spy", "record", "-p",
-                                str(worker.pid), "-r", "100", "--gil", "-f", "speedscope", "-o", str(out)],
+                                str(pool[0].pid), "-r", "100", "--gil", "-f", "speedscope", "-o", str(out)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1)
-    proc = psutil.Process(worker.pid)
-    cpu_before = sum(proc.cpu_times()[:2])
+    procs = [psutil.Process(worker.pid) for worker in pool]
+    cpu_before = [sum(proc.cpu_times()[:2]) for proc in procs]
+    received_before = [_received(worker) for worker in pool]
     many, _, statuses = batch(n)
-    cpu_used = sum(proc.cpu_times()[:2]) - cpu_before
+    cpu_used = sum(sum(proc.cpu_times()[:2]) - before for proc, before in zip(procs, cpu_before))
+    taken = [_received(worker) - before for worker, before in zip(pool, received_before)]
     if spy is not None:
         spy.send_signal(2)
         spy.wait(30)
-    worker.terminate()  # the next latency gets a worker of its own, pointed at its own LLM server
-    try:
-        worker.wait(60)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-        worker.wait()
+    for worker in pool:  # the next run gets workers of its own, pointed at its own LLM server
+        worker.terminate()
+    for worker in pool:
+        try:
+            worker.wait(60)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
     return {
         "latency_s": latency,
+        "workers": workers,
+        "researches_per_worker": taken,
         "llm_calls_per_research": calls[pick],
         "tool_time_on_critical_path_s": round(tools, 3),
         "makespan_1_s": round(single, 3),
@@ -139,13 +152,22 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     }
 
 
+def _received(worker: subprocess.Popen) -> int:
+    """Researches this worker has taken so far (Celery logs each task it receives)."""
+    with open(worker.log_path, errors="replace") as log:  # type: ignore[attr-defined]
+        return sum("execute_research_task[" in line and "Task " in line and "received" in line for line in log)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--latency", type=float, action="append",
                         help="seconds per scripted LLM call; repeatable; the first is the headline (default 0.5 and 1.0)")
     parser.add_argument("--repeat", type=int, default=3, help="N=1 runs (the median is used)")
-    parser.add_argument("--profile", action="store_true", help="record the worker with py-spy during each batch")
+    parser.add_argument("--profile", action="store_true", help="record the first worker with py-spy during each batch")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="worker processes, as `make run` starts them (default: one per core); the headline "
+                             "latency is also run with one worker, side by side")
     args = parser.parse_args()
     latencies = args.latency or [0.5, 1.0]
 
@@ -158,15 +180,19 @@ def main() -> int:
         call_command("load_demo_data", verbosity=0)
         runs = []
         for latency in latencies:
-            run = measure(stack, latency, args.n, args.repeat, args.profile)
+            run = measure(stack, latency, args.n, args.repeat, args.profile, args.workers)
             print(json.dumps(run), file=sys.stderr, flush=True)
             runs.append(run)
+        single = None
+        if args.workers != 1:
+            single = measure(stack, latencies[0], args.n, args.repeat, False, 1)
+            print(json.dumps(single), file=sys.stderr, flush=True)
     finally:
         stack.close()
 
     head = runs[0]
     failures = []
-    for run in runs:
+    for run in runs + ([single] if single else []):
         if run["completed"] != args.n:
             failures.append(f"{args.n - run['completed']} of {args.n} researches did not complete at {run['latency_s']} s: {run['statuses']}")
     if head["makespan_ratio"] > RATIO_TARGET:
@@ -181,6 +207,10 @@ def main() -> int:
         "makespan_ratio": head["makespan_ratio"],
         "engine_overhead_ms": head["engine_overhead_ms"],
         "engine_cpu_ms_per_research": head["engine_cpu_ms_per_research"],
+        "workers": head["workers"],
+        "researches_per_worker": head["researches_per_worker"],
+        "makespan_ratio_one_worker": single["makespan_ratio"] if single else head["makespan_ratio"],
+        "cpu_ms_one_worker": single["engine_cpu_ms_per_research"] if single else head["engine_cpu_ms_per_research"],
         "makespan_ratio_by_latency": {str(r["latency_s"]): r["makespan_ratio"] for r in runs},
         "completed_by_latency": {str(r["latency_s"]): r["completed"] for r in runs},
         "cpu_ms_by_latency": {str(r["latency_s"]): r["engine_cpu_ms_per_research"] for r in runs},

@@ -82,7 +82,9 @@ def main() -> int:
         bases = []
         for _ in range(args.daphne):
             port = free_port()
-            stack.spawn([str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "uedu_dr.asgi:application"], **env)
+            # DEBUG off, as deployed (the dev settings keep plain-HTTP cookies, which the clients need).
+            stack.spawn([str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "uedu_dr.asgi:application"], DEBUG="False",
+                        ALLOWED_HOSTS="127.0.0.1,localhost", **env)
             bases.append(f"http://127.0.0.1:{port}")
         for base in bases:
             _wait_http(base + "/healthz")

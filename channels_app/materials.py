@@ -21,7 +21,7 @@ from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from . import embeddings, lexical, retrieval, vector_index
+from . import embeddings, lexical, retrieval, term_shares, vector_index
 from .chunking import chunk_units
 from .extraction import MaterialError, extract, kind_from_name, sniff
 from .models import Channel, Material, MaterialChunk
@@ -123,7 +123,9 @@ def material_reindex(material: Material) -> bool:
 
 def material_delete(material: Material) -> None:
     """Delete the material; its chunks go with it (FK cascade), its file after commit (signals)."""
+    channel_id = material.channel_id
     material.delete()
+    _refresh_term_shares(channel_id)
 
 
 # --------------------------------------------------------------------------- indexing (the Celery job)
@@ -214,7 +216,17 @@ def index_material(material_id: int) -> Material | None:
         current.indexed_at = timezone.now()
         current.save(update_fields=["status", "error_code", "error", "unit_count", "chunk_count", "embedding_model", "indexed_at"])
     _ensure_channel_index(dim, current.channel_id)
+    _refresh_term_shares(current.channel_id)
     return current
+
+
+def _refresh_term_shares(channel_id: int) -> None:
+    """The channel's own lexeme shares (channels_app.term_shares) follow its materials. Searches
+    work without them (on the platform's statistics), so a failure is logged, not raised."""
+    try:
+        term_shares.refresh(channel_id)
+    except Exception:
+        log.exception("could not refresh the term shares of channel %s", channel_id)
 
 
 def _ensure_channel_index(dim: int, channel_id: int) -> None:

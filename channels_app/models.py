@@ -303,3 +303,26 @@ class MaterialChunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.material_id}#{self.ordinal} p.{self.page}"
+
+
+class ChannelTermShare(models.Model):
+    """For a big channel: the share of its chunks that hold each lexeme (above a floor of 0.1 %).
+
+    Retrieval's common-terms rule reads these instead of the platform-wide statistics: a course
+    about music theory holds "counterpoint" in a third of its passages although the platform as
+    a whole hardly does, and a lexical side selecting on it would rank thousands of the channel's
+    passages per query. Rewritten whole by `channels_app.term_shares.refresh` when a material of
+    the channel is indexed or deleted; channels below UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS have
+    none and use the platform-wide statistics."""
+
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="+", db_index=False)
+    lexeme = models.TextField()
+    share = models.FloatField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["channel", "lexeme"], name="one_share_per_channel_lexeme")]
+        verbose_name = _("channel term share")
+        verbose_name_plural = _("channel term shares")
+
+    def __str__(self) -> str:
+        return f"{self.channel_id}:{self.lexeme}={self.share:.3f}"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection, transaction
 
-from . import embeddings, lexical, vector_index
+from . import embeddings, lexical, term_shares, vector_index
 
 RRF_K = 60
 MAX_K = 20
@@ -86,20 +86,24 @@ def _lexeme_frequencies(cursor) -> dict[str, float]:
     return frequencies
 
 
-def _lexical_queries(cursor, query: str) -> tuple[str, str] | None:
+def _lexical_queries(cursor, query: str, channel_id: int) -> tuple[str, str] | None:
     """(candidates, ranking) tsquery texts for the lexical side, or None when the query has no lexeme.
 
     As in Elasticsearch's "common terms" query: lexemes in more than UEDU_RETRIEVAL_COMMON_TERM_CUTOFF
-    of all chunks (words like "student" in a course platform) do not select candidates, they only
-    rank the passages the rarer lexemes found. Matching on them would rank thousands of passages per
-    query for almost no signal (their IDF is near zero); when every lexeme is common, a passage
-    must hold all of them."""
+    of the chunks searched (words like "student" in a course platform) do not select candidates,
+    they only rank the passages the rarer lexemes found. Matching on them would rank thousands of
+    passages per query for almost no signal (their IDF is near zero); when every lexeme is common,
+    a passage must hold all of them. "The chunks searched" are the channel's own when it is big
+    enough to have shares of its own (channels_app.term_shares: a course about one subject holds
+    its subject's words everywhere), else the whole platform's (the planner's statistics)."""
     # The query's lexemes, normalised exactly as chunk text is (bigrams, stemming, stop words).
     cursor.execute("SELECT unnest(tsvector_to_array(to_tsvector('english', %s)))", [lexical.search_text(query)])
     lexemes = [row[0] for row in cursor.fetchall()]
     if not lexemes:
         return None
-    frequencies = _lexeme_frequencies(cursor)
+    frequencies = term_shares.shares(cursor, channel_id, lexemes)
+    if frequencies is None:
+        frequencies = _lexeme_frequencies(cursor)
     cutoff = settings.UEDU_RETRIEVAL_COMMON_TERM_CUTOFF
     rare = [lexeme for lexeme in lexemes if frequencies.get(lexeme, 0.0) <= cutoff]
     candidates = lexical.tsquery_text(rare, "|") if rare else lexical.tsquery_text(lexemes, "&")
@@ -225,7 +229,7 @@ def hybrid_search(
         "k": k,
     }
     with transaction.atomic(), connection.cursor() as cursor:
-        lexical_queries = _lexical_queries(cursor, query) if use_lexical and query else None
+        lexical_queries = _lexical_queries(cursor, query, params["channel"]) if use_lexical and query else None
         if lexical_queries:
             params["candidates"], params["ranking"] = lexical_queries
         if not use_vectors and not lexical_queries:

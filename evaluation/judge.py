@@ -7,11 +7,15 @@ is lenient with itself, so the results name the judge and warn when it is the re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import ROUND_UP, Decimal
 
 from django.conf import settings
 
 from agent.engine.llm import LLMClient, LLMConfig, UsageMeter
 from agent.engine.prompts import UNTRUSTED_RULES, as_json
+from quotas import services as quotas
+from quotas.models import CostReservation
+from uedu_dr.errors import ServiceError
 
 JUDGE_PROMPT = """You judge whether the passages entail the statement: answer true only if a careful reader
 would accept the statement as stated from the passages alone (not from your own knowledge); a
@@ -37,6 +41,7 @@ SCHEMA = {
 }
 
 BATCH = 8
+ANSWER_TOKENS = 1500  # the answer bound of one batch, sent as max tokens
 
 
 @dataclass
@@ -64,17 +69,45 @@ class JudgeBudgetExceeded(Exception):
 
 
 class Judge:
-    def __init__(self, client: LLMClient, model: str = "", meter: UsageMeter | None = None, max_tokens: int | None = None):
+    """Every call is paid for against the platform's daily cap like any other model call
+    (CostReservation kind "eval_judge"): its worst case is reserved before the request and
+    settled at the metered cost; a reached cap stops the evaluation (JudgeBudgetExceeded).
+    `user`: who the calls are booked to (the admin replaying, or nobody for a command run)."""
+
+    def __init__(self, client: LLMClient, model: str = "", meter: UsageMeter | None = None, max_tokens: int | None = None,
+                 user=None):
         self.client = client
         self.model = model
-        self.meter = meter
+        self.meter = meter or client.meter
         self.max_tokens = max_tokens
+        self.user = user
         self.calls = 0
 
     @classmethod
-    def from_settings(cls, judge: JudgeSettings) -> "Judge":
+    def from_settings(cls, judge: JudgeSettings, *, user=None) -> "Judge":
         meter = UsageMeter()
-        return cls(judge.client(meter), model=judge.model, meter=meter, max_tokens=settings.UEDU_EVAL_JUDGE_MAX_TOKENS)
+        return cls(judge.client(meter), model=judge.model, meter=meter, max_tokens=settings.UEDU_EVAL_JUDGE_MAX_TOKENS, user=user)
+
+    def worst_case_usd(self, messages: list[dict]) -> Decimal:
+        """One batch at most: its prompt counted as one token a character (no tokenizer makes
+        more of ordinary text), its answer at the bound sent, priced at the judge model's prices."""
+        price_in, price_out = self.client.config.price(self.client.config.model_for("judge"))
+        prompt_tokens = sum(len(m["content"]) for m in messages)
+        usd = (prompt_tokens * price_in + ANSWER_TOKENS * price_out) / 1_000_000
+        return Decimal(str(usd)).quantize(Decimal("0.000001"), rounding=ROUND_UP)
+
+    def _metered(self, messages: list[dict]) -> dict:
+        try:
+            reference = quotas.reserve_call(self.user, CostReservation.Kind.EVAL_JUDGE, self.worst_case_usd(messages))
+        except ServiceError as exc:
+            # The only refusal here is the cap's (platform_cap_reached); the operator reads it in English.
+            raise JudgeBudgetExceeded(f"the judge was refused ({exc.code}): the platform's daily cost cap "
+                                      "(UEDU_DEEP_RESEARCH_DAILY_CAP_USD) has no room for another judge call") from None
+        before = self.meter.total.cost_usd
+        try:
+            return self.client.structured("judge", messages, SCHEMA, "entailment", max_tokens=ANSWER_TOKENS)
+        finally:
+            quotas.settle_cost(reference, Decimal(str(round(self.meter.total.cost_usd - before, 6))))
 
     def entails(self, pairs: list[tuple[str, list[str]]]) -> list[bool]:
         """For each (statement, passages): do the passages entail it? Empty passages never do."""
@@ -86,12 +119,8 @@ class Judge:
                 raise JudgeBudgetExceeded(f"the judge used its budget of {self.max_tokens} tokens (UEDU_EVAL_JUDGE_MAX_TOKENS)")
             batch = wanted[start : start + BATCH]
             payload = [{"id": i, "statement": s, "passages": [x[:3000] for x in p]} for i, s, p in batch]
-            data = self.client.structured(
-                "judge",
-                [{"role": "system", "content": JUDGE_PROMPT}, {"role": "user", "content": "<observations>\n" + as_json(payload) + "\n</observations>"}],
-                SCHEMA,
-                "entailment",
-                max_tokens=1500,
+            data = self._metered(
+                [{"role": "system", "content": JUDGE_PROMPT}, {"role": "user", "content": "<observations>\n" + as_json(payload) + "\n</observations>"}]
             )
             self.calls += 1
             asked = {i for i, _, _ in batch}

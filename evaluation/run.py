@@ -164,7 +164,7 @@ def replay_stored(tasks: list[ResearchTask], *, model: str | None, run_by, judge
     both sides scored now by the same judge. Reproducibility of a replay: the overlap of its claims
     with the original's. `run_by`: the platform admin the replays belong to (research.services.replay)."""
     judge_settings = judge or JudgeSettings.resolve()
-    judging = Judge.from_settings(judge_settings)
+    judging = Judge.from_settings(judge_settings, user=run_by)
     before_rows, after_rows = [], []
     for number, original in enumerate(tasks, start=1):
         progress(f"[{number}/{len(tasks)}] {original.task_uuid}")

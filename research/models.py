@@ -87,6 +87,12 @@ class ResearchTask(models.Model):
     plan_review_mode = models.CharField(_("plan review"), max_length=12, default="off")
     plan_edits_json = models.JSONField(_("plan edits"), default=dict, blank=True)
     plan_confirmed_at = models.DateTimeField(_("plan confirmed"), null=True, blank=True)
+    # A run with plan review is two Celery tasks: the first plans, sets the deadline and returns
+    # (no worker waits for the student); the second claims the task by setting plan_continued_at
+    # (once, whoever asks: the student's submit, the deadline's timer or the reaper). Between the
+    # two the task is "running" with a deadline and no continuation: waiting for its review.
+    plan_review_deadline = models.DateTimeField(_("plan review deadline"), null=True, blank=True)
+    plan_continued_at = models.DateTimeField(_("research continued after plan review"), null=True, blank=True)
 
     cancel_requested = models.BooleanField(default=False)
     # Last seq handed out for this task's events; incremented atomically (see research.events).

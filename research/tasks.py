@@ -19,6 +19,12 @@ def execute_research_task(task_id: int) -> None:
     runner.execute_task(task_id)
 
 
+@shared_task(acks_late=True, ignore_result=True, soft_time_limit=SOFT_LIMIT, time_limit=HARD_LIMIT)
+def continue_research_task(task_id: int) -> None:
+    """The second part of a research with plan review (research.services.plan_review)."""
+    runner.continue_task(task_id)
+
+
 @shared_task(ignore_result=True)
 def reap_stale_tasks() -> dict:
     return lifecycle.reap_stale_tasks()

@@ -110,6 +110,12 @@ class UsageMeter:
                 usage.cost_usd += cost
                 usage.calls += 1
 
+    def carry(self, earlier: Usage) -> None:
+        """Count what an earlier part of the same research used (planning, before a plan review)."""
+        with self._lock:
+            for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd", "calls"):
+                setattr(self.total, name, getattr(self.total, name) + getattr(earlier, name))
+
     @property
     def total_tokens(self) -> int:
         return self.total.total_tokens

@@ -40,12 +40,21 @@ class ResearchRun:
         limits: Limits,
         clock: Callable[[], float] = time.monotonic,
         credibility: Callable[[Source], float] | None = None,
-        review_plan: Callable[[dict], dict] | None = None,
+        stop_after_plan: bool = False,
+        plan: Plan | None = None,
+        spent_seconds: float = 0.0,
     ):
+        """`stop_after_plan`: return a "planned" result once the plan is made (the product then
+        waits for the student's review without holding a worker). `plan`: a plan made (and maybe
+        edited) earlier; the run skips planning and starts gathering evidence for it.
+        `spent_seconds`: the time an earlier part of the same research already used, which counts
+        against its time limit (the wait for the review does not)."""
         self.ctx = RunContext(inp=inp, llm=llm, sink=sink, is_cancelled=is_cancelled, limits=limits, clock=clock,
                               credibility=credibility)
+        self.ctx.started -= spent_seconds
         self.tools = tools
-        self.review_plan = review_plan
+        self.stop_after_plan = stop_after_plan
+        self.given_plan = plan
         self.hypothesis_status: dict[int, str] = {}
         self.failures: list[dict] = []
         self.claims = ClaimSet()
@@ -58,7 +67,13 @@ class ResearchRun:
         ctx = self.ctx
         gatherer = None
         try:
-            self.plan_phase()
+            if self.given_plan is not None:
+                self.adopt_plan(self.given_plan)
+            else:
+                self.plan_phase()
+            if self.stop_after_plan:
+                ctx.checkpoint(enforce_limits=False)  # a cancel during planning ends the run here
+                return self._result("planned", "plan_review")
             gatherer = Gatherer(ctx, self.tools)
             stop_reason = self.evidence_phase(gatherer)
             counter = self.counter_search(gatherer) if self.wants_counter_search() else CounterSearch()
@@ -101,19 +116,14 @@ class ResearchRun:
         def build(compact: bool) -> list[dict]:
             return [{"role": "system", "content": system}, {"role": "user", "content": ctx.question_block()}]
 
-        plan = Plan.from_json(ctx.structured("planner", build, schemas.PLAN, "research_plan"))
-        plan.keep_tools(self.tools.names())
-        ctx.plan = plan
-        ctx.limits = ctx.limits.for_complexity(plan.complexity)
+        self.adopt_plan(Plan.from_json(ctx.structured("planner", build, schemas.PLAN, "research_plan")))
         ctx.sink.emit("plan_complete", self.plan_event())
-        if self.review_plan is not None:
-            # The student may edit the plan before the evidence phase (the product waits here,
-            # with a time limit); the engine researches whatever comes back. Time spent waiting
-            # for the student does not count against the research's own time limit.
-            before = ctx.clock()
-            ctx.plan = Plan.from_json(self.review_plan(ctx.plan.as_json()))
-            ctx.started += ctx.clock() - before
-            ctx.checkpoint(enforce_limits=False)
+
+    def adopt_plan(self, plan: Plan) -> None:
+        """The plan the run researches, and the budgets of its complexity."""
+        plan.keep_tools(self.tools.names())
+        self.ctx.plan = plan
+        self.ctx.limits = self.ctx.limits.for_complexity(plan.complexity)
 
     def plan_event(self) -> dict:
         plan, limits = self.ctx.plan, self.ctx.limits

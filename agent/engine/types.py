@@ -183,7 +183,8 @@ class Citation:
 
 @dataclass
 class ResearchResult:
-    status: Literal["completed", "failed", "cancelled"]
+    # "planned": the run stopped after planning as asked (stop_after_plan); nothing is finished.
+    status: Literal["completed", "failed", "cancelled", "planned"]
     stop_reason: str
     plan: dict = field(default_factory=dict)
     answer: str = ""

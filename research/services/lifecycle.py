@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -16,8 +17,10 @@ from channels_app.selectors import membership_role
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
-from . import events, settlement
-from .runner import close_open_steps, question_language, write_response_log
+from agent.engine import ResearchResult
+
+from . import events, plan_review, settlement
+from .runner import carried_meter, close_open_steps, finish, question_language, write_response_log
 
 log = logging.getLogger(__name__)
 
@@ -117,23 +120,29 @@ def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
             response = write_response_log(task)
             events.record_event(task.pk, task.task_uuid, "cancelled", {"response_log_id": response.pk, "stop_reason": "cancelled"})
             settlement.settle(task)
+        elif plan_review.claim_for_cancel(task):
+            # Waiting for its plan review, no worker runs it: end it here, as a worker would.
+            task.refresh_from_db()
+            finish(task, ResearchResult(status="cancelled", stop_reason="cancelled", plan=task.plan_json), carried_meter(task),
+                   duration=task.duration_seconds or 0.0)
         else:
             ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.RUNNING).update(cancel_requested=True)
     task.refresh_from_db()
     return task
 
 
-def fail_task(task_id: int, error: str, *, from_status: str) -> bool:
-    """End a task as failed if it is still in `from_status` (the reaper and enqueue failures)."""
+def fail_task(task_id: int, error: str, *, from_status: str, only_if: Q = Q()) -> bool:
+    """End a task as failed if it is still in `from_status` (and matches `only_if`): the reaper
+    and enqueue failures."""
     with transaction.atomic():
-        updated = ResearchTask.objects.filter(pk=task_id, status=from_status).update(
+        updated = ResearchTask.objects.filter(only_if, pk=task_id, status=from_status).update(
             status=ResearchTask.Status.FAILED, error=error, finished_at=timezone.now(), stop_reason="platform_failure"
         )
         if not updated:
             return False
         task = ResearchTask.objects.get(pk=task_id)
         if task.started_at:
-            task.duration_seconds = (task.finished_at - task.started_at).total_seconds()
+            task.duration_seconds = _working_seconds(task)
             # Its calls were made and paid for: settle at what the transcript recorded, not $0.
             task.cost_usd = settlement.transcript_cost(task)
             task.save(update_fields=["duration_seconds", "cost_usd"])
@@ -144,26 +153,47 @@ def fail_task(task_id: int, error: str, *, from_status: str) -> bool:
     return True
 
 
+def _working_seconds(task: ResearchTask) -> float:
+    """Time the research ran, leaving out a wait for its plan review (no worker ran it then)."""
+    if task.plan_continued_at:
+        return (task.duration_seconds or 0.0) + (task.finished_at - task.plan_continued_at).total_seconds()
+    if task.plan_review_deadline:
+        return task.duration_seconds or 0.0  # failed while waiting: its first part
+    return (task.finished_at - task.started_at).total_seconds()
+
+
 def reap_stale_tasks() -> dict:
-    """Fail running tasks whose worker stopped beating, and queued tasks nobody picked up."""
+    """Fail running tasks whose worker stopped beating, and queued tasks nobody picked up.
+
+    A task waiting for its plan review has no worker and so no heartbeat: it is not stale. Once
+    its continuation is due (confirmed, or past its deadline) and has not started for
+    UEDU_DR_STALE_AFTER_SECONDS, its message was lost (broker restarted): it is sent again; if it
+    still has not started after UEDU_DR_QUEUED_TIMEOUT_SECONDS, the task fails like a queued
+    one nobody picked up. A continuation that started beats like any run."""
     now = timezone.now()
     stale = ResearchTask.objects.filter(
         status=ResearchTask.Status.RUNNING,
         last_heartbeat_at__lt=now - timedelta(seconds=settings.UEDU_DR_STALE_AFTER_SECONDS),
-    ).values_list("pk", flat=True)
+    ).exclude(plan_review.WAITING).values_list("pk", flat=True)
     stuck = ResearchTask.objects.filter(
         status=ResearchTask.Status.QUEUED,
         created_at__lt=now - timedelta(seconds=settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS),
     ).values_list("pk", flat=True)
-    reaped = {"running": 0, "queued": 0}
+    reaped = {"running": 0, "queued": 0, "continued": 0}
     for task_id in list(stale):
         message = _("The research stopped: its worker stopped responding (no heartbeat for %(s)d seconds).") % {
             "s": settings.UEDU_DR_STALE_AFTER_SECONDS
         }
-        reaped["running"] += fail_task(task_id, message, from_status=ResearchTask.Status.RUNNING)
+        reaped["running"] += fail_task(task_id, message, from_status=ResearchTask.Status.RUNNING, only_if=~plan_review.WAITING)
     for task_id in list(stuck):
         message = _("The research never started: no worker picked it up in time.")
         reaped["queued"] += fail_task(task_id, message, from_status=ResearchTask.Status.QUEUED)
+    for task_id in plan_review.due_since(now - timedelta(seconds=settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS)):
+        message = _("The research never continued after its plan review: no worker picked it up in time.")
+        reaped["running"] += fail_task(task_id, message, from_status=ResearchTask.Status.RUNNING, only_if=plan_review.WAITING)
+    for task_id in plan_review.due_since(now - timedelta(seconds=settings.UEDU_DR_STALE_AFTER_SECONDS)):
+        plan_review.enqueue_continuation(task_id)
+        reaped["continued"] += 1
     if reaped["running"] or reaped["queued"]:
         log.warning("reaper failed %s", reaped)
     return reaped

@@ -1,61 +1,114 @@
 """Plan review: after `plan_complete` the student may edit the sub-questions (channel setting:
-off / optional / required). The run waits — heartbeats continue — until the student continues
-or the time limit passes, then researches the plan as it then stands. Edits are stored."""
+off / optional / required), until a deadline; the research then goes on with the plan as it
+stands. Edits are stored.
+
+No worker waits for the student. The run is two Celery tasks: the first plans and returns
+(`await_review`), the second (`research.tasks.continue_research_task`) researches the reviewed
+plan. Three callers may start the second — the student's submit, the timer set for the deadline,
+and the reaper when both were lost — and `claim_continuation` lets exactly one of them through."""
 
 from __future__ import annotations
 
-import time
+import logging
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
-POLL_SECONDS = 0.5
+log = logging.getLogger(__name__)
+
 MAX_SUB_QUESTIONS = 6
 MAX_CHARS = 500
+
+# A task between its two parts: planned, deadline set, nobody has continued it yet.
+WAITING = Q(status=ResearchTask.Status.RUNNING, plan_review_deadline__isnull=False, plan_continued_at__isnull=True)
 
 
 def wait_seconds(mode: str) -> int:
     return {"optional": settings.UEDU_DR_PLAN_REVIEW_OPTIONAL_SECONDS, "required": settings.UEDU_DR_PLAN_REVIEW_SECONDS}.get(mode, 0)
 
 
-def hook(task: ResearchTask, sink):
-    """The engine's review_plan callback for this task, or None when the channel has it off."""
-    if task.plan_review_mode not in ("optional", "required"):
-        return None
+def wanted(task: ResearchTask) -> bool:
+    """Whether this task's run stops after planning for the student's review."""
+    return task.plan_review_mode in ("optional", "required") and task.plan_review_deadline is None
 
-    def review(plan: dict) -> dict:
-        # The proposed plan is stored now, so the student's edits can be compared with it.
-        ResearchTask.objects.filter(pk=task.pk).update(plan_json=plan)
-        deadline = timezone.now() + timedelta(seconds=wait_seconds(task.plan_review_mode))
+
+def await_review(task: ResearchTask, plan: dict, usage, sink, *, duration: float) -> bool:
+    """End of the first part: store the proposed plan and what planning used, tell the viewers
+    the plan waits for review, and set the timer that continues it at the deadline.
+
+    Returns False (nothing stored) when the task was cancelled or ended meanwhile."""
+    seconds = wait_seconds(task.plan_review_mode)
+    deadline = timezone.now() + timedelta(seconds=seconds)
+    with transaction.atomic():
+        updated = ResearchTask.objects.filter(
+            pk=task.pk, status=ResearchTask.Status.RUNNING, cancel_requested=False, plan_review_deadline__isnull=True
+        ).update(
+            plan_json=plan, plan_review_deadline=deadline,
+            # What planning used, carried into the second part's meter (and shown meanwhile).
+            tokens_used=usage.total_tokens, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+            reasoning_tokens=usage.reasoning_tokens, cost_usd=round(usage.cost_usd, 6), duration_seconds=round(duration, 3),
+        )
+        if not updated:
+            return False
         sink.emit("status_change", {"from": "running", "to": "awaiting_plan_review", "mode": task.plan_review_mode,
                                     "deadline": deadline.isoformat(), "sub_questions": [sq["question"] for sq in plan["sub_questions"]]})
-        confirmed = None
-        while timezone.now() < deadline:
-            row = ResearchTask.objects.filter(pk=task.pk).values("plan_confirmed_at", "cancel_requested", "plan_edits_json").first()
-            if row is None or row["cancel_requested"]:
-                return plan  # the engine's next check ends the run
-            if row["plan_confirmed_at"]:
-                confirmed = row
-                break
-            time.sleep(POLL_SECONDS)
-        edited = _apply(plan, (confirmed or {}).get("plan_edits_json") or {})
-        changed = edited["sub_questions"] != plan["sub_questions"]
-        if confirmed is None:
-            # Nobody answered: proceed with the plan as it is, and record that it timed out.
-            ResearchTask.objects.filter(pk=task.pk, plan_confirmed_at__isnull=True).update(
-                plan_edits_json={"timed_out": True}, plan_confirmed_at=timezone.now()
-            )
-        sink.emit("status_change", {"from": "awaiting_plan_review", "to": "running", "plan_edited": changed,
-                                    "timed_out": confirmed is None, "sub_questions": [sq["question"] for sq in edited["sub_questions"]]})
-        return edited
+        task_id = task.pk
+        transaction.on_commit(lambda: enqueue_continuation(task_id, countdown=seconds))
+    return True
 
-    return review
+
+def enqueue_continuation(task_id: int, *, countdown: float = 0) -> None:
+    from research.tasks import continue_research_task
+
+    try:
+        continue_research_task.apply_async((task_id,), countdown=countdown)
+    except Exception as exc:  # broker away: the reaper sends it again once the broker is back
+        log.error("could not queue the continuation of research task %s: %s", task_id, exc)
+
+
+def claim_continuation(task_id: int) -> bool:
+    """Let exactly one caller start the second part: the task must still be waiting, and either
+    confirmed by the student or past its deadline. A timeout is recorded as such."""
+    now = timezone.now()
+    with transaction.atomic():
+        claimed = ResearchTask.objects.filter(WAITING, Q(plan_confirmed_at__isnull=False) | Q(plan_review_deadline__lte=now),
+                                              pk=task_id).update(plan_continued_at=now, last_heartbeat_at=now)
+        if claimed:
+            # Nobody answered: proceed with the plan as it is, and record that it timed out. (A
+            # submit can no longer succeed: it needs plan_continued_at unset.)
+            ResearchTask.objects.filter(pk=task_id, plan_confirmed_at__isnull=True).update(
+                plan_edits_json={"timed_out": True}, plan_confirmed_at=now
+            )
+    return bool(claimed)
+
+
+def due_since(moment) -> list[int]:
+    """Waiting tasks whose continuation was due (confirmed, or deadline passed) before `moment`."""
+    return list(ResearchTask.objects.filter(WAITING).filter(
+        Q(plan_confirmed_at__lt=moment) | Q(plan_review_deadline__lt=moment)).values_list("pk", flat=True))
+
+
+def claim_for_cancel(task: ResearchTask) -> bool:
+    """A cancel while the task waits: claimed like a continuation, so none can start after it."""
+    return bool(ResearchTask.objects.filter(WAITING, pk=task.pk).update(plan_continued_at=timezone.now(), cancel_requested=True))
+
+
+def reviewed_plan(task: ResearchTask) -> tuple[dict, dict]:
+    """Start of the second part: the plan as the student left it, and the event telling the
+    viewers the research goes on with it."""
+    plan = task.plan_json
+    edited = _apply(plan, task.plan_edits_json or {})
+    resumed = {"from": "awaiting_plan_review", "to": "running", "plan_edited": edited["sub_questions"] != plan["sub_questions"],
+               "timed_out": bool((task.plan_edits_json or {}).get("timed_out")),
+               "sub_questions": [sq["question"] for sq in edited["sub_questions"]]}
+    return edited, resumed
 
 
 def _apply(plan: dict, edits: dict) -> dict:
@@ -80,9 +133,11 @@ def submit(*, task: ResearchTask, user, sub_questions: list[str] | None) -> Rese
         original = [sq["question"] for sq in (task.plan_json or {}).get("sub_questions", [])]
         edits = {"sub_questions": cleaned, "original": original, "by": user.username, "at": timezone.now().isoformat()}
     with transaction.atomic():
-        updated = ResearchTask.objects.filter(
-            pk=task.pk, status=ResearchTask.Status.RUNNING, plan_review_mode__in=["optional", "required"], plan_confirmed_at__isnull=True
-        ).update(plan_edits_json=edits, plan_confirmed_at=timezone.now())
+        updated = ResearchTask.objects.filter(WAITING, pk=task.pk, plan_confirmed_at__isnull=True).update(
+            plan_edits_json=edits, plan_confirmed_at=timezone.now()
+        )
+        if updated:
+            transaction.on_commit(lambda: enqueue_continuation(task.pk))
     if not updated:
         raise ServiceError("not_awaiting_review", _("This research is not waiting for a plan review."), status=409)
     task.refresh_from_db()

@@ -1,4 +1,6 @@
-"""Running one research inside a Celery worker: claim, run the engine, store, finish.
+"""Running one research inside a Celery worker: claim, run the engine, store, finish. A research
+with plan review runs in two parts (execute_task plans; continue_task researches the reviewed
+plan), with no worker held during the review (research.services.plan_review).
 
 Every write that ends a task is conditional on the task still running, so a duplicate delivery,
 a cancel, the reaper and the runner can race without two of them finishing the same task."""
@@ -14,13 +16,15 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
+from django.db.models import Max
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 
 from channels_app.models import ChatLog
 from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, UsageMeter, run_research
-from agent.engine.llm import LLMError
-from research.models import ResearchStep, ResearchTask
+from agent.engine.llm import LLMError, Usage
+from agent.engine.plan import Plan
+from research.models import ResearchStep, ResearchTask, TranscriptEntry
 from agent.tools import REGISTRY, ToolRegistry
 
 from . import assistant_policy, credibility, events, follow_up, notifications, plan_review, quality, settlement
@@ -57,13 +61,13 @@ class TaskSink:
     written by the engine's own thread at its next event (and at the end), so helper threads
     never hold database connections."""
 
-    def __init__(self, task: ResearchTask, meter: UsageMeter | None = None):
+    def __init__(self, task: ResearchTask, meter: UsageMeter | None = None, *, transcript_after: int = 0):
         self.task_id = task.pk
         self.task_uuid = task.task_uuid
         self.meter = meter
         self._pending: list[dict] = []
         self._lock = threading.Lock()
-        self._seq = 0
+        self._seq = transcript_after  # a second part (after a plan review) numbers on from the first
 
     def record_llm(self, exchange: dict) -> None:
         with self._lock:
@@ -183,19 +187,51 @@ def _execute(task_id: int, *, toolbox, model: str | None, registry: ToolRegistry
         log.info("research task %s not claimed (already taken, finished or gone)", task_id)
         return
     task = ResearchTask.objects.select_related("channel", "user").get(pk=task_id)
-    monitor.register(task.pk, task.task_uuid)
+    _drive(task, UsageMeter(), announce=lambda sink: sink.emit("status_change", {"from": "queued", "to": "running"}),
+           toolbox=toolbox or toolbox_for(task, registry), model=model, stop_after_plan=plan_review.wanted(task))
+
+
+def continue_task(task_id: int, *, registry: ToolRegistry = REGISTRY) -> None:
+    """Celery entry point of a research's second part, after its plan review. Safe to call any
+    number of times (the student's submit, the deadline's timer, the reaper): one call claims it."""
+    try:
+        if not plan_review.claim_continuation(task_id):
+            log.info("research task %s: continuation not claimed (not waiting, not due, or already continued)", task_id)
+            return
+        task = ResearchTask.objects.select_related("channel", "user").get(pk=task_id)
+        plan, resumed = plan_review.reviewed_plan(task)
+        _drive(task, carried_meter(task), announce=lambda sink: sink.emit("status_change", resumed), toolbox=toolbox_for(task, registry),
+               model=None, plan=Plan.from_json(plan), spent_seconds=task.duration_seconds or 0.0)
+    finally:
+        connection.close()
+
+
+def carried_meter(task: ResearchTask) -> UsageMeter:
+    """A meter that already counts what the task's first part (planning) used."""
     meter = UsageMeter()
-    sink = TaskSink(task, meter)
+    meter.carry(Usage(prompt_tokens=task.prompt_tokens, completion_tokens=task.completion_tokens,
+                      reasoning_tokens=task.reasoning_tokens, cost_usd=float(task.cost_usd)))
+    return meter
+
+
+def _drive(task: ResearchTask, meter: UsageMeter, *, announce, toolbox, model: str | None, stop_after_plan: bool = False,
+           plan: Plan | None = None, spent_seconds: float = 0.0) -> None:
+    """Run the engine for one part of a research (the whole of it without plan review) and store
+    what it ended with. `spent_seconds`: working time of an earlier part, which counts against
+    the time limit and the duration; the wait for the review counts in neither."""
+    monitor.register(task.pk, task.task_uuid)
+    sink = TaskSink(task, meter, transcript_after=_last_transcript_seq(task) if plan else 0)
     started = time.monotonic()
     try:
-        events.record_event(task.pk, task.task_uuid, "status_change", {"from": "queued", "to": "running"})
-        result = _run_engine(task, meter, sink, toolbox=toolbox or toolbox_for(task, registry), model=model)
+        announce(sink)
+        result = _run_engine(task, meter, sink, toolbox=toolbox, model=model, stop_after_plan=stop_after_plan,
+                             plan=plan, spent_seconds=spent_seconds)
     except events.TaskGone:
         return
     except LLMError as exc:
         result = ResearchResult(status="failed", stop_reason="llm_unavailable", error=str(exc))
     except Exception as exc:  # a bug must end the task cleanly, not leave it running
-        log.exception("research task %s crashed", task_id)
+        log.exception("research task %s crashed", task.pk)
         result = ResearchResult(status="failed", stop_reason="internal_error", error=f"internal error: {type(exc).__name__}")
     finally:
         monitor.unregister(task.pk)
@@ -203,8 +239,17 @@ def _execute(task_id: int, *, toolbox, model: str | None, registry: ToolRegistry
     try:
         sink.flush()
     except Exception:  # the transcript is worth keeping, not worth failing the task over
-        log.exception("could not store the transcript of task %s", task_id)
-    finish(task, result, meter, duration=time.monotonic() - started)
+        log.exception("could not store the transcript of task %s", task.pk)
+    duration = spent_seconds + time.monotonic() - started
+    if result.status == "planned":
+        if plan_review.await_review(task, result.plan, meter.total, sink, duration=duration):
+            return  # the worker thread is free; continue_task takes it from here
+        result = ResearchResult(status="cancelled", stop_reason="cancelled", plan=result.plan)
+    finish(task, result, meter, duration=duration)
+
+
+def _last_transcript_seq(task: ResearchTask) -> int:
+    return TranscriptEntry.objects.filter(task=task).aggregate(last=Max("seq"))["last"] or 0
 
 
 def toolbox_for(task: ResearchTask, registry: ToolRegistry = REGISTRY):
@@ -212,7 +257,8 @@ def toolbox_for(task: ResearchTask, registry: ToolRegistry = REGISTRY):
     return registry.bind(ctx, after_call=_close_connection)
 
 
-def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbox, model: str | None = None) -> ResearchResult:
+def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbox, model: str | None = None,
+                stop_after_plan: bool = False, plan: Plan | None = None, spent_seconds: float = 0.0) -> ResearchResult:
     channel = task.channel
     config = llm_config()
     if model:
@@ -241,7 +287,9 @@ def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbo
         is_cancelled=_is_cancelled(task.pk),
         limits=engine_limits(),
         credibility=credibility.weigher(),
-        review_plan=plan_review.hook(task, sink),
+        stop_after_plan=stop_after_plan,
+        plan=plan,
+        spent_seconds=spent_seconds,
     )
 
 
@@ -254,10 +302,13 @@ STATUS_MESSAGES = {
 def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, duration: float) -> bool:
     """Store the outcome if the task is still running. Returns whether this call finished it."""
     usage = meter.total
+    # A run that failed before the engine had its plan keeps the plan stored before (the one
+    # the student reviewed), rather than erasing it.
+    plan = {"plan_json": _jsonable(result.plan)} if result.plan else {}
     with transaction.atomic():
         updated = ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.RUNNING).update(
             status=result.status,
-            plan_json=_jsonable(result.plan),
+            **plan,
             final_answer=result.answer,
             citations_json=result.citations_json(),
             verification_json=_jsonable(result.verification),

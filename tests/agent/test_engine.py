@@ -297,3 +297,37 @@ def test_no_sources_means_no_invented_answer(llm):
     assert "找不到可引用的資料來源" in result.answer
     assert result.citations == []
     assert llm.calls("synthesizer") == []
+
+
+def test_a_run_can_stop_after_its_plan_and_another_can_research_a_stored_plan(llm):
+    """The two halves of a research with plan review, as the engine sees them (no Django)."""
+    from agent.engine.plan import Plan
+
+    registry = corpus_registry()
+    inp = ResearchInput(question="比較學習分析與布魯姆分類在課程設計中的角色", channel_name="Demo", language="zh-hant")
+    first_sink = NullSink()
+    planned = run_research(inp, llm=client(llm), tools=registry.bind(CTX), sink=first_sink, is_cancelled=lambda: False,
+                           limits=Limits(), stop_after_plan=True)
+    assert (planned.status, planned.stop_reason) == ("planned", "plan_review")
+    assert types(first_sink) == ["plan_complete"] and [c["_role"] for c in llm.calls()] == ["planner"]
+    assert planned.plan["sub_questions"] and planned.answer == ""
+
+    edited = dict(planned.plan, sub_questions=[{"question": "布魯姆分類法的六個層次", "suggested_tools": ["search_channel_materials"]}])
+    second_sink = NullSink()
+    result = run_research(inp, llm=client(llm), tools=registry.bind(CTX), sink=second_sink, is_cancelled=lambda: False,
+                          limits=Limits(), plan=Plan.from_json(edited))
+    assert result.status == "completed", result.error
+    assert [c["_role"] for c in llm.calls()].count("planner") == 1  # no second planning
+    assert "plan_complete" not in types(second_sink)
+    assert "布魯姆分類法的六個層次" in llm.calls("action")[0]["messages"][1]["content"]
+    assert result.plan["sub_questions"] == edited["sub_questions"]
+
+
+def test_time_an_earlier_part_spent_counts_against_the_time_limit(llm):
+    from agent.engine.plan import Plan
+
+    plan = Plan.from_json({"complexity": "moderate", "sub_questions": [{"question": "學習分析是什麼？", "suggested_tools": []}]})
+    sink = NullSink()
+    result = run_research(ResearchInput(question="學習分析是什麼？", language="zh-hant"), llm=client(llm), tools=corpus_registry().bind(CTX),
+                          sink=sink, is_cancelled=lambda: False, limits=Limits(max_seconds=300), plan=plan, spent_seconds=300)
+    assert result.limit_hit == "max_seconds" and result.tool_calls == 0

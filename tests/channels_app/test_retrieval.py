@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection, transaction
 
-from channels_app import lexical, retrieval, vector_index
+from channels_app import lexical, materials, retrieval, vector_index
+from channels_app.models import ChannelTermShare
 from channels_app.retrieval import hybrid_search, snippet
 from tests.support.documents import docx_bytes, pdf_bytes
 from tests.support.factories import make_channel
@@ -115,6 +116,29 @@ def test_common_terms_rank_passages_but_do_not_select_them(personas, index_file,
 
     settings.UEDU_RETRIEVAL_COMMON_TERM_CUTOFF = 1.0  # cut-off off: every passage with "student" matches
     assert len(hybrid_search(personas.channel.pk, "student rubric", k=20, use_vectors=False)) == 20
+
+
+def test_a_big_channels_own_term_shares_decide_which_terms_are_common_in_it(personas, index_file, settings, fresh_term_statistics):
+    # A course about counterpoint: the word is in every passage, though (with no platform
+    # statistics at all here) the platform counts it as rare. Only the channel's own shares
+    # reveal that selecting on it would pull in the whole course.
+    pages = [f"Counterpoint exercise {n}: two voices move against each other in counterpoint." for n in range(30)]
+    pages.append("Counterpoint and the fugue: a subject answered in another voice.")
+    settings.UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS = 10_000  # a small channel: platform statistics
+    material = index_file(personas.channel, personas.teacher, "counterpoint.pdf", pdf_bytes(pages))
+    assert not ChannelTermShare.objects.filter(channel=personas.channel).exists()
+    assert len(hybrid_search(personas.channel.pk, "counterpoint fugue", k=20, use_vectors=False)) == 20
+
+    settings.UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS = 20  # now it is big enough for shares of its own
+    index_file(personas.channel, personas.teacher, "more.pdf", pdf_bytes(["Species counterpoint, first species."] * 2))
+    shares = dict(ChannelTermShare.objects.filter(channel=personas.channel).values_list("lexeme", "share"))
+    assert shares["counterpoint"] == 1.0 and 0 < shares["fugu"] < 0.05
+    # Both words are common in this channel, so a passage must hold both to be a candidate.
+    assert [hit.page for hit in hybrid_search(personas.channel.pk, "counterpoint fugue", k=20, use_vectors=False)] == [31]
+
+    # Deleting materials brings the channel under the size again: its shares go.
+    materials.material_delete(material)
+    assert not ChannelTermShare.objects.filter(channel=personas.channel).exists()
 
 
 def test_a_query_full_of_tsquery_operators_is_just_words(course):

@@ -84,7 +84,7 @@ def test_the_adapter_cuts_the_body_into_sentences_and_table_cells_without_the_pi
         ("Weight of the project: 40 percent; 30 percent", [1, 3], "conflict")]
 
 
-def test_the_scores_count_a_cited_distractor_padding_and_an_obeyed_instruction(llm):
+def test_the_scores_count_a_cited_distractor_padding_and_an_obeyed_instruction(db, llm):
     """The metrics on hand-built observations (whatever a pipeline lets through), judged over HTTP."""
     from evaluation.judge import Judge, JudgeSettings
     from evaluation.observed import CitedSource, Observation, Unit
@@ -286,3 +286,34 @@ def test_stored_researches_chosen_by_a_filter_are_replayed_with_another_model_an
     reproduced = next(line for line in table.splitlines() if line.startswith("reprod.") and "overall" in line).split()
     assert 0 < float(reproduced[-2]) < 1  # the replay kept the original's claims and added three
     assert next(line for line in table.splitlines() if line.startswith("claim.prec") and "overall" in line).split()[-3:] == ["–", "–", "–"]
+
+
+def test_every_judge_call_is_reserved_and_settled_against_the_platform_cap_by_kind(db, llm, personas):
+    from decimal import Decimal
+
+    from evaluation.judge import BATCH, Judge, JudgeSettings
+    from quotas import services as quotas
+    from quotas.models import CostReservation
+
+    judge = Judge.from_settings(JudgeSettings(model="judge-x", base_url=llm.url, api_key="k"), user=personas.admin)
+    pairs = [(f"Statement {n}", [f"Passage {n} says statement {n}."]) for n in range(BATCH + 1)]
+    judge.entails(pairs)
+    assert judge.calls == 2 and len(llm.calls("entailment")) == 2
+    rows = list(CostReservation.objects.filter(kind="eval_judge").order_by("created_at"))
+    assert len(rows) == 2 and all(r.settled and r.user == personas.admin for r in rows)
+    assert all(Decimal(0) < r.spent_usd <= r.reserved_usd for r in rows)
+    assert sum(r.spent_usd for r in rows) == Decimal(str(round(judge.meter.total.cost_usd, 6)))
+    assert quotas.cost_status().by_kind["eval_judge"] == sum(r.spent_usd for r in rows)  # the alert and the dashboard
+
+
+def test_a_reached_cap_refuses_the_judge_before_any_request(db, llm, settings):
+    from decimal import Decimal
+
+    from evaluation.judge import Judge, JudgeBudgetExceeded, JudgeSettings
+    from quotas.models import CostReservation
+
+    settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("0")
+    judge = Judge.from_settings(JudgeSettings(model="judge-x", base_url=llm.url, api_key="k"))
+    with pytest.raises(JudgeBudgetExceeded, match="platform_cap_reached"):
+        judge.entails([("A statement", ["A passage."])])
+    assert llm.calls("entailment") == [] and CostReservation.objects.count() == 0

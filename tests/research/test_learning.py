@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
 from django.apps import apps
+from django.utils import timezone
 
 from research import dashboard
 from agent.engine import Limits, LLMClient, LLMConfig, NullSink, ResearchInput, UsageMeter, run_research
@@ -57,18 +57,10 @@ def test_context_alignment_asks_about_entities_and_figures_and_a_start_carries_t
     assert task.context_json["entities"] == "NVIDIA, Apple" and task.context_json["metrics"] == "revenue, gross margin"
 
 
-def _run_in_thread(task):
-    thread = threading.Thread(target=runner.execute_task, args=(task.pk,))
-    thread.start()
-    return thread
-
-
-def test_plan_edits_change_the_sub_questions_the_engine_researches(client, transactional_db, personas, llm, settings,
-                                                                  django_capture_on_commit_callbacks):
+def test_plan_edits_change_the_sub_questions_the_engine_researches(client, worker, personas, llm):
     personas.channel.plan_review = "required"
     personas.channel.save()
-    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", context={"subject": "教育"}, queue=False)
-    thread = _run_in_thread(task)
+    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", context={"subject": "教育"})
     wait_for(lambda: task.events.filter(type="status_change", data__to="awaiting_plan_review").exists(), message="plan review")
 
     client.force_login(personas.other_student)
@@ -78,7 +70,7 @@ def test_plan_edits_change_the_sub_questions_the_engine_researches(client, trans
     assert client.post(url, {"sub_questions": []}, content_type="application/json").json()["error"]["code"] == "invalid_plan"
     edited = ["布魯姆分類法的六個層次", "學習分析如何使用布魯姆分類"]
     assert client.post(url, {"sub_questions": edited}, content_type="application/json").status_code == 200
-    thread.join(30)
+    wait_for(lambda: ResearchTask.objects.get(pk=task.pk).is_terminal, message="the research")
 
     task.refresh_from_db()
     assert task.status == "completed"
@@ -92,12 +84,17 @@ def test_plan_edits_change_the_sub_questions_the_engine_researches(client, trans
     assert client.post(url, {}, content_type="application/json").status_code == 409  # no longer waiting
 
 
-def test_an_unanswered_plan_review_times_out_and_proceeds(transactional_db, personas, llm, settings, django_capture_on_commit_callbacks):
-    settings.UEDU_DR_PLAN_REVIEW_SECONDS = 1
+def test_an_unanswered_plan_review_times_out_and_proceeds(worker, personas, llm, settings):
     personas.channel.plan_review = "required"
     personas.channel.save()
-    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False)
-    runner.execute_task(task.pk)
+    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    wait_for(lambda: task.events.filter(type="status_change", data__to="awaiting_plan_review").exists(), message="plan review")
+    # The session's worker waits the default five minutes: the deadline is moved, and the reaper
+    # (which re-sends a continuation overdue by UEDU_DR_STALE_AFTER_SECONDS) continues it.
+    settings.UEDU_DR_STALE_AFTER_SECONDS = 3
+    ResearchTask.objects.filter(pk=task.pk).update(plan_review_deadline=timezone.now() - timedelta(seconds=5))
+    assert lifecycle.reap_stale_tasks() == {"running": 0, "queued": 0, "continued": 1}
+    wait_for(lambda: ResearchTask.objects.get(pk=task.pk).is_terminal, message="the research")
     task.refresh_from_db()
     assert task.status == "completed"
     assert task.plan_edits_json == {"timed_out": True}

@@ -226,7 +226,8 @@ def test_the_reaper_settles_a_dead_task_at_the_cost_its_transcript_recorded(db, 
 
 def test_the_cost_dashboard_shows_spend_by_kind_of_call(client, db, personas):
     today = timezone.localdate()
-    for reference, kind, spent in (("a", "research", "1.5"), ("b", "chat", "0.25"), ("c", "chat", "0.25"), ("d", "bloom", "0.01")):
+    for reference, kind, spent in (("a", "research", "1.5"), ("b", "chat", "0.25"), ("c", "chat", "0.25"), ("d", "bloom", "0.01"),
+                                    ("e", "eval_judge", "0.02")):
         CostReservation.objects.create(reference=reference, kind=kind, user=personas.student, day=today,
                                        reserved_usd=Decimal("9"), spent_usd=Decimal(spent), settled=True)
     client.force_login(personas.admin)
@@ -235,3 +236,4 @@ def test_the_cost_dashboard_shows_spend_by_kind_of_call(client, db, personas):
     assert '<tr data-kind="research"><td>Deep Research</td><td>1.5000</td></tr>' in table
     assert '<tr data-kind="chat"><td>Ordinary chat</td><td>0.5000</td></tr>' in table
     assert '<tr data-kind="judge"><td>Deep Research suggestion (judge)</td><td>0.0000</td></tr>' in table
+    assert '<tr data-kind="eval_judge"><td>Evaluation judge</td><td>0.0200</td></tr>' in table

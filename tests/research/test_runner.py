@@ -112,14 +112,14 @@ def test_the_reaper_fails_a_task_whose_worker_stopped_beating(db, personas, sett
     ResearchStep.objects.create(task=task, index=2, phase="action", tool_name="search_external_papers", status="running")
 
     with translation.override("en"):  # the stored reason is in the platform's language
-        assert lifecycle.reap_stale_tasks() == {"running": 1, "queued": 0}
+        assert lifecycle.reap_stale_tasks() == {"running": 1, "queued": 0, "continued": 0}
 
     task.refresh_from_db()
     assert task.status == "failed" and "no heartbeat" in task.error
     assert list(task.steps.values_list("status", flat=True)) == ["ok", "failed"]
     assert event_types(task)[-1] == "failed"
     assert UsageEntry.objects.get(reference=str(task.task_uuid), kind="refund").amount == Decimal("-1.00")
-    assert lifecycle.reap_stale_tasks() == {"running": 0, "queued": 0}
+    assert lifecycle.reap_stale_tasks() == {"running": 0, "queued": 0, "continued": 0}
 
 
 def test_the_reaper_leaves_live_tasks_alone_and_fails_unclaimed_ones(db, personas, settings, django_capture_on_commit_callbacks):
@@ -131,7 +131,7 @@ def test_the_reaper_leaves_live_tasks_alone_and_fails_unclaimed_ones(db, persona
     ResearchTask.objects.filter(pk=stuck.pk).update(created_at=timezone.now() - timedelta(minutes=11))
 
     with translation.override("en"):
-        assert lifecycle.reap_stale_tasks() == {"running": 0, "queued": 1}
+        assert lifecycle.reap_stale_tasks() == {"running": 0, "queued": 1, "continued": 0}
     stuck.refresh_from_db()
     live.refresh_from_db()
     assert stuck.status == "failed" and "no worker" in stuck.error

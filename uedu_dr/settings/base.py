@@ -535,6 +535,9 @@ UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS = _positive_int("UEDU_RETRIEVAL_CHANNEL_IN
 UEDU_RETRIEVAL_COMMON_TERM_CUTOFF = env.float("UEDU_RETRIEVAL_COMMON_TERM_CUTOFF", default=0.01)
 if not 0 < UEDU_RETRIEVAL_COMMON_TERM_CUTOFF <= 1:
     raise ImproperlyConfigured("UEDU_RETRIEVAL_COMMON_TERM_CUTOFF must be a fraction in (0, 1]")
+# From this many chunks on, a channel's own lexeme shares decide which terms are common in it
+# (channels_app.term_shares); smaller channels use the platform-wide statistics.
+UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS = _positive_int("UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS", 1000)
 
 LOGGING = {
     "version": 1,
