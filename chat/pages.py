@@ -6,14 +6,15 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from uedu_dr.ratelimits import enforce_rate
-from research.selectors import get_visible_task
+from research.selectors import get_visible_task, quota_view
+from research.services import context, judge
 from uedu_dr.errors import ServiceError
 
 from channels_app.channel_settings import DeepResearchSettingsForm
@@ -21,6 +22,7 @@ from .conversation import Turn, conversation, research_turn
 from channels_app.models import Channel, ChatLog
 from channels_app.selectors import can_manage_channel, is_member
 from .services import AssistantUnavailable, send_chat_message
+from .templatetags.chat_ui import BLOOM_POLLS
 
 
 def _member_channel(request, slug: str) -> Channel:
@@ -49,6 +51,7 @@ def _chat_page(request, channel, *, error: str = "", draft: str = "", status: in
         "can_manage": can_manage_channel(request.user, channel),
         "error": error,
         "draft": draft,
+        "quota": quota_view(request.user) if channel.deep_research_enabled else None,
     }
     return render(request, "chat/chat.html", context, status=status)
 
@@ -83,12 +86,66 @@ def send(request, slug):
     return redirect(reverse("channel_chat", args=[channel.slug]) + "#composer")
 
 
+def _advice(request, ask) -> HttpResponse:
+    """Run one of the composer's advisers (metered like the API's, per-user rate limited); its
+    refusal is the API's JSON error, which chat.js takes as "no advice"."""
+    try:
+        enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE, fail_closed=True)
+        return ask(request.POST.get("message", ""))
+    except ServiceError as exc:
+        return JsonResponse(exc.as_json(), status=exc.status)
+
+
+@login_required
+@require_POST
+def suggestion(request, slug):
+    """The auto-judge on the composer's message: the suggestion card's reasons when it suggests a
+    research (chat/_suggestion_reasons.html), else 204 and chat.js sends the message as a chat."""
+    channel = _member_channel(request, slug)
+
+    def ask(question):
+        verdict = judge.judge_question(question, channel, user=request.user)
+        if not verdict.get("suggest"):
+            return HttpResponse(status=204)
+        return render(request, "chat/_suggestion_reasons.html", {"reasons": verdict["reasons"]})
+
+    return _advice(request, ask)
+
+
+@login_required
+@require_POST
+def clarify(request, slug):
+    """Context alignment before a research: the fields the question leaves open, with suggested
+    answers (chat/_clarify_fields.html), or 204 when nothing needs asking."""
+    _member_channel(request, slug)
+
+    def ask(question):
+        advice = context.check_context(question, user=request.user)
+        if not advice["needs_clarification"]:
+            return HttpResponse(status=204)
+        return render(request, "chat/_clarify_fields.html", {"questions": advice["questions"]})
+
+    return _advice(request, ask)
+
+
+@login_required
+@require_GET
+def quota_fragment(request):
+    """The composer's quota line (chat/_quota.html), asked for again after each start."""
+    return render(request, "chat/_quota.html", {"quota": quota_view(request.user)})
+
+
 @login_required
 @require_GET
 def bloom_level(request, pk):
-    """The Bloom level of one of your own questions, once the classifier has filled it in."""
+    """The Bloom badge of one of your own questions (chat/_bloom.html): the badge once the
+    classifier has filled the level in, else the same pending slot, which asks again."""
     row = get_object_or_404(ChatLog, pk=pk, user=request.user, kind=ChatLog.Kind.REQUEST)
-    return JsonResponse({"bloom_level": row.bloom_level, "label": row.get_bloom_level_display() if row.bloom_level else ""})
+    try:
+        polls = max(0, int(request.GET.get("polls", "0")))
+    except ValueError:
+        polls = BLOOM_POLLS  # a mangled count stops the asking rather than restarting it
+    return render(request, "chat/_bloom.html", {"row": row, "polls": polls})
 
 
 @login_required

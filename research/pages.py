@@ -5,6 +5,7 @@ goes through the visibility rule; whoever may not see a task gets 404."""
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -15,15 +16,16 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from channels_app import access
 from research.forms import ReviewNoteForm, ReviewQueueFilter
-from research.models import ResearchTask
-from research.presentation import answer_markdown, ledger_view, plan_view
+from research.models import AnswerFeedback, ResearchTask
+from research.presentation import answer_markdown, feedback_box, ledger_view, plan_view
 from research.selectors import get_visible_task, user_tasks
 from research.services import analytics, feedback, notifications, review
 from uedu_dr.errors import ServiceError
+from uedu_dr.ratelimits import enforce_rate
 
 
 def _task_or_404(request, task_uuid) -> ResearchTask:
@@ -149,6 +151,64 @@ def outcome_fragment(request, task_uuid):
     """What replaces the progress card: the answer bubble, or a calm message if it did not finish."""
     task = _task_or_404(request, task_uuid)
     return render(request, "research/_outcome.html", {"task": task})
+
+
+# The answer's feedback and "I understand" as htmx fragments: the same services (and rate limit)
+# as the API's feedback and acknowledge endpoints, which stay for API clients.
+
+
+def _feedback(request, task: ResearchTask, **fields) -> None:
+    enforce_rate(request, "deep_research.feedback", settings.UEDU_DR_RATE_FEEDBACK)
+    feedback.give_feedback(task=task, user=request.user, **fields)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def feedback_box_fragment(request, task_uuid):
+    """The answer's feedback box (research/_feedback_box.html). GET opens one of its forms
+    (?form=not_useful|report) or closes it; POST records "useful", or the open form's rating or
+    report, and shows the box in its new state, or the form again with the reason it was refused."""
+    task = _task_or_404(request, task_uuid)
+    if request.method == "GET":
+        return render(request, "research/_feedback_box.html", {"box": feedback_box(task, request.user, form=request.GET.get("form", ""))})
+    form, reason, note = request.POST.get("form", ""), request.POST.get("reason", ""), request.POST.get("note", "")
+    useful = True if request.POST.get("useful") == "true" else False if form == "not_useful" else None
+    try:
+        _feedback(request, task, useful=useful, reason=reason, note=note)
+    except ServiceError as exc:
+        box = feedback_box(task, request.user, form=form, reason=reason, note=note, message=exc.message)
+        return render(request, "research/_feedback_box.html", {"box": box}, status=exc.status)
+    box = feedback_box(task, request.user, message=gettext("Thank you for your feedback."))
+    return render(request, "research/_feedback_box.html", {"box": box})
+
+
+@login_required
+@require_POST
+def citation_report_fragment(request, task_uuid):
+    """"This source does not say this" for one citation: the reported mark, or the button again
+    with the reason it was refused (research/_citation_report.html)."""
+    task = _task_or_404(request, task_uuid)
+    raw = request.POST.get("citation_number", "")
+    number = int(raw) if raw.isdigit() else None  # none: the service asks for the citation
+    context = {"task": task, "number": number}
+    try:
+        _feedback(request, task, reason=AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY, citation_number=number)
+    except ServiceError as exc:
+        return render(request, "research/_citation_report.html", {**context, "error": exc.message}, status=exc.status)
+    return render(request, "research/_citation_report.html", {**context, "reported": True})
+
+
+@login_required
+@require_POST
+def acknowledge_fragment(request, task_uuid):
+    """The owner's "I understand" under the answer's disclaimer: the acknowledged mark, or the
+    button again with the reason it was refused as its title (research/_acknowledge.html)."""
+    task = _task_or_404(request, task_uuid)
+    try:
+        task = analytics.acknowledge_disclaimer(task, request.user)
+    except ServiceError as exc:
+        return render(request, "research/_acknowledge.html", {"task": task, "error": exc.message}, status=exc.status)
+    return render(request, "research/_acknowledge.html", {"task": task})
 
 
 class HistoryFilter(forms.Form):

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy
 
 from research.models import AnswerFeedback, ResearchClaim, ResearchMetrics, ResearchTask
 from research.rendering import render_markdown
+from research.selectors import FeedbackGiven, feedback_given
 from research.services.feedback import MAX_NOTE as FEEDBACK_NOTE_MAX
 from research.services.plan_review import MAX_CHARS, MAX_SUB_QUESTIONS
 
@@ -222,9 +223,34 @@ def answer_view(task: ResearchTask, user) -> AnswerView:
         verification_incomplete=verification.get("status") == "incomplete",
         limit_label=str(LIMIT_LABELS.get(task.limit_hit, task.limit_hit)) if task.limit_hit else "",
         can_acknowledge=user.is_authenticated and user.pk == task.user_id,
-        report_reasons=[(value, str(label)) for value, label in AnswerFeedback.Reason.choices
-                        if value != AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY],
-        feedback_note_max=FEEDBACK_NOTE_MAX,
+    )
+
+
+# The feedback box's two forms: "not useful" (a rating with an optional reason) and "report a problem".
+FEEDBACK_FORMS = ("not_useful", "report")
+
+
+@dataclass
+class FeedbackBox:
+    """The answer's feedback box as one reader sees it (research/_feedback_box.html): what they
+    already said, which form is open (one of FEEDBACK_FORMS, or none), what it holds, and the
+    last message (thanks, or why the server refused)."""
+
+    task: ResearchTask
+    given: FeedbackGiven
+    form: str = ""
+    reason: str = ""
+    note: str = ""
+    message: str = ""
+    reasons: list[tuple[str, str]] = field(default_factory=list)
+    note_max: int = FEEDBACK_NOTE_MAX
+
+
+def feedback_box(task: ResearchTask, user, *, form: str = "", reason: str = "", note: str = "", message: str = "") -> FeedbackBox:
+    return FeedbackBox(
+        task=task, given=feedback_given(user, task), form=form if form in FEEDBACK_FORMS else "", reason=reason, note=note,
+        message=message,
+        reasons=[(value, str(label)) for value, label in AnswerFeedback.Reason.choices if value != AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY],
     )
 
 

@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from channels_app import access
 from quotas.models import CostReservation
-from quotas.services import cost_status
+from quotas.services import cost_status, quota_status
 from research.models import AnswerFeedback, ResearchTask
+from research.services.settlement import worst_case_cost
 from uedu_dr.errors import ServiceError
 
 
@@ -36,6 +37,15 @@ def get_visible_task(user, task_uuid) -> ResearchTask:
         return visible_tasks(user).select_related("channel", "user").get(task_uuid=task_uuid)
     except (ResearchTask.DoesNotExist, ValueError, TypeError):
         raise ServiceError("not_found", "No such research task.", status=404) from None
+
+
+def quota_view(user) -> dict:
+    """The user's research quota as the API and the chat page's quota line show it: the rolling
+    window's figures, and whether the platform's daily cost cap would refuse a start now."""
+    status = quota_status(user).as_dict()
+    cost = cost_status()
+    status["platform_cap_reached"] = cost.committed + worst_case_cost() > cost.cap
+    return status
 
 
 def user_tasks(user, *, status: str | None = None, search: str = "", limit: int | None = 20) -> QuerySet[ResearchTask]:

@@ -44,12 +44,6 @@ def js_strings() -> dict:
             "as_proposed": _("Researching the plan as proposed."),
             "timed_out": _("Nobody reviewed the plan in time; researching it as proposed."),
         },
-        "feedback": {
-            "thanks": _("Thank you for your feedback."),
-            "reported_citation": _("Reported. Thank you."),
-            "not_useful_title": _("Sorry it did not help. What was wrong? (optional)"),
-            "report_title": _("What is the problem with this answer?"),
-        },
         "step_status": {
             "running": _("running"),
             "ok": _("done"),
@@ -73,10 +67,6 @@ def js_strings() -> dict:
         "reconnecting": _("Connection lost; reconnecting…"),
         "cancelling": _("Cancelling…"),
         "cancel_failed": _("Could not cancel: %(message)s"),
-        "quota_left": _("%(remaining)s of %(limit)s left today"),
-        "quota_unlimited": _("No daily limit"),
-        "quota_empty": _("No researches left today"),
-        "quota_cap": _("Deep Research is paused for today"),
         "network_error": _("Could not reach the server. Your text is still in the box; please try again."),
         "thinking": _("The assistant is answering…"),
         "starting": _("Starting Deep Research…"),
@@ -87,7 +77,5 @@ def js_strings() -> dict:
         "dr_on": _("Deep Research on: your next message starts a research"),
         "copied": _("Link copied."),
         "copy_failed": _("Copy failed; copy the address from the address bar."),
-        "acknowledged": _("Thank you. Remember to check the sources yourself."),
-        "bloom_title": _("Bloom level of this question"),
         "load_failed": _("Could not load the result; reload the page to see it."),
     }

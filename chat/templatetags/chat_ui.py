@@ -17,11 +17,18 @@ register = template.Library()
 
 # The classifier fills a question's Bloom level within moments; past this, the page stops asking.
 BLOOM_POLL_WINDOW = timedelta(minutes=10)
+# One page asks at most this many times (every 4 s: three minutes), however long the window.
+BLOOM_POLLS = 45
 
 
 @register.filter
 def bloom_pending(row) -> bool:
     return row.kind == "request" and not row.bloom_level and row.created_at >= timezone.now() - BLOOM_POLL_WINDOW
+
+
+@register.filter
+def bloom_polls_left(polls) -> bool:
+    return int(polls or 0) < BLOOM_POLLS
 
 
 @dataclass

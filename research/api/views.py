@@ -18,11 +18,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from channels_app.models import Channel
-from quotas import services as quotas
 from uedu_dr.ratelimits import enforce_rate
 from research.feed import TaskEventFeed
 from research import stream_slots
-from research.selectors import get_visible_task, user_tasks, visible_tasks
+from research.selectors import get_visible_task, quota_view, user_tasks, visible_tasks
 from research.services import analytics, context, feedback, judge, lifecycle, plan_review, review
 from research.services.events import events_after, serialize
 from uedu_dr.errors import ServiceError
@@ -172,12 +171,7 @@ def cancel(request: Request):
 @extend_schema(responses={200: s.QuotaSerializer})
 @api_view(["GET"])
 def quota(request: Request):
-    status = quotas.quota_status(request.user).as_dict()
-    cost = quotas.cost_status()
-    from research.services.settlement import worst_case_cost
-
-    status["platform_cap_reached"] = cost.committed + worst_case_cost() > cost.cap
-    return Response(status)
+    return Response(quota_view(request.user))
 
 
 @extend_schema(parameters=[s.TaskListQuerySerializer], responses={200: s.TaskSummarySerializer(many=True), 400: ERRORS[400]})

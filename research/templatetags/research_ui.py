@@ -7,7 +7,7 @@ import json
 from django import template
 from django.utils.html import json_script
 
-from research import presentation, selectors
+from research import presentation
 from research.rendering import render_markdown
 from research.services import review
 from research.ui_strings import js_strings
@@ -21,9 +21,9 @@ def answer_view(context, task):
 
 
 @register.simple_tag(takes_context=True)
-def feedback_given(context, task):
-    """What the reader already said about this answer (their buttons render in that state)."""
-    return selectors.feedback_given(context["request"].user, task)
+def feedback_box(context, task):
+    """The answer's feedback box in the reader's state (what they already said), its forms closed."""
+    return presentation.feedback_box(task, context["request"].user)
 
 
 @register.simple_tag

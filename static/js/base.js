@@ -1,12 +1,12 @@
 /* Shared helpers for every page: translated strings, JSON requests, the one "disable → request →
-   show the message" step, HTML fragments with retry. No UI text lives here: the server renders
-   translated strings into a JSON data block (#ui-strings). */
+   show the message" step, HTML fragments with retry, the message when an htmx request fails. No UI
+   text lives here: the server renders translated strings into a JSON data block (#ui-strings). */
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
   var stringsCache = null;
 
-  /* t("phase.planning") or t("quota_left", {remaining: 3, limit: 20}) */
+  /* t("phase.planning") or t("review.limit", {max: 6}) */
   function t(key, params) {
     if (stringsCache === null) {
       var node = document.getElementById("ui-strings");
@@ -74,6 +74,20 @@
   function row(root, name) {
     return root.querySelector('template[data-role="' + name + '"]').content.firstElementChild.cloneNode(true);
   }
+
+  /* An htmx request that got no fragment (network down, a server error): its control is enabled
+     again and says so beside it, until it is tried again. A poll (the Bloom badge) just stops. */
+  function failed(event) {
+    var control = event.detail.elt;
+    if (control.hasAttribute("hx-trigger")) return;
+    control.insertAdjacentElement("afterend", parse('<span class="small error" role="status" data-htmx-error></span>')).textContent = " " + t("network_error");
+  }
+  document.addEventListener("htmx:sendError", failed);
+  document.addEventListener("htmx:responseError", failed);
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var said = event.detail.elt.nextElementSibling;
+    if (said && said.hasAttribute("data-htmx-error")) said.remove();
+  });
 
   /* Forms marked data-autosubmit (the language switch) submit when a select changes. */
   document.addEventListener("change", function (event) {

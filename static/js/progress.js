@@ -135,6 +135,7 @@
     if (document.hidden && this.el.getAttribute("data-owner") === "true") notify(type, this.el.getAttribute("data-question"));
     U.fragment(this.el.getAttribute("data-outcome-url"), 4).then(function (node) {
       this.el.replaceWith(node);
+      window.htmx.process(node); // the answer's feedback and acknowledgement are htmx fragments
       attach(node.parentNode || document);
     }.bind(this), function () { this.show("connection", U.t("load_failed"), true); }.bind(this));
   };

@@ -217,3 +217,27 @@ def test_the_teacher_switches_plan_review_and_the_web_domain_lists(open_as, pers
     assert (channel.plan_review, channel.allowed_domains, channel.denied_domains) == ("required", ("edu.tw", "papers.example"), ("spam.example",))
     expect(teacher.locator("#id_plan_review")).to_have_value("required")
     shot(teacher, "settings-plan-review-domains", full_page=True)
+
+
+def test_a_feedback_click_that_never_reaches_the_server_says_so_and_can_be_sent_again(open_as, personas, llm):
+    task = stored_research(personas.student, personas.channel)
+    student = open_as(personas.student)
+    student.goto(f"/channels/{personas.channel.slug}/")
+    answer = student.locator(f'.dr-answer[data-task="{task.task_uuid}"]')
+    useful = answer.get_by_role("button", name="有幫助", exact=True)
+    student.route("**/feedback_box", lambda route: route.abort())  # the network drops the request
+    useful.click()
+    expect(answer.locator("[data-htmx-error]")).to_have_text("無法連線到伺服器。你輸入的內容仍在輸入框中，請再試一次。")
+    expect(useful).to_be_enabled()
+    assert not AnswerFeedback.objects.exists()
+
+    student.unroute("**/feedback_box")
+    useful.click()
+    expect(answer.locator("[data-role=feedback-status]")).to_have_text("謝謝你的回饋。")
+    expect(answer.locator("[data-htmx-error]")).to_have_count(0)  # the old message went with the retry
+    assert list(AnswerFeedback.objects.values_list("useful", flat=True)) == [True]
+    # The only errors on the page are the ones this test caused: the aborted request and htmx's reports of it.
+    caused = ("net::ERR_FAILED", "htmx:sendError", "htmx:afterRequest", "the server responded with a status of")
+    unexplained = [e for e in student.watch.errors if not any(c in e for c in caused)]
+    assert not unexplained, student.watch.errors
+    student.watch.errors.clear()

@@ -25,12 +25,12 @@ def test_the_answer_renders_the_stored_feedback(client, personas):
     give_feedback(task=task, user=personas.student, reason="source_does_not_say", citation_number=1)
     client.force_login(personas.student)
     html = client.get(f"/deep_research/task/{task.task_uuid}/outcome").content.decode()
-    assert 'class="secondary small chosen" data-action="feedback-useful" disabled' in html
-    assert 'data-action="feedback-not-useful" aria-expanded="false" disabled' in html
-    assert 'data-citation="1"' not in html and 'data-citation="2"' in html  # [1] already reported
+    assert 'class="secondary small chosen" name="useful" value="true"' in html
+    assert f'hx-get="/deep_research/task/{task.task_uuid}/feedback_box?form=not_useful" disabled>' in html
+    assert 'name="citation_number" value="1"' not in html and 'name="citation_number" value="2"' in html  # [1] already reported
     client.force_login(personas.teacher)  # who may see the answer, and has said nothing about it
     html = client.get(f"/deep_research/task/{task.task_uuid}/outcome").content.decode()
-    assert "chosen" not in html and 'data-citation="1"' in html
+    assert "chosen" not in html and 'name="citation_number" value="1"' in html
 
 
 def test_the_history_search_finds_the_users_own_questions_only(client, personas):

@@ -209,23 +209,47 @@ def test_a_bad_history_filter_says_so_and_shows_everything(client, personas):
 # --------------------------------------------------------------------------- Bloom badge
 
 
-def test_the_bloom_level_is_served_to_the_questions_owner_only(client, personas):
+def test_the_bloom_badge_is_served_to_the_questions_owner_only(client, personas):
     row = ChatLog.objects.create(channel=personas.channel, user=personas.student, kind="request", type="chat", content="q")
     client.force_login(personas.student)
-    assert client.get(f"/chat/log/{row.pk}/bloom").json() == {"bloom_level": "", "label": ""}
+    pending = client.get(f"/chat/log/{row.pk}/bloom?polls=3")
+    assert pending.status_code == 200
+    # Not classified yet: no badge, and the slot asks again, counting its polls.
+    assert "badge" not in pending.content.decode()
+    assert f'hx-get="/chat/log/{row.pk}/bloom?polls=4"' in pending.content.decode()
     row.bloom_level = "analyze"
     row.save()
-    assert client.get(f"/chat/log/{row.pk}/bloom", HTTP_ACCEPT_LANGUAGE="zh-hant").json() == {"bloom_level": "analyze", "label": "分析"}
+    for language, label, title in (("zh-hant", "分析", "這個問題的 Bloom 認知層次"), ("en", "Analyze", "Bloom level of this question")):
+        badge = client.get(f"/chat/log/{row.pk}/bloom?polls=4", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        assert f'<span class="badge bloom bloom-analyze" title="{title}">{label}</span>' in badge
+        assert "hx-get" not in badge  # classified: the asking stops
     for other in (personas.other_student, personas.teacher, personas.admin):
         client.force_login(other)
         assert client.get(f"/chat/log/{row.pk}/bloom").status_code == 404
+
+
+def test_a_pending_bloom_badge_stops_asking_after_its_last_poll(client, personas):
+    from chat.templatetags.chat_ui import BLOOM_POLLS
+
+    row = ChatLog.objects.create(channel=personas.channel, user=personas.student, kind="request", type="chat", content="q")
+    client.force_login(personas.student)
+    assert "hx-get" in client.get(f"/chat/log/{row.pk}/bloom?polls={BLOOM_POLLS - 1}").content.decode()
+    for polls in (BLOOM_POLLS, "x"):
+        assert "hx-get" not in client.get(f"/chat/log/{row.pk}/bloom?polls={polls}").content.decode()
 
 
 def test_a_filled_bloom_level_is_rendered_on_the_question_and_not_polled(client, personas):
     ChatLog.objects.create(channel=personas.channel, user=personas.student, kind="request", type="chat", content="q", bloom_level="evaluate")
     client.force_login(personas.student)
     page = client.get(chat_url(personas), HTTP_ACCEPT_LANGUAGE="en").content.decode()
-    assert 'class="badge bloom bloom-evaluate"' in page and "data-bloom-url" not in page
+    assert 'class="badge bloom bloom-evaluate"' in page and "/bloom?polls=" not in page
+
+
+def test_a_fresh_question_on_the_page_polls_for_its_bloom_badge(client, personas):
+    row = ChatLog.objects.create(channel=personas.channel, user=personas.student, kind="request", type="chat", content="q")
+    client.force_login(personas.student)
+    page = client.get(chat_url(personas)).content.decode()
+    assert f'hx-get="/chat/log/{row.pk}/bloom?polls=1" hx-trigger="load delay:4s"' in page
 
 
 # --------------------------------------------------------------------------- headers

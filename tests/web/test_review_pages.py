@@ -262,12 +262,14 @@ def test_every_answer_bubble_offers_feedback_and_a_report_per_citation(client, p
     client.force_login(personas.student)
     for path in (result_url(task), f"/channels/{personas.channel.slug}/"):
         page = client.get(path, **EN).content.decode()
-        assert f'data-feedback-url="/api/deep_research/task/{task.task_uuid}/feedback"' in page
-        assert page.count('data-action="feedback-citation"') == 2
-        assert 'data-citation="1"' in page and 'data-citation="2"' in page
-        for reason in ("wrong_fact", "bad_citation", "missed_counter_evidence", "too_long", "other"):
-            assert f'<option value="{reason}">' in page
-        assert '<option value="source_does_not_say">' not in page  # that one belongs to a citation
+        assert f'hx-post="/deep_research/task/{task.task_uuid}/feedback_box"' in page
+        assert page.count(f'hx-post="/deep_research/task/{task.task_uuid}/citation_report"') == 2
+        assert 'name="citation_number" value="1"' in page and 'name="citation_number" value="2"' in page
+    # The report form, opened from the box, offers every reason but the one that belongs to a citation.
+    form = client.get(f"/deep_research/task/{task.task_uuid}/feedback_box?form=report", **EN).content.decode()
+    for reason in ("wrong_fact", "bad_citation", "missed_counter_evidence", "too_long", "other"):
+        assert f'<option value="{reason}">' in form
+    assert '<option value="source_does_not_say">' not in form
 
 
 def test_reviewers_see_the_feedback_on_the_result_page_and_others_do_not(client, personas):

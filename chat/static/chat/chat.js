@@ -47,7 +47,7 @@
     if ($("conversation-empty")) $("conversation-empty").remove();
     $("conversation").appendChild(node);
     window.UeduResearch.attach(node);
-    watchBloom(node);
+    window.htmx.process(node); // its Bloom badge and answer controls are htmx fragments
     node.scrollIntoView({ block: "nearest" });
   }
 
@@ -60,12 +60,18 @@
     else sendChat();
   }
 
+  /* The advisers answer with a server-rendered fragment (the suggestion's reasons, the clarify
+     fields), or with 204 when they have nothing to say; whatever else they answer counts as no advice. */
+  function advice(statusKey, url) {
+    return call(statusKey, page.getAttribute(url), new FormData(form)).then(function (result) {
+      return result.status === 200 && result.html ? U.parse(result.data) : null;
+    });
+  }
+
   function judgeThenSend() {
-    call("judging", page.getAttribute("data-judge-url"), { question: box.value, channel_id: Number(page.getAttribute("data-channel-id")) }).then(function (result) {
-      if (!result.ok || !result.data.suggest) return sendChat(); // the judge only advises: when it says no, or cannot say, chat as usual
-      var list = suggestion.querySelector('[data-role="reasons"]');
-      list.textContent = "";
-      (result.data.reasons || []).forEach(function (reason) { list.appendChild(document.createElement("li")).textContent = reason; });
+    advice("judging", "data-suggestion-url").then(function (reasons) {
+      if (!reasons) return sendChat(); // the judge only advises: when it says no, or cannot say, chat as usual
+      suggestion.querySelector('[data-role="reasons"]').replaceWith(reasons);
       suggestion.hidden = false;
       suggestion.querySelector('[data-action="upgrade"]').focus();
     });
@@ -86,19 +92,9 @@
   function startResearch(mode) {
     window.UeduResearch.askToNotify(); // on the student's click, so the browser may ask
     if (!box.value.trim()) return doStart(mode, null); // the start answers with its own readable message
-    call("checking_context", page.getAttribute("data-context-url"), { question: box.value }).then(function (result) {
-      var questions = result.ok && result.data.needs_clarification ? result.data.questions || [] : [];
-      if (!questions.length) return doStart(mode, null);
-      var fields = clarify.querySelector('[data-role="fields"]');
-      fields.textContent = "";
-      questions.forEach(function (q) {
-        var label = fields.appendChild(U.parse('<label class="clarify-field"></label>'));
-        var input = fields.appendChild(U.parse('<input type="text" maxlength="200">'));
-        label.setAttribute("for", input.id = "clarify-" + q.key);
-        label.textContent = q.question;
-        input.name = q.key;
-        input.value = q["default"] || "";
-      });
+    advice("checking_context", "data-clarify-url").then(function (fields) {
+      if (!fields) return doStart(mode, null);
+      clarify.querySelector('[data-role="fields"]').replaceWith(fields);
       clarify.setAttribute("data-mode", mode);
       clarify.hidden = false;
       clarify.querySelector('[data-action="start-with-context"]').focus();
@@ -109,42 +105,12 @@
     var payload = { question: box.value, channel_id: Number(page.getAttribute("data-channel-id")), trigger_mode: mode };
     if (context) payload.context = context;
     call("starting", page.getAttribute("data-start-url"), payload).then(function (result) {
-      refreshQuota();
+      window.htmx.trigger(document.body, "quota-changed"); // the quota line (chat/_quota.html) fetches itself again
       if (result.status !== 201) return showAlert(result.message); // quota, rate limit, platform cap, bad input: the API's own words
       box.value = "";
       setResearchMode(false);
       U.fragment(page.getAttribute("data-turn-url").replace("00000000-0000-0000-0000-000000000000", result.data.task_uuid), 3)
         .then(appendTurn, function () { showAlert(U.t("load_failed")); });
-    });
-  }
-
-  function refreshQuota() {
-    if ($("dr-quota")) U.request("GET", page.getAttribute("data-quota-url")).then(function (result) {
-      if (!result.ok) return;
-      var q = result.data, empty = !q.unlimited && q.remaining <= 0;
-      $("dr-quota").textContent = q.platform_cap_reached ? U.t("quota_cap") : q.unlimited ? U.t("quota_unlimited")
-        : empty ? U.t("quota_empty") : U.t("quota_left", { remaining: Number(q.remaining), limit: q.limit });
-      $("dr-quota").classList.toggle("empty", empty);
-    }, function () {});
-  }
-
-  /* The Bloom badge of a question, polled until the classification arrives (every 4 s, 45 times). */
-  function watchBloom(root) {
-    root.querySelectorAll("[data-bloom-url]").forEach(function (slot) {
-      var tries = 0;
-      if (slot.uedu) return;
-      slot.uedu = true;
-      (function poll() {
-        var again = function () { if (++tries < 45) window.setTimeout(poll, 4000); };
-        U.request("GET", slot.getAttribute("data-bloom-url")).then(function (result) {
-          if (!result.ok || !result.data.bloom_level) return result.status === 404 ? null : again(); // 404: no such question
-          var badge = slot.appendChild(U.parse('<span class="badge bloom"></span>'));
-          badge.classList.add("bloom-" + result.data.bloom_level);
-          badge.title = U.t("bloom_title");
-          badge.textContent = result.data.label;
-          slot.removeAttribute("data-bloom-url");
-        }, again);
-      })();
     });
   }
 
@@ -170,7 +136,5 @@
     doStart(clarify.getAttribute("data-mode") || "forced", context);
   });
 
-  refreshQuota();
-  watchBloom(document);
   if ($("conversation").lastElementChild) $("conversation").lastElementChild.scrollIntoView({ block: "nearest" });
 })();
