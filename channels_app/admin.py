@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from . import materials as material_services
 from .admin_scoping import OWNER, ChannelScopedAdmin, ChannelScopedInline, GuardedModelAdmin, PlatformAdminOnly, is_platform_admin
-from .models import Channel, ChatLog, Material, MaterialChunk, Membership
+from .models import Channel, ChannelTermShare, ChatLog, Material, MaterialChunk, Membership
 
 # What a teacher may change on their own channel: the Deep Research section and the course text.
 # Name, code, slug and owner come from the registrar (platform admins).
@@ -257,6 +257,25 @@ class MaterialChunkAdmin(PlatformAdminOnly, GuardedModelAdmin):
     @admin.display(description=_("text"))
     def preview(self, obj):
         return obj.text[:120]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ChannelTermShare)
+class ChannelTermShareAdmin(PlatformAdminOnly, GuardedModelAdmin):
+    """Read-only: written by indexing (channels_app.term_shares); shown to explain a search."""
+
+    list_display = ["channel", "lexeme", "share"]
+    list_filter = [("channel", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["lexeme"]
+    list_select_related = ["channel"]
+    ordering = ["channel", "-share"]
+    fields = ["channel", "lexeme", "share"]
+    readonly_fields = fields
 
     def has_add_permission(self, request):
         return False
