@@ -79,6 +79,7 @@ class _SignalLoop:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiting: set[str] = set()  # groups whose send is queued on the loop, not yet started
 
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -88,11 +89,31 @@ class _SignalLoop:
             return self._loop
 
     def send(self, group: str, message: dict) -> None:
+        """Queue a wake-up for the group's listeners, unless one is queued and not yet started.
+
+        A listener woken reads every stored event after its last seq (research.feed), not the
+        message, so the queued wake-up carries this event too: it starts after this event was
+        committed. A research's bursts of events (a tool round's steps) then cost one Redis
+        exchange instead of one each, on the worker and on every daphne holding a listener."""
         layer = get_channel_layer()
         if layer is None:
             return
-        future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), self.loop())
+        with self._lock:
+            if group in self._waiting:
+                return
+            self._waiting.add(group)
+        try:
+            future = asyncio.run_coroutine_threadsafe(self._send(layer, group, message), self.loop())
+        except Exception:
+            with self._lock:
+                self._waiting.discard(group)
+            raise
         future.add_done_callback(_log_failure)
+
+    async def _send(self, layer, group: str, message: dict) -> None:
+        with self._lock:
+            self._waiting.discard(group)  # from here on, a new event needs a wake-up of its own
+        await layer.group_send(group, message)
 
 
 def _log_failure(future) -> None:
