@@ -11,8 +11,10 @@ import asyncio
 import logging
 import time
 
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 
 from research.models import ResearchEvent
@@ -21,6 +23,21 @@ from research.services.events import TERMINAL_TYPES, events_after_query, group_n
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 2.0
+
+
+def _stored_after(task_id: int, task_uuid: str, last_seq: int) -> list[dict]:
+    try:
+        return [serialize(event, task_uuid) for event in events_after_query(task_id, last_seq, limit=500)]
+    except (OperationalError, InterfaceError):
+        connection.close()  # a broken connection of this pool thread: the next read opens a new one
+        raise
+
+
+# Every socket's feed reads the table on each wake-up. Django's async ORM would run all of a
+# daphne process's reads on its one thread-sensitive thread, one after another; this read needs
+# no request context, so it runs on the loop's pool of threads (each keeps its own connection,
+# so a process holds at most that pool's size in connections for its feeds).
+_read_after = sync_to_async(_stored_after, thread_sensitive=False)
 
 
 class TaskEventFeed:
@@ -78,10 +95,7 @@ class TaskEventFeed:
     async def stored(self) -> list[dict]:
         if self._rewind_to is not None:
             self.last_seq, self._rewind_to = self._rewind_to, None
-        events = [
-            serialize(event, self.task_uuid)
-            async for event in events_after_query(self.task_id, self.last_seq, limit=500)
-        ]
+        events = await _read_after(self.task_id, self.task_uuid, self.last_seq)
         if events:
             self.last_seq = events[-1]["seq"]
             self.finished = any(e["type"] in TERMINAL_TYPES for e in events)
