@@ -75,7 +75,7 @@ class TaskEventsConsumer(AsyncJsonWebsocketConsumer):
             self.slot = None
 
     async def _run(self, last_seq: int) -> None:
-        async with TaskEventFeed(self.task_id, self.task_uuid, last_seq) as feed:
+        async with TaskEventFeed(self.task_id, self.task_uuid, last_seq, pooled_reads=True) as feed:
             self.feed = feed
             await self.send_json(feed.connected())
             checked = time.monotonic()

@@ -33,15 +33,19 @@ def _stored_after(task_id: int, task_uuid: str, last_seq: int) -> list[dict]:
         raise
 
 
-# Every socket's feed reads the table on each wake-up. Django's async ORM would run all of a
-# daphne process's reads on its one thread-sensitive thread, one after another; this read needs
-# no request context, so it runs on the loop's pool of threads (each keeps its own connection,
-# so a process holds at most that pool's size in connections for its feeds).
+# A WebSocket feed reads the table on each wake-up. Django gives every HTTP request (an SSE
+# stream included) a thread-sensitive context of its own, but Channels gives consumers none, so
+# the async ORM would run every socket's reads of a daphne process on one thread, one after
+# another. The consumer's feed therefore reads on the loop's pool of threads instead (each keeps
+# its own connection: a process holds at most that pool's size in connections for its sockets).
 _read_after = sync_to_async(_stored_after, thread_sensitive=False)
 
 
 class TaskEventFeed:
-    def __init__(self, task_id: int, task_uuid, last_seq: int = 0):
+    def __init__(self, task_id: int, task_uuid, last_seq: int = 0, *, pooled_reads: bool = False):
+        """`pooled_reads`: read on the loop's thread pool (WebSocket consumers, see `_read_after`);
+        otherwise through the request's own thread-sensitive context (SSE)."""
+        self._pooled_reads = pooled_reads
         self.task_id = task_id
         self.task_uuid = str(task_uuid)
         self.last_seq = max(0, last_seq)
@@ -95,7 +99,13 @@ class TaskEventFeed:
     async def stored(self) -> list[dict]:
         if self._rewind_to is not None:
             self.last_seq, self._rewind_to = self._rewind_to, None
-        events = await _read_after(self.task_id, self.task_uuid, self.last_seq)
+        if self._pooled_reads:
+            events = await _read_after(self.task_id, self.task_uuid, self.last_seq)
+        else:
+            events = [
+                serialize(event, self.task_uuid)
+                async for event in events_after_query(self.task_id, self.last_seq, limit=500)
+            ]
         if events:
             self.last_seq = events[-1]["seq"]
             self.finished = any(e["type"] in TERMINAL_TYPES for e in events)
