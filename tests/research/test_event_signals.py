@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 import uuid
 
 from asgiref.sync import async_to_sync
@@ -30,8 +32,16 @@ def test_events_stored_while_a_wake_up_is_queued_share_it_and_a_later_one_gets_i
         channel = await layer.new_channel()
         await layer.group_add(events.group_name(task_uuid), channel)
         try:
-            # Hold the signal loop busy so that the next wake-ups queue up behind it.
-            busy = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(asyncio.sleep(0.5), loop))
+            # Block the signal loop's thread (a sleep that does not yield), so that the next
+            # wake-ups queue up behind it and none can start before all three are signalled.
+            blocking = threading.Event()
+
+            async def hold_the_loop():
+                blocking.set()
+                time.sleep(0.5)
+
+            busy = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(hold_the_loop(), loop))
+            assert blocking.wait(5)
             for seq in (1, 2, 3):
                 events.signal(task_uuid, {"seq": seq, "type": "step"})
             await busy
