@@ -30,29 +30,36 @@ _WORD = re.compile(r"[^\W_]+")
 MAX_TERMS = 24  # a long question must not become a hundred-clause query
 
 
-class CJKBigrams(Func):
-    """uedu_cjk_bigrams(f1 || ' ' || f2 …): the distinct CJK character pairs of the fields, joined
-    exactly as SearchVector joins them, so that the index expression and the query's agree."""
+class _JoinedText(Func):
+    """The fields joined as text, exactly as SearchVector joins them (each coalesced to '', a
+    non-text field cast), so that an index expression and a query's expression agree."""
 
-    function = "uedu_cjk_bigrams"
     arg_joiner = " || ' ' || "
-    output_field = ArrayField(TextField())
 
-    def as_sql(self, compiler, connection, **extra):
+    def _as_text(self) -> Func:
         clone = self.copy()
         clone.set_source_expressions([
             Coalesce(e if isinstance(e.output_field, (CharField, TextField)) else Cast(e, TextField()), Value(""))
             for e in clone.get_source_expressions()
         ])
-        return super(CJKBigrams, clone).as_sql(compiler, connection, **extra)
+        return clone
 
 
-class TermHits(Func):
+class CJKBigrams(_JoinedText):
+    """uedu_cjk_bigrams(f1 || ' ' || f2 …): the distinct CJK character pairs of the fields."""
+
+    function = "uedu_cjk_bigrams"
+    output_field = ArrayField(TextField())
+
+    def as_sql(self, compiler, connection, **extra):
+        return Func.as_sql(self._as_text(), compiler, connection, **extra)
+
+
+class TermHits(_JoinedText):
     """How many of `terms` occur (case-insensitively) in any of the fields: one array parameter
     and one subquery, so that the SQL (and the ORM's work to build it) does not grow with
     terms × fields. A term never holds a space, so it cannot match across two joined fields."""
 
-    arg_joiner = " || ' ' || "
     output_field = FloatField()
 
     def __init__(self, *fields, terms: list[str]):
@@ -60,12 +67,7 @@ class TermHits(Func):
         self.terms = [t.lower() for t in terms]
 
     def as_sql(self, compiler, connection, **extra):
-        clone = self.copy()
-        clone.set_source_expressions([
-            Coalesce(e if isinstance(e.output_field, (CharField, TextField)) else Cast(e, TextField()), Value(""))
-            for e in clone.get_source_expressions()
-        ])
-        haystack, params = Func.as_sql(clone, compiler, connection, template="%(expressions)s", **extra)
+        haystack, params = Func.as_sql(self._as_text(), compiler, connection, template="%(expressions)s", **extra)
         sql = f"(SELECT count(*) FROM unnest(%s::text[]) AS term WHERE strpos(lower({haystack}), term) > 0)::float"
         return sql, [self.terms, *params]
 
