@@ -38,12 +38,14 @@ def _stored_after(task_id: int, task_uuid: str, last_seq: int) -> list[dict]:
 # the async ORM would run every socket's reads of a daphne process on one thread, one after
 # another. The consumer's feed therefore reads on the loop's pool of threads instead (each keeps
 # its own connection: a process holds at most that pool's size in connections for its sockets).
-_read_after = sync_to_async(_stored_after, thread_sensitive=False)
+_read_pooled = sync_to_async(_stored_after, thread_sensitive=False)
+# An SSE stream: the request's own thread-sensitive context (what the async ORM would use).
+_read_in_context = sync_to_async(_stored_after)
 
 
 class TaskEventFeed:
     def __init__(self, task_id: int, task_uuid, last_seq: int = 0, *, pooled_reads: bool = False):
-        """`pooled_reads`: read on the loop's thread pool (WebSocket consumers, see `_read_after`);
+        """`pooled_reads`: read on the loop's thread pool (WebSocket consumers, see `_read_pooled`);
         otherwise through the request's own thread-sensitive context (SSE)."""
         self._pooled_reads = pooled_reads
         self.task_id = task_id
@@ -99,13 +101,8 @@ class TaskEventFeed:
     async def stored(self) -> list[dict]:
         if self._rewind_to is not None:
             self.last_seq, self._rewind_to = self._rewind_to, None
-        if self._pooled_reads:
-            events = await _read_after(self.task_id, self.task_uuid, self.last_seq)
-        else:
-            events = [
-                serialize(event, self.task_uuid)
-                async for event in events_after_query(self.task_id, self.last_seq, limit=500)
-            ]
+        read = _read_pooled if self._pooled_reads else _read_in_context
+        events = await read(self.task_id, self.task_uuid, self.last_seq)
         if events:
             self.last_seq = events[-1]["seq"]
             self.finished = any(e["type"] in TERMINAL_TYPES for e in events)
