@@ -19,13 +19,14 @@ import contextlib
 import time
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.consumer import get_handler_name
 from django.conf import settings
 
 from research import stream_slots
 from research.feed import TaskEventFeed
 from research.selectors import visible_tasks
+from uedu_dr.pooled import pooled
 
 CLOSE_DONE = 1000
 CLOSE_NOT_VISIBLE = 4403
@@ -38,6 +39,16 @@ class TaskEventsConsumer(AsyncJsonWebsocketConsumer):
     # by reading the database.
     channel_layer_alias = None
 
+    async def dispatch(self, message):
+        # Channels' dispatch first runs close_old_connections on the one thread shared by every
+        # socket of the process, so each message (a handshake included) would queue there behind
+        # every other socket's calls. This consumer makes its sync calls on the pool (uedu_dr.pooled)
+        # and holds no connection on that thread, so there is nothing there to close.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
     async def connect(self):
         self.user = self.scope.get("user")
         task = await self._visible_task(self.scope["url_route"]["kwargs"]["task_uuid"])
@@ -46,7 +57,7 @@ class TaskEventsConsumer(AsyncJsonWebsocketConsumer):
             return
         self.task_id, self.task_uuid = task
         await self.accept()
-        self.slot = await database_sync_to_async(stream_slots.acquire)(self.user.pk)
+        self.slot = await _slots_acquire(self.user.pk)
         if self.slot is None:
             await self.close(code=CLOSE_TOO_MANY_STREAMS, reason="too many open streams")
             return
@@ -71,7 +82,7 @@ class TaskEventsConsumer(AsyncJsonWebsocketConsumer):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await pump
         if getattr(self, "slot", None):
-            await database_sync_to_async(stream_slots.release)(self.user.pk, self.slot)
+            await _slots_release(self.user.pk, self.slot)
             self.slot = None
 
     async def _run(self, last_seq: int) -> None:
@@ -85,7 +96,7 @@ class TaskEventsConsumer(AsyncJsonWebsocketConsumer):
                     if not await self._still_visible():
                         await self._cut_off()
                         return
-                    await database_sync_to_async(stream_slots.renew)(self.user.pk, self.slot)
+                    await _slots_renew(self.user.pk, self.slot)
                 for event in await feed.next():
                     await self.send_json(event)
                 if feed.finished:
@@ -97,13 +108,29 @@ class TaskEventsConsumer(AsyncJsonWebsocketConsumer):
         await self.close(code=CLOSE_NOT_VISIBLE, reason="no longer allowed to see this research")
 
     async def _still_visible(self) -> bool:
-        return await visible_tasks(self.user).filter(pk=self.task_id).aexists()
+        return await _may_see(self.user, self.task_id)
 
-    @database_sync_to_async
-    def _visible_task(self, task_uuid):
+    async def _visible_task(self, task_uuid):
         if self.user is None or not self.user.is_authenticated:
             return None
-        return visible_tasks(self.user).filter(task_uuid=task_uuid).values_list("pk", "task_uuid").first()
+        return await _visible_ids(self.user, task_uuid)
+
+
+# Every sync call of a socket runs on the loop's pool of threads (uedu_dr.pooled), not on the one
+# thread Channels would share between all the sockets of this process.
+@pooled
+def _visible_ids(user, task_uuid):
+    return visible_tasks(user).filter(task_uuid=task_uuid).values_list("pk", "task_uuid").first()
+
+
+@pooled
+def _may_see(user, task_id) -> bool:
+    return visible_tasks(user).filter(pk=task_id).exists()
+
+
+_slots_acquire = pooled(stream_slots.acquire)
+_slots_renew = pooled(stream_slots.renew)
+_slots_release = pooled(stream_slots.release)
 
 
 def _int(value) -> int:

@@ -14,11 +14,11 @@ import time
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 
 from research.models import ResearchEvent
 from research.services.events import TERMINAL_TYPES, events_after_query, group_name, serialize
+from uedu_dr.pooled import pooled
 
 log = logging.getLogger(__name__)
 
@@ -26,28 +26,26 @@ POLL_SECONDS = 2.0
 
 
 def _stored_after(task_id: int, task_uuid: str, last_seq: int) -> list[dict]:
-    try:
-        return [serialize(event, task_uuid) for event in events_after_query(task_id, last_seq, limit=500)]
-    except (OperationalError, InterfaceError):
-        connection.close()  # a broken connection of this pool thread: the next read opens a new one
-        raise
+    return [serialize(event, task_uuid) for event in events_after_query(task_id, last_seq, limit=500)]
 
 
-# A WebSocket feed reads the table on each wake-up. Django gives every HTTP request (an SSE
-# stream included) a thread-sensitive context of its own, but Channels gives consumers none, so
-# the async ORM would run every socket's reads of a daphne process on one thread, one after
-# another. The consumer's feed therefore reads on the loop's pool of threads instead (each keeps
-# its own connection: a process holds at most that pool's size in connections for its sockets).
-_read_pooled = sync_to_async(_stored_after, thread_sensitive=False)
-# An SSE stream: the request's own thread-sensitive context (what the async ORM would use).
-_read_in_context = sync_to_async(_stored_after)
+def _ended_by(task_id: int, last_seq: int) -> bool:
+    return ResearchEvent.objects.filter(task_id=task_id, type__in=TERMINAL_TYPES, seq__lte=last_seq).exists()
+
+
+# A WebSocket feed reads on the loop's pool of threads (uedu_dr.pooled: Channels gives consumers
+# no thread-sensitive context of their own, so the async ORM would run every socket's reads of a
+# daphne process on one thread, one after another). An SSE stream reads in its request's own
+# thread-sensitive context, as the async ORM would.
+_POOLED = (pooled(_stored_after), pooled(_ended_by))
+_IN_CONTEXT = (sync_to_async(_stored_after), sync_to_async(_ended_by))
 
 
 class TaskEventFeed:
     def __init__(self, task_id: int, task_uuid, last_seq: int = 0, *, pooled_reads: bool = False):
-        """`pooled_reads`: read on the loop's thread pool (WebSocket consumers, see `_read_pooled`);
+        """`pooled_reads`: read on the loop's thread pool (WebSocket consumers, see `_POOLED`);
         otherwise through the request's own thread-sensitive context (SSE)."""
-        self._pooled_reads = pooled_reads
+        self._read_after, self._read_ended = _POOLED if pooled_reads else _IN_CONTEXT
         self.task_id = task_id
         self.task_uuid = str(task_uuid)
         self.last_seq = max(0, last_seq)
@@ -72,9 +70,7 @@ class TaskEventFeed:
         # A client that has already seen the end (an SSE client reconnecting with the terminal
         # event's id, or any cursor past it) gets `connected` and the end of the stream, not
         # heartbeats for ever on a task that will never send anything again.
-        self.finished = await ResearchEvent.objects.filter(
-            task_id=self.task_id, type__in=TERMINAL_TYPES, seq__lte=self.last_seq
-        ).aexists()
+        self.finished = await self._read_ended(self.task_id, self.last_seq)
         return self
 
     async def __aexit__(self, *exc_info) -> None:
@@ -101,8 +97,7 @@ class TaskEventFeed:
     async def stored(self) -> list[dict]:
         if self._rewind_to is not None:
             self.last_seq, self._rewind_to = self._rewind_to, None
-        read = _read_pooled if self._pooled_reads else _read_in_context
-        events = await read(self.task_id, self.task_uuid, self.last_seq)
+        events = await self._read_after(self.task_id, self.task_uuid, self.last_seq)
         if events:
             self.last_seq = events[-1]["seq"]
             self.finished = any(e["type"] in TERMINAL_TYPES for e in events)

@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, WebSockets through Channels (session auth, origin check)."""
+"""ASGI entry point: HTTP through Django, WebSockets through Channels (session auth read on the
+loop's thread pool, see uedu_dr.socket_auth; origin check)."""
 
 import os
 
@@ -9,11 +10,11 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "uedu_dr.settings.production")
 django_asgi_app = get_asgi_application()  # must run before importing consumers (apps ready)
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from research.routing import websocket_urlpatterns  # noqa: E402
+from uedu_dr.socket_auth import PooledAuthMiddlewareStack  # noqa: E402
 from uedu_dr.request_limits import BodySizeLimit, limit_daphne_bodies  # noqa: E402
 
 limit_daphne_bodies()
@@ -21,6 +22,6 @@ limit_daphne_bodies()
 application = ProtocolTypeRouter(
     {
         "http": BodySizeLimit(django_asgi_app),  # chunked bodies counted as they arrive
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": AllowedHostsOriginValidator(PooledAuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
