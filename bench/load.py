@@ -67,6 +67,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
     parser.add_argument("--window", type=float, default=60.0, help="seconds over which the starts are spread")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per scripted LLM call")
+    parser.add_argument("--dump", help="write every received event (task, seq, type, created, asked, received) to this JSON file")
     parser.add_argument("--cap-share", type=float, default=0.2, help="the daily cap admits this share of the worst cases at once")
     args = parser.parse_args()
 
@@ -110,6 +111,8 @@ def main() -> int:
             http_5xx=sum(1 for status in codes if status >= 500) - by_code.get(CAP_CODE, 0),
         )
         starts = result.pop("starts")
+        if args.dump:
+            Path(args.dump).write_text(json.dumps({uuid: got for uuid, got in result["received"].items()}))
         result.update(_verify(result.pop("tasks"), result.pop("received"), starts, cap, worst))
         result.update({"bench": "load", "students": args.students, "daphne": args.daphne, "workers": args.workers,
                        "window_s": args.window, "latency_s": args.latency, "cap_usd": float(cap), "worst_case_usd": float(worst),
@@ -191,7 +194,7 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
                     async for raw in ws:
                         event = json.loads(raw)
                         if event.get("seq") is not None:
-                            got.append((event["seq"], time.time(), event["ts"], asked))
+                            got.append((event["seq"], time.time(), event["ts"], asked, event["type"]))
                             last = event["seq"]
                         if event["type"] in TERMINAL:
                             return
@@ -261,7 +264,7 @@ def _verify(tasks: list[str], received: dict, starts: dict[int, int], cap: Decim
         got = [seq for seq, *_ in received.get(uuid, [])]
         lost += len(set(stored) - set(got))
         duplicates += len(got) - len(set(got))
-        for _, at, ts, asked in received.get(uuid, []):
+        for _, at, ts, asked, _type in received.get(uuid, []):
             created = datetime.fromisoformat(ts).timestamp()
             latencies.append((at - max(created, asked)) * 1000)
             from_creation.append((at - created) * 1000)

@@ -7,7 +7,12 @@ class ChannelsAppConfig(AppConfig):
     verbose_name = _("Course channels")
 
     def ready(self) -> None:
+        from celery.signals import worker_ready
+
         from . import signals  # noqa: F401  (connects the file clean-up receiver)
+        from .embeddings import warm_local_model
+
+        worker_ready.connect(warm_local_model, dispatch_uid="channels_app.warm_local_model")
 
     def load_demo_data(self, stdout) -> None:
         """Sample materials for the demo channel, uploaded and indexed through the real service."""

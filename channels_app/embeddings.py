@@ -134,6 +134,15 @@ def get_backend() -> EmbeddingBackend:
     return backend
 
 
+def warm_local_model(**_signal) -> None:
+    """A worker loads the local model (and runs one encoding) before it takes its first task, so
+    that the first researches it runs do not each wait for the load, seconds of CPU that stall
+    every other research of the process meanwhile. Connected to Celery's `worker_ready`, which
+    runs before the worker's event loop fetches a message. A remote backend is not called."""
+    if settings.UEDU_EMBEDDING_BACKEND == "local":
+        embed_texts(["warm-up"])
+
+
 def model_name() -> str:
     return get_backend().model_name
 
