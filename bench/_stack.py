@@ -75,6 +75,9 @@ class BenchStack:
         for key, value in flags.items():
             args += [f"--{key.replace('_', '-')}", str(value)]
         proc = self.spawn(args, ready="http://")
+        import psutil
+
+        self.llm_process = psutil.Process(proc.pid)  # the latest one started
         return Path(proc.log_path).read_text().strip().splitlines()[0]
 
     def worker(self, *, concurrency: int = 64, name: str = "bench", **env) -> subprocess.Popen:

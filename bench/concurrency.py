@@ -120,9 +120,15 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         time.sleep(1)
     procs = [psutil.Process(worker.pid) for worker in pool]
     cpu_before = [sum(proc.cpu_times()[:2]) for proc in procs]
+    box_before, llm_before, own_before = _box_cpu(), _cpu(stack.llm_process), _cpu(psutil.Process())
+    pg_before, valkey_before = _postgres_cpu(), _cpu(psutil.Process(stack.processes[0].pid))
+    sessions_before = _sessions()
     received_before = [_received(worker) for worker in pool]
     many, _, statuses = batch(n)
     cpu_used = sum(sum(proc.cpu_times()[:2]) - before for proc, before in zip(procs, cpu_before))
+    box_used, llm_used, own_used = _box_cpu() - box_before, _cpu(stack.llm_process) - llm_before, _cpu(psutil.Process()) - own_before
+    pg_used, valkey_used = _postgres_cpu() - pg_before, _cpu(psutil.Process(stack.processes[0].pid)) - valkey_before
+    sessions = _sessions() - sessions_before
     taken = [_received(worker) - before for worker, before in zip(pool, received_before)]
     if spy is not None:
         spy.send_signal(2)
@@ -146,10 +152,55 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         "makespan_ratio": round(many / single, 3),
         "engine_overhead_ms": round((single - critical) * 1000, 1),
         "engine_cpu_ms_per_research": round(cpu_used * 1000 / n, 1),
+        # Where the rest of the box's CPU went during the batch, per research: the scripted LLM
+        # server, this bench (starting and polling), PostgreSQL, Valkey, and the rest (the OS, others).
+        "box_cpu_ms_per_research": {"workers": round(cpu_used * 1000 / n, 1), "postgres": round(pg_used * 1000 / n, 1),
+                                    "valkey": round(valkey_used * 1000 / n, 1), "scripted_llm": round(llm_used * 1000 / n, 1),
+                                    "bench": round(own_used * 1000 / n, 1),
+                                    "rest": round((box_used - cpu_used - pg_used - valkey_used - llm_used - own_used) * 1000 / n, 1)},
         "completed": statuses.count("completed"),
+        "postgres_sessions_per_research": round(sessions / n, 2),  # connections PostgreSQL opened
         "statuses": {s: statuses.count(s) for s in sorted(set(statuses))},
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
+
+
+def _cpu(process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
+
+
+def _sessions() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+def _postgres_cpu() -> float:
+    """Every PostgreSQL process's CPU: the postmaster's own and its exited backends' (counted in its
+    children's times once reaped), plus the live backends'."""
+    import psutil
+
+    total = 0.0
+    for proc in psutil.process_iter(["name"]):
+        try:
+            if proc.info["name"] != "postgres" or proc.parent() is None or proc.parent().name() == "postgres":
+                continue
+            times = proc.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+            total += sum(_cpu(child) for child in proc.children())
+        except psutil.Error:
+            continue
+    return total
+
+
+def _box_cpu() -> float:
+    import psutil
+
+    times = psutil.cpu_times()
+    return times.user + times.nice + times.system + getattr(times, "irq", 0) + getattr(times, "softirq", 0)
 
 
 def _received(worker: subprocess.Popen) -> int:

@@ -30,6 +30,7 @@ from agent.tools import REGISTRY, ToolRegistry
 from . import assistant_policy, credibility, events, follow_up, notifications, plan_review, quality, settlement
 from .heartbeat import monitor
 from agent.llm_factory import llm_config
+from uedu_dr.db_pool import hand_back
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,8 @@ class TaskSink:
 
     LLM exchanges may be reported from the engine's helper threads; they are buffered and
     written by the engine's own thread at its next event (and at the end), so helper threads
-    never hold database connections."""
+    never hold database connections. After each write the research thread hands its connection
+    back to the pool (uedu_dr.db_pool): it holds none while it waits for the model."""
 
     def __init__(self, task: ResearchTask, meter: UsageMeter | None = None, *, transcript_after: int = 0):
         self.task_id = task.pk
@@ -102,6 +104,7 @@ class TaskSink:
             # The progress card shows tokens used so far; only the runner's meter knows them.
             data.setdefault("tokens_used", self.meter.total_tokens)
         events.record_event(self.task_id, self.task_uuid, type, _jsonable(data))
+        hand_back()
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
         with connection.cursor() as cursor:
@@ -111,6 +114,7 @@ class TaskSink:
                 "VALUES (%s, %s, %s, %s, %s, %s::jsonb, 'running', '', NULL, '', 0, 0, now())",
                 [self.task_id, index, round, phase, tool_name, _json(args)],
             )
+        hand_back()
 
     def step_finished(self, *, index, status, preview, full, error, duration_ms, tokens=0) -> None:
         with connection.cursor() as cursor:
@@ -119,6 +123,7 @@ class TaskSink:
                 "duration_ms = %s, tokens = %s WHERE task_id = %s AND index = %s",
                 [status, preview, None if full is None else _json(full), error, duration_ms, tokens, self.task_id, index],
             )
+        hand_back()
 
     def step_sources(self, *, index, source_ids) -> None:
         # Number the step's stored sources with the engine's citation ids, in the database: one
@@ -137,6 +142,7 @@ class TaskSink:
                 """,
                 [_json(list(source_ids)), self.task_id, index],
             )
+        hand_back()
 
 
 def _json(value) -> str:
@@ -156,6 +162,7 @@ def _is_cancelled(task_id: int):
         with connection.cursor() as cursor:
             cursor.execute("SELECT cancel_requested FROM deep_research_tasks WHERE id = %s", [task_id])
             row = cursor.fetchone()
+        hand_back()  # the model or a tool comes next: no connection held through the wait
         return bool(row and row[0])
 
     return check

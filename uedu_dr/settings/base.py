@@ -116,8 +116,21 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 def data_store_settings(*, database: dict, redis_url: str) -> dict:
     """DATABASES, caches, channel layer and broker for one database and one Redis URL."""
-    # Persistent connections are unsafe under ASGI; Celery threads close theirs after each task.
-    database = dict(database, CONN_MAX_AGE=env.int("CONN_MAX_AGE", default=0))
+    # Connections come from a pool per process (psycopg_pool, Django's "pool" option): a thread that
+    # closes its connection (a request, a Celery task, a research's tool call) hands it back warm
+    # instead of making PostgreSQL fork, authenticate and fill a new backend's catalogue caches for
+    # the next. Each process holds at most UEDU_DB_POOL_MAX connections (keep the sum of every
+    # process's below PostgreSQL's max_connections); one over that waits UEDU_DB_POOL_TIMEOUT s.
+    # Idle connections above UEDU_DB_POOL_MIN are closed after UEDU_DB_POOL_IDLE_SECONDS.
+    # UEDU_DB_POOL=false: a connection per thread, closed after each task or request (CONN_MAX_AGE).
+    if env.bool("UEDU_DB_POOL", default=True):
+        pool = {"min_size": env.int("UEDU_DB_POOL_MIN", default=2), "max_size": env.int("UEDU_DB_POOL_MAX", default=100),
+                "timeout": env.float("UEDU_DB_POOL_TIMEOUT", default=30.0),
+                "max_idle": env.float("UEDU_DB_POOL_IDLE_SECONDS", default=120.0)}
+        database = dict(database, CONN_MAX_AGE=0, OPTIONS=dict(database.get("OPTIONS") or {}, pool=pool))
+    else:
+        # Persistent connections are unsafe under ASGI; Celery threads close theirs after each task.
+        database = dict(database, CONN_MAX_AGE=env.int("CONN_MAX_AGE", default=0))
     # The cache (rate limits) lives in its own database so that clearing it never drops
     # broker queues; override with CACHE_URL for servers without numbered databases.
     cache_url = env.str("CACHE_URL", default="") or redis_url.rsplit("/", 1)[0] + "/1"

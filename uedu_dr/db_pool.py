@@ -1,0 +1,21 @@
+"""Handing a thread's database connection back to the pool between statements.
+
+With the pool on (UEDU_DB_POOL, uedu_dr.settings.base), Django takes a connection from the
+process's pool at a thread's first query and returns it only when the thread closes it. A
+research thread spends its seconds waiting for the model, and an SSE stream its minutes waiting
+for events: held through those waits, each would keep a pooled connection idle, and a burst of
+them could empty the pool for everyone else in the process. `hand_back()` returns the
+connection at once (a quick put back into the pool; the next statement takes one out again). It
+does nothing inside a transaction, or without a pool (a connection would then really be closed
+and reopened for the next statement)."""
+
+from __future__ import annotations
+
+from django.db import connection
+
+
+def hand_back() -> None:
+    if connection.connection is None or connection.in_atomic_block:
+        return
+    if connection.settings_dict.get("OPTIONS", {}).get("pool"):
+        connection.close()
