@@ -146,14 +146,15 @@ def data_store_settings(*, database: dict, redis_url: str) -> dict:
                 "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
             }
         },
+        # Research events are signalled through Redis pub/sub: a listener is woken, then reads the
+        # table (research.feed), so a signal needs no storage. One PUBLISH per signal, where the
+        # stored-message layer (channels_redis.core) made two to four round trips and a Lua call.
         "CHANNEL_LAYERS": {
             "default": {
-                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
                 "CONFIG": {
                     "hosts": [redis_url],
                     "prefix": env.str("CHANNEL_LAYER_PREFIX", default="uedu:asgi"),
-                    "capacity": 1000,
-                    "expiry": 60,
                 },
             }
         },
