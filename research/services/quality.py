@@ -17,7 +17,7 @@ def store(task: ResearchTask, result: ResearchResult) -> None:
     """Write the ledger and the metrics; flag unresolved conflicts for human review."""
     with transaction.atomic():
         ResearchClaim.objects.filter(task=task).delete()
-        ResearchClaim.objects.bulk_create(
+        claims = ResearchClaim.objects.bulk_create(
             ResearchClaim(
                 task=task,
                 index=n,
@@ -38,15 +38,16 @@ def store(task: ResearchTask, result: ResearchResult) -> None:
         if unresolved and not task.needs_review:
             ResearchTask.objects.filter(pk=task.pk).update(needs_review=True)
             task.needs_review = True
-        _upsert_metrics(task)
+        _upsert_metrics(task, claims)
 
 
 def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
 
-def compute_metrics(task: ResearchTask) -> dict:
-    claims = list(task.claims.all())
+def compute_metrics(task: ResearchTask, claims: list[ResearchClaim] | None = None) -> dict:
+    """`claims`: the task's claims when the caller has just written them (not read back)."""
+    claims = list(task.claims.all()) if claims is None else claims
     shown = [c for c in claims if c.action != "dropped"]
     cited = [c for c in shown if c.citations]
     unsupported = [c for c in claims if c.verdict in UNSUPPORTED]
@@ -95,8 +96,8 @@ def save_metrics(task: ResearchTask) -> ResearchMetrics:
     return ResearchMetrics.objects.get(task=task)
 
 
-def _upsert_metrics(task: ResearchTask) -> None:
-    values = compute_metrics(task)
+def _upsert_metrics(task: ResearchTask, claims: list[ResearchClaim] | None = None) -> None:
+    values = compute_metrics(task, claims)
     # One upsert statement (update_or_create is a locking read, then a write, in savepoints).
     ResearchMetrics.objects.bulk_create(
         [ResearchMetrics(task=task, **values)], update_conflicts=True, unique_fields=["task"], update_fields=list(values)

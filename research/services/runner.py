@@ -16,6 +16,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
+from django.db import models
 from django.db.models import Max
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
@@ -313,7 +314,7 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
     # the student reviewed), rather than erasing it.
     plan = {"plan_json": _jsonable(result.plan)} if result.plan else {}
     with transaction.atomic():
-        updated = ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.RUNNING).update(
+        stored = dict(
             status=result.status,
             **plan,
             final_answer=result.answer,
@@ -332,9 +333,14 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
             error=result.error[:2000],
             finished_at=timezone.now(),
         )
+        updated = ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.RUNNING).update(**stored)
         if not updated:
             return False
-        task.refresh_from_db()
+        # What was just written is known; the rest of the row is read back except its large
+        # columns (the plan, the context, the question: written before the run, never changed by it).
+        for field, value in stored.items():
+            setattr(task, field, value)
+        task.refresh_from_db(fields=_fields_to_reread(stored))
         close_open_steps(task, "cancelled" if result.status == "cancelled" else "failed")
         quality.store(task, result)
         # A replay is an evaluation record: no source statistics, no row in anyone's chat.
@@ -353,6 +359,12 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
         task_id = task.pk
         transaction.on_commit(lambda: notifications.research_finished(task_id))  # the e-mail, if asked for
     return True
+
+
+def _fields_to_reread(stored: dict) -> list[str]:
+    large = (models.JSONField, models.TextField)
+    return [f.attname for f in ResearchTask._meta.concrete_fields
+            if f.attname not in stored and not f.primary_key and not isinstance(f, large)]
 
 
 def close_open_steps(task: ResearchTask, status: str) -> None:
