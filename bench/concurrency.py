@@ -147,6 +147,7 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         "latency_s": latency,
         "workers": workers,
         "researches_per_worker": taken,
+        "earlier_researches_per_worker": received_before,  # the warm-up and the N=1 runs
         "llm_calls_per_research": calls[pick],
         "tool_time_on_critical_path_s": round(tools, 3),
         "makespan_1_s": round(single, 3),
