@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from research.models import ResearchEvent
 from research.services.events import TERMINAL_TYPES, events_after_query, group_name, serialize
-from uedu_dr.db_pool import hand_back
+from uedu_dr.db_pool import handing_back
 from uedu_dr.pooled import pooled
 
 log = logging.getLogger(__name__)
@@ -37,20 +37,10 @@ def _ended_by(task_id: int, last_seq: int) -> bool:
 # A WebSocket feed reads on the loop's pool of threads (uedu_dr.pooled: Channels gives consumers
 # no thread-sensitive context of their own, so the async ORM would run every socket's reads of a
 # daphne process on one thread, one after another). An SSE stream reads in its request's own
-# thread-sensitive context, as the async ORM would, and hands its connection back to the pool
+# thread-sensitive context, as the async ORM would. Both hand their connection back to the pool
 # after each read (uedu_dr.db_pool: a stream waits far longer than it reads).
-def _handing_back(func):
-    def call(*args):
-        try:
-            return func(*args)
-        finally:
-            hand_back()
-
-    return sync_to_async(call)
-
-
 _POOLED = (pooled(_stored_after), pooled(_ended_by))
-_IN_CONTEXT = (_handing_back(_stored_after), _handing_back(_ended_by))
+_IN_CONTEXT = (sync_to_async(handing_back(_stored_after)), sync_to_async(handing_back(_ended_by)))
 
 
 class TaskEventFeed:

@@ -11,7 +11,9 @@ and reopened for the next statement)."""
 
 from __future__ import annotations
 
-from django.db import connection
+import functools
+
+from django.db import InterfaceError, OperationalError, connection
 
 
 def hand_back() -> None:
@@ -19,3 +21,20 @@ def hand_back() -> None:
         return
     if connection.settings_dict.get("OPTIONS", {}).get("pool"):
         connection.close()
+
+
+def handing_back(func):
+    """`func`, then its connection handed back; a connection found broken is closed, so that the
+    next call opens a new one (without a pool, a thread would otherwise keep the broken one)."""
+
+    @functools.wraps(func)
+    def call(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except (OperationalError, InterfaceError):
+            connection.close()
+            raise
+        finally:
+            hand_back()
+
+    return call
