@@ -12,11 +12,11 @@ import logging
 import re
 import threading
 import time
+from contextlib import contextmanager
 from decimal import Decimal
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
-from django.db import models
+from django.db import close_old_connections, connection, models, transaction
 from django.db.models import Max
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
@@ -54,6 +54,16 @@ def engine_limits() -> Limits:
     )
     limits.budgets = {**limits.budgets, **settings.UEDU_DR_BUDGETS}
     return limits
+
+
+@contextmanager
+def _statement():
+    """A cursor for one of the research thread's statements, its connection handed back to the
+    pool afterwards (uedu_dr.db_pool): the model or a tool comes next, and no connection is held
+    through that wait."""
+    with connection.cursor() as cursor:
+        yield cursor
+    hand_back()
 
 
 class TaskSink:
@@ -108,28 +118,26 @@ class TaskSink:
         hand_back()
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
-        with connection.cursor() as cursor:
+        with _statement() as cursor:
             cursor.execute(
                 "INSERT INTO deep_research_steps (task_id, index, round, phase, tool_name, args, status, result_preview, "
                 "result_full, error, duration_ms, tokens, created_at) "
                 "VALUES (%s, %s, %s, %s, %s, %s::jsonb, 'running', '', NULL, '', 0, 0, now())",
                 [self.task_id, index, round, phase, tool_name, _json(args)],
             )
-        hand_back()
 
     def step_finished(self, *, index, status, preview, full, error, duration_ms, tokens=0) -> None:
-        with connection.cursor() as cursor:
+        with _statement() as cursor:
             cursor.execute(
                 "UPDATE deep_research_steps SET status = %s, result_preview = %s, result_full = %s::jsonb, error = %s, "
                 "duration_ms = %s, tokens = %s WHERE task_id = %s AND index = %s",
                 [status, preview, None if full is None else _json(full), error, duration_ms, tokens, self.task_id, index],
             )
-        hand_back()
 
     def step_sources(self, *, index, source_ids) -> None:
         # Number the step's stored sources with the engine's citation ids, in the database: one
         # statement instead of reading the whole result back and writing it again.
-        with connection.cursor() as cursor:
+        with _statement() as cursor:
             cursor.execute(
                 """
                 UPDATE deep_research_steps SET result_full = jsonb_set(result_full, '{sources}', (
@@ -143,7 +151,6 @@ class TaskSink:
                 """,
                 [_json(list(source_ids)), self.task_id, index],
             )
-        hand_back()
 
 
 def _json(value) -> str:
@@ -160,10 +167,9 @@ def _is_cancelled(task_id: int):
     # Read before every LLM and tool call: an indexed one-row lookup, and a cancel is honoured at
     # the very next step (a cached flag let a fast run finish after its cancel was requested).
     def check() -> bool:
-        with connection.cursor() as cursor:
+        with _statement() as cursor:
             cursor.execute("SELECT cancel_requested FROM deep_research_tasks WHERE id = %s", [task_id])
             row = cursor.fetchone()
-        hand_back()  # the model or a tool comes next: no connection held through the wait
         return bool(row and row[0])
 
     return check
