@@ -35,6 +35,7 @@ class BenchStack:
         self.database_url = devstack.postgres_url(dict(db, NAME=self.db_name))
         valkey = devstack.start_valkey(self.tmp / "valkey")
         self.processes.append(valkey)
+        self.valkey_process = valkey
         self.redis_url = f"redis://127.0.0.1:{valkey.port}/0"
         self.secret_key = secrets.token_urlsafe(48)  # a throwaway key for the production-settings processes
         os.environ.update(DATABASE_URL=self.database_url, REDIS_URL=self.redis_url,

@@ -121,15 +121,15 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1)
     procs = [psutil.Process(worker.pid) for worker in pool]
-    cpu_before = [sum(proc.cpu_times()[:2]) for proc in procs]
+    cpu_before = [_cpu(proc) for proc in procs]
     box_before, llm_before, own_before = _box_cpu(), _cpu(stack.llm_process), _cpu(psutil.Process())
-    pg_before, valkey_before = _postgres_cpu(), _cpu(psutil.Process(stack.processes[0].pid))
+    pg_before, valkey_before = _postgres_cpu(), _cpu(psutil.Process(stack.valkey_process.pid))
     sessions_before = _sessions()
     received_before = [_received(worker) for worker in pool]
     many, _, statuses = batch(n)
-    cpu_used = sum(sum(proc.cpu_times()[:2]) - before for proc, before in zip(procs, cpu_before))
+    cpu_used = sum(_cpu(proc) - before for proc, before in zip(procs, cpu_before))
     box_used, llm_used, own_used = _box_cpu() - box_before, _cpu(stack.llm_process) - llm_before, _cpu(psutil.Process()) - own_before
-    pg_used, valkey_used = _postgres_cpu() - pg_before, _cpu(psutil.Process(stack.processes[0].pid)) - valkey_before
+    pg_used, valkey_used = _postgres_cpu() - pg_before, _cpu(psutil.Process(stack.valkey_process.pid)) - valkey_before
     sessions = _sessions() - sessions_before
     taken = [_received(worker) - before for worker, before in zip(pool, received_before)]
     if spy is not None:
