@@ -19,8 +19,8 @@ import contextlib
 import time
 from urllib.parse import parse_qs
 
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.consumer import get_handler_name
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from research import stream_slots

@@ -30,7 +30,7 @@ def test_the_pool_is_on_by_default_and_bounded(monkeypatch):
     assert database["OPTIONS"]["pool"]["max_size"] == 40
 
 
-def test_without_the_pool_each_thread_has_its_own_connection(monkeypatch):
+def test_the_pool_can_be_switched_off(monkeypatch):
     database = _settings_with(monkeypatch, UEDU_DB_POOL="false", CONN_MAX_AGE="0")["DATABASES"]["default"]
     assert "pool" not in database.get("OPTIONS", {})
 
