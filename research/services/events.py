@@ -3,13 +3,17 @@ channel layer after commit. Clients that miss a signal catch up from the table."
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import threading
 import uuid
 
-from channels.layers import get_channel_layer
+import redis
+from asgiref.sync import async_to_sync
+from channels.layers import DEFAULT_CHANNEL_LAYER, get_channel_layer
+from channels_redis.pubsub import RedisPubSubChannelLayer
+from channels_redis.utils import _consistent_hash, decode_hosts
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -69,24 +73,22 @@ def record_event(task_id: int, task_uuid, type: str, data: dict) -> dict:
     return payload
 
 
-class _SignalLoop:
-    """A long-lived event loop thread for channel-layer sends from sync code.
+class _Publisher:
+    """One daemon thread that publishes wake-ups on the channel layer's Redis with a plain
+    (blocking) client, for sync code.
 
-    async_to_sync would build a new loop, and so a new Redis connection, for every event; this
-    loop keeps one connection pool for the process. Sends are fire-and-forget: the research
-    never waits on Redis, and a lost signal only delays a listener until its next table read."""
+    Sends are fire-and-forget: the research only queues a wake-up and never waits on Redis, and a
+    lost one only delays a listener until its next table read. This used to be an asyncio loop
+    thread driving the layer's own `group_send`; its loop, futures and async Redis client cost the
+    worker about a tenth of its CPU per research for what is one PUBLISH (bench/concurrency.py,
+    docs/performance.md). The message is the one `group_send` would publish: the layer's own
+    serializer, on the group's channel name and shard."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._waiting: set[str] = set()  # groups whose send is queued on the loop, not yet started
-
-    def loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None or self._loop.is_closed():
-                self._loop = asyncio.new_event_loop()
-                threading.Thread(target=self._loop.run_forever, name="channel-layer-signals", daemon=True).start()
-            return self._loop
+        self._cond = threading.Condition()
+        self._queued: dict[str, dict] = {}  # group -> its wake-up, queued and not yet started
+        self._thread: threading.Thread | None = None
+        self._clients: list | None = None
 
     def send(self, group: str, message: dict) -> None:
         """Queue a wake-up for the group's listeners, unless one is queued and not yet started.
@@ -95,33 +97,54 @@ class _SignalLoop:
         message, so the queued wake-up carries this event too: it starts after this event was
         committed. A research's bursts of events (a tool round's steps) then cost one Redis
         exchange instead of one each, on the worker and on every daphne holding a listener."""
+        with self._cond:
+            if group in self._queued:
+                return
+            self._queued[group] = message
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="channel-layer-signals", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queued:
+                    self._cond.wait()
+                group = next(iter(self._queued))  # the oldest first
+                message = self._queued.pop(group)  # from here on, a new event needs a wake-up of its own
+            try:
+                self._publish(group, message)
+            except Exception as exc:  # Redis down must not stop the thread; the next send reconnects
+                self._clients = None
+                log.warning("could not signal an event: %s", exc)
+
+    def _publish(self, group: str, message: dict) -> None:
         layer = get_channel_layer()
         if layer is None:
             return
-        with self._lock:
-            if group in self._waiting:
-                return
-            self._waiting.add(group)
-        try:
-            future = asyncio.run_coroutine_threadsafe(self._send(layer, group, message), self.loop())
-        except Exception:
-            with self._lock:
-                self._waiting.discard(group)
-            raise
-        future.add_done_callback(_log_failure)
+        if not isinstance(layer, RedisPubSubChannelLayer) or not self._shards(layer):
+            async_to_sync(layer.group_send)(group, message)  # another layer (or Sentinel hosts): its own path
+            return
+        prefix, clients = self._clients
+        name = f"{prefix}__group__{group}"  # RedisPubSubLoopLayer._get_group_channel_name
+        clients[_consistent_hash(name, len(clients))].publish(name, layer.serialize(message))
 
-    async def _send(self, layer, group: str, message: dict) -> None:
-        with self._lock:
-            self._waiting.discard(group)  # from here on, a new event needs a wake-up of its own
-        await layer.group_send(group, message)
-
-
-def _log_failure(future) -> None:
-    if not future.cancelled() and future.exception() is not None:
-        log.warning("could not signal an event: %s", future.exception())
+    def _shards(self, layer) -> bool:
+        if self._clients is None:
+            config = settings.CHANNEL_LAYERS[DEFAULT_CHANNEL_LAYER].get("CONFIG", {})
+            clients = []
+            for host in decode_hosts(config.get("hosts")):
+                options = {"socket_timeout": 5, "socket_connect_timeout": 2, **host}
+                if "master_name" in options:
+                    return False
+                address = options.pop("address", None)
+                clients.append(redis.Redis.from_url(address, **options) if address else redis.Redis(**options))
+            self._clients = (config.get("prefix", "asgi"), clients)
+        return True
 
 
-_signals = _SignalLoop()
+_signals = _Publisher()
 
 
 def signal(task_uuid, payload: dict) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 import uuid
 
 from asgiref.sync import async_to_sync
@@ -23,28 +22,36 @@ async def _drain(layer, channel: str, wait: float = 1.0) -> list[int]:
             return got
 
 
-def test_events_stored_while_a_wake_up_is_queued_share_it_and_a_later_one_gets_its_own():
-    task_uuid = uuid.uuid4()
-    loop = events._signals.loop()
+def _hold_publisher(monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """Make the publisher's thread wait inside its next publish until released, so that wake-ups
+    sent meanwhile queue up behind it."""
+    inside, release = threading.Event(), threading.Event()
+    publish = events._signals._publish
+
+    def held(group, message):
+        if not inside.is_set():
+            inside.set()
+            assert release.wait(10)
+        publish(group, message)
+
+    monkeypatch.setattr(events._signals, "_publish", held)
+    return inside, release
+
+
+def test_events_stored_while_a_wake_up_is_queued_share_it_and_a_later_one_gets_its_own(monkeypatch):
+    task_uuid, other_uuid = uuid.uuid4(), uuid.uuid4()
+    inside, release = _hold_publisher(monkeypatch)
 
     async def scenario():
         layer = get_channel_layer()
         channel = await layer.new_channel()
         await layer.group_add(events.group_name(task_uuid), channel)
         try:
-            # Block the signal loop's thread (a sleep that does not yield), so that the next
-            # wake-ups queue up behind it and none can start before all three are signalled.
-            blocking = threading.Event()
-
-            async def hold_the_loop():
-                blocking.set()
-                time.sleep(0.5)
-
-            busy = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(hold_the_loop(), loop))
-            assert blocking.wait(5)
+            events.signal(other_uuid, {"seq": 1, "type": "step"})  # another task's wake-up holds the thread
+            assert await asyncio.to_thread(inside.wait, 5)
             for seq in (1, 2, 3):
                 events.signal(task_uuid, {"seq": seq, "type": "step"})
-            await busy
+            release.set()
             first = await _drain(layer, channel)
             events.signal(task_uuid, {"seq": 4, "type": "step"})  # the queued one has gone: a new wake-up
             second = await _drain(layer, channel)
@@ -55,3 +62,22 @@ def test_events_stored_while_a_wake_up_is_queued_share_it_and_a_later_one_gets_i
     first, second = async_to_sync(scenario)()
     assert first == [1]  # one wake-up: the listener reads events 1–3 from the table
     assert second == [4]
+
+
+def test_a_wake_up_reaches_a_listener_in_the_layers_own_format():
+    """The publisher writes on Redis itself; a consumer subscribed through the channel layer gets
+    the message exactly as the layer's group_send would have delivered it."""
+    task_uuid = uuid.uuid4()
+    payload = {"seq": 7, "type": "step", "task_uuid": str(task_uuid), "ts": "2026-12-01T00:00:00+00:00", "data": {"說明": "中文"}}
+
+    async def scenario():
+        layer = get_channel_layer()
+        channel = await layer.new_channel()
+        await layer.group_add(events.group_name(task_uuid), channel)
+        try:
+            events.signal(task_uuid, payload)
+            return await asyncio.wait_for(layer.receive(channel), timeout=5)
+        finally:
+            await layer.group_discard(events.group_name(task_uuid), channel)
+
+    assert async_to_sync(scenario)() == {"type": "research.event", "event": payload}
