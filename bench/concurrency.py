@@ -117,7 +117,7 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         out = ROOT / "var" / "bench" / f"concurrency-{latency}.speedscope.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         spy = subprocess.Popen([shutil.which("py-spy", path=str(ROOT / ".venv" / "bin")) or "py-spy", "record", "-p",
-                                str(pool[0].pid), "-r", "100", "--gil", "-f", "speedscope", "-o", str(out)],
+                                str(pool[0].pid), "-r", "100", *os.environ.get("SPY_FLAGS", "--gil").split(), "-f", "speedscope", "-o", str(out)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1)
     procs = [psutil.Process(worker.pid) for worker in pool]

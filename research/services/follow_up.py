@@ -20,7 +20,12 @@ def conversation_messages(user, channel: Channel, *, before_id: int | None = Non
     """The user's recent turns in the channel as chat messages, oldest first, within `budget`
     characters (the most recent turns are kept). A finished Deep Research answer comes with its
     numbered source list; researches that did not finish leave only the question."""
-    rows = ChatLog.objects.filter(user=user, channel=channel).select_related("deep_research_task")
+    # Only what the text is made of: a task row's other JSON columns (plan, verification, report)
+    # are large, and a long conversation would parse twenty of them for every message.
+    rows = ChatLog.objects.filter(user=user, channel=channel).select_related("deep_research_task").only(
+        "kind", "type", "content", "created_at",
+        "deep_research_task__status", "deep_research_task__final_answer", "deep_research_task__citations_json",
+    )
     if before_id is not None:
         rows = rows.filter(pk__lt=before_id)
     messages: list[dict] = []
