@@ -8,6 +8,7 @@ dropped without being quoted anywhere."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -78,7 +79,7 @@ def flag(text: str) -> Flags:
     for paragraph in (text or "").split("\n"):
         taken_over = False
         for passage in passages_of(paragraph):
-            codes = [code for code, pattern in _COMPILED if pattern.search(passage)]
+            codes = _codes(passage)
             if codes or taken_over:
                 flags.passages.append(passage)
                 flags.reasons.extend(c for c in codes if c not in flags.reasons)
@@ -87,6 +88,14 @@ def flag(text: str) -> Flags:
                 clean.append(passage)
     flags.clean_text = " ".join(clean)
     return flags
+
+
+@functools.lru_cache(maxsize=4096)
+def _codes(passage: str) -> tuple[str, ...]:
+    """The instruction patterns one passage matches. Cached per process: a course's passages come
+    back in every research that searches it (and in a research's counter-search), and each scan is
+    25 regular expressions."""
+    return tuple(code for code, pattern in _COMPILED if pattern.search(passage))
 
 
 def _grams(text: str, size_words: int = 6, size_cjk: int = 8) -> set[str]:
