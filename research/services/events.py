@@ -43,7 +43,7 @@ def serialize(event: ResearchEvent, task_uuid) -> dict:
     }
 
 
-def record_event(task_id: int, task_uuid, type: str, data: dict) -> dict:
+def record_event(task_id: int, task_uuid, type: str, data: dict) -> None:
     """Store the event with the next seq of its task and signal it once the row is committed.
 
     One statement does both: the seq comes from an UPDATE … RETURNING on the task row, whose row
@@ -51,7 +51,8 @@ def record_event(task_id: int, task_uuid, type: str, data: dict) -> dict:
     statement (one round trip, atomic on its own). Seq order is therefore commit order, and a
     replay never sees a gap that is later filled. The time is the statement's own
     (clock_timestamp), not its transaction's start (now()): an event stored at the end of a long
-    transaction did not happen when the transaction began."""
+    transaction did not happen when the transaction began. Values JSON cannot hold (dates,
+    decimals) are stored as their text."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -60,17 +61,17 @@ def record_event(task_id: int, task_uuid, type: str, data: dict) -> dict:
             )
             INSERT INTO deep_research_events (task_id, seq, type, data, created_at)
             SELECT %s, event_seq, %s, %s::jsonb, clock_timestamp() FROM next
-            RETURNING seq, created_at
+            RETURNING seq
             """,
-            [task_id, task_id, type, json.dumps(data, ensure_ascii=False)],
+            [task_id, task_id, type, json.dumps(data, ensure_ascii=False, default=str)],
         )
         row = cursor.fetchone()
     if row is None:
         raise TaskGone(task_id)
-    payload = {"seq": row[0], "type": type, "task_uuid": str(task_uuid), "ts": row[1].isoformat(), "data": data}
-    # Inside a caller's transaction the signal waits for its commit; otherwise it goes now.
-    transaction.on_commit(lambda: signal(task_uuid, payload))
-    return payload
+    # A wake-up, not the event: listeners read the stored events (research.feed), so the signal
+    # carries no data to serialise. Inside a caller's transaction it waits for the commit.
+    wake_up = {"seq": row[0], "type": type, "task_uuid": str(task_uuid)}
+    transaction.on_commit(lambda: signal(task_uuid, wake_up))
 
 
 class _Publisher:

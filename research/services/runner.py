@@ -114,7 +114,7 @@ class TaskSink:
         if self.meter is not None:
             # The progress card shows tokens used so far; only the runner's meter knows them.
             data.setdefault("tokens_used", self.meter.total_tokens)
-        events.record_event(self.task_id, self.task_uuid, type, _jsonable(data))
+        events.record_event(self.task_id, self.task_uuid, type, data)
         hand_back()
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
