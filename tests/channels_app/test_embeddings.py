@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
 
 import pytest
 from django.core.management import call_command
@@ -87,3 +89,54 @@ def test_reembed_switches_backend_and_dimension_without_a_migration(personas, in
 
     call_command("reembed_materials")  # nothing left to do
     assert "0 re-embedded, 1 already current" in capsys.readouterr().out
+
+
+def test_callers_queued_behind_the_local_encoder_are_encoded_together_each_with_its_own_vectors():
+    backend = embeddings.get_backend()
+    texts = [["learning analytics dashboards"], ["Bloom's taxonomy", "IRB consent forms"], ["photosynthesis"], ["課程設計中的布魯姆分類法"]]
+    alone = [backend.embed_texts(t) for t in texts]  # one encoding each
+    encodings = []
+    encode = backend._model.encode
+
+    def counted(sentences, **kwargs):
+        encodings.append(list(sentences))
+        return encode(sentences, **kwargs)
+
+    results: dict[int, list] = {}
+    backend._lock.acquire()  # the encoder is busy: every caller below queues up behind it
+    try:
+        backend._model.encode = counted
+        threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, backend.embed_texts(texts[i]))) for i in range(len(texts))]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 10
+        while len(backend._queued) < len(texts) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(backend._queued) == len(texts)
+    finally:
+        backend._lock.release()
+    for thread in threads:
+        thread.join(30)
+    del backend._model.encode
+
+    assert len(encodings) == 1 and sorted(encodings[0]) == sorted(t for group in texts for t in group)
+    for i, group in enumerate(texts):
+        assert len(results[i]) == len(group)
+        for got, single in zip(results[i], alone[i]):
+            assert got == pytest.approx(single, abs=1e-5)
+
+
+def test_a_failed_batch_fails_every_caller_in_it_and_the_next_call_works_again():
+    backend = embeddings.get_backend()
+    backend.embed_texts(["warm"])
+
+    def broken(sentences, **kwargs):
+        raise RuntimeError("out of memory")
+
+    backend._model.encode = broken
+    try:
+        with pytest.raises(RuntimeError, match="out of memory"):
+            backend.embed_texts(["anything"])
+    finally:
+        del backend._model.encode
+    assert len(backend.embed_texts(["anything"])[0]) == 384
