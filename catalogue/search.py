@@ -95,7 +95,9 @@ def search_terms(query: str) -> tuple[list[str], list[str]]:
 def ranked(queryset: QuerySet, query: str, fields: list[str]) -> QuerySet:
     """Rows of `queryset` matching `query` in any of `fields`, best first (annotated `score`).
 
-    An empty query (no searchable term) matches nothing; callers list everything instead."""
+    An empty query (no searchable term) matches nothing; callers list everything instead. The
+    bigram array and the text vector are aliases, not annotations: the WHERE clause uses them (and
+    their indexes), and no row brings them back to be parsed into Python."""
     terms, words = search_terms(query)
     if not terms:
         return queryset.none()
@@ -108,12 +110,12 @@ def ranked(queryset: QuerySet, query: str, fields: list[str]) -> QuerySet:
     single = [t for t in terms if _CJK_RUN.fullmatch(t) and len(t) == 1]  # rare; no index serves it
     alternatives = [contains(term) for term in single]
     if bigrams:
-        queryset = queryset.annotate(_bigrams=CJKBigrams(*fields))
+        queryset = queryset.alias(_bigrams=CJKBigrams(*fields))
         alternatives.append(Q(_bigrams__overlap=bigrams))
     if words:
         vector = SearchVector(*fields, config="english")
         fts = SearchQuery(" OR ".join(words), search_type="websearch", config="english")
-        queryset = queryset.annotate(_fts=vector, _rank=SearchRank(vector, fts))
+        queryset = queryset.alias(_fts=vector, _rank=SearchRank(vector, fts))
         alternatives.append(Q(_fts=fts))
         score = hits + F("_rank")
     else:
