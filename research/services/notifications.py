@@ -33,7 +33,10 @@ def research_finished(task_id: int) -> bool:
     """E-mail the owner of a finished research a link to its result, if they asked for it and
     have an address. Returns whether a message was sent; a mail server failure is logged, never
     raised (the research itself is done and stored)."""
-    task = ResearchTask.objects.select_related("user").filter(pk=task_id).first()
+    # Only what the check and the message need: the row's large JSON columns (plan, report,
+    # verification) would be read and parsed after every research, mostly to send nothing.
+    task = (ResearchTask.objects.select_related("user").only("status", "language", "task_uuid", "user_question", "user__email")
+            .filter(pk=task_id).first())
     if task is None or task.status not in NEWS or not task.user.email or not email_when_done(task.user):
         return False
     link = settings.UEDU_SITE_URL + reverse("research_result", args=[task.task_uuid])
