@@ -43,7 +43,7 @@ def serialize(event: ResearchEvent, task_uuid) -> dict:
     }
 
 
-def record_event(task_id: int, task_uuid, type: str, data: dict) -> None:
+def record_event(task_id: int, task_uuid, type: str, data: dict) -> bool:
     """Store the event with the next seq of its task and signal it once the row is committed.
 
     One statement does both: the seq comes from an UPDATE … RETURNING on the task row, whose row
@@ -52,16 +52,19 @@ def record_event(task_id: int, task_uuid, type: str, data: dict) -> None:
     replay never sees a gap that is later filled. The time is the statement's own
     (clock_timestamp), not its transaction's start (now()): an event stored at the end of a long
     transaction did not happen when the transaction began. Values JSON cannot hold (dates,
-    decimals) are stored as their text."""
+    decimals) are stored as their text.
+
+    Returns the task's `cancel_requested` as the same statement read it (under the row lock): a
+    research thread that stores an event has just checked for a cancel as well."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
             WITH next AS (
-                UPDATE deep_research_tasks SET event_seq = event_seq + 1 WHERE id = %s RETURNING event_seq
+                UPDATE deep_research_tasks SET event_seq = event_seq + 1 WHERE id = %s RETURNING event_seq, cancel_requested
             )
             INSERT INTO deep_research_events (task_id, seq, type, data, created_at)
             SELECT %s, event_seq, %s, %s::jsonb, clock_timestamp() FROM next
-            RETURNING seq
+            RETURNING seq, (SELECT cancel_requested FROM next)
             """,
             [task_id, task_id, type, json.dumps(data, ensure_ascii=False, default=str)],
         )
@@ -72,6 +75,7 @@ def record_event(task_id: int, task_uuid, type: str, data: dict) -> None:
     # carries no data to serialise. Inside a caller's transaction it waits for the commit.
     wake_up = {"seq": row[0], "type": type, "task_uuid": str(task_uuid)}
     transaction.on_commit(lambda: signal(task_uuid, wake_up))
+    return bool(row[1])
 
 
 class _Publisher:

@@ -81,6 +81,8 @@ class TaskSink:
         self._pending: list[dict] = []
         self._lock = threading.Lock()
         self._seq = transcript_after  # a second part (after a plan review) numbers on from the first
+        # (cancel_requested, time.monotonic()) as the research thread's last event read it.
+        self.cancel_seen: tuple[bool, float] | None = None
 
     def record_llm(self, exchange: dict) -> None:
         with self._lock:
@@ -114,7 +116,7 @@ class TaskSink:
         if self.meter is not None:
             # The progress card shows tokens used so far; only the runner's meter knows them.
             data.setdefault("tokens_used", self.meter.total_tokens)
-        events.record_event(self.task_id, self.task_uuid, type, data)
+        self.cancel_seen = (events.record_event(self.task_id, self.task_uuid, type, data), time.monotonic())
         hand_back()
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
@@ -163,10 +165,20 @@ def _jsonable(value):
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def _is_cancelled(task_id: int):
+# An event stored this recently counts as the cancel check (record_event reads the flag).
+CANCEL_SEEN_FRESH_SECONDS = 0.05
+
+
+def _is_cancelled(task_id: int, sink: TaskSink):
     # Read before every LLM and tool call: an indexed one-row lookup, and a cancel is honoured at
     # the very next step (a cached flag let a fast run finish after its cancel was requested).
+    # The one exception: the flag as the research thread's own event read it a moment ago, with
+    # no wait in between (most checks follow the event that announces the step), is as fresh as
+    # a lookup would be. A cancel, once seen, stays (nothing clears it).
     def check() -> bool:
+        seen = sink.cancel_seen
+        if seen is not None and (seen[0] or time.monotonic() - seen[1] < CANCEL_SEEN_FRESH_SECONDS):
+            return seen[0]
         with _statement() as cursor:
             cursor.execute("SELECT cancel_requested FROM deep_research_tasks WHERE id = %s", [task_id])
             row = cursor.fetchone()
@@ -298,7 +310,7 @@ def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbo
         llm=client,
         tools=toolbox,
         sink=sink,
-        is_cancelled=_is_cancelled(task.pk),
+        is_cancelled=_is_cancelled(task.pk, sink),
         limits=engine_limits(),
         credibility=credibility.weigher(),
         stop_after_plan=stop_after_plan,

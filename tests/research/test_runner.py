@@ -80,6 +80,36 @@ def test_cancelling_mid_research_keeps_the_steps_and_refunds_half(worker, person
         assert ChatLog.objects.get(kind="response", deep_research_task=task).content == gettext("Research cancelled.") == "研究已取消。"
 
 
+def test_the_cancel_check_reuses_the_flag_its_own_event_just_read_and_looks_again_after_a_wait(db, personas, django_capture_on_commit_callbacks):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with django_capture_on_commit_callbacks(execute=False):
+        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    sink = runner.TaskSink(task)
+    check = runner._is_cancelled(task.pk, sink)
+
+    sink.emit("action_thinking", {"round": 1})  # the event's own statement read the flag
+    with CaptureQueriesContext(connection) as queries:
+        assert check() is False
+    assert len(queries) == 0
+
+    # A cancel stored after that read: once the read is older than a moment, the check looks again.
+    ResearchTask.objects.filter(pk=task.pk).update(cancel_requested=True)
+    sink.cancel_seen = (False, sink.cancel_seen[1] - runner.CANCEL_SEEN_FRESH_SECONDS)
+    with CaptureQueriesContext(connection) as queries:
+        assert check() is True
+    assert len(queries) == 1
+
+    # An event that reads the cancel answers every later check without a lookup.
+    sink.emit("action_thinking", {"round": 2})
+    assert sink.cancel_seen[0] is True
+    sink.cancel_seen = (True, sink.cancel_seen[1] - 3600)
+    with CaptureQueriesContext(connection) as queries:
+        assert check() is True
+    assert len(queries) == 0
+
+
 def test_a_task_nobody_claims_can_be_cancelled_at_once_with_a_full_refund(db, personas, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):  # never reaches the broker
         task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
