@@ -11,3 +11,10 @@ class ResearchConfig(AppConfig):
 
         tools.load()  # a tool with a broken definition fails here, at start-up
         from research import receivers  # noqa: F401  (Bloom classification of new questions)
+        from celery.signals import worker_ready
+
+        from uedu_dr.heap import freeze_startup_heap
+
+        # After channels_app's model warm-up (connected in its ready(), which runs first: the
+        # apps are set up in INSTALLED_APPS order), so that the model is part of the frozen heap.
+        worker_ready.connect(freeze_startup_heap, dispatch_uid="uedu_dr.freeze_startup_heap")
