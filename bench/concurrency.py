@@ -17,12 +17,18 @@ with a single worker process, side by side. Prints per run and, last, one JSON l
                               (target ≤ 85 ms: a third of the 255 ms measured before issue 18)
   completed                   researches of the batch that completed; any other outcome fails
   researches_per_worker       how the batch spread over the worker processes
+  reference_cpu_ms            CPU ms of a fixed piece of Python work timed right after the batch:
+                              how fast the (virtual) machine was then; the CPU per research moves
+                              with it from run to run
 
     .venv/bin/python bench/concurrency.py [--n 50] [--latency 0.5 --latency 1.0] [--workers 2] [--profile]
 
-`--profile` records the first worker with py-spy (GIL holder only) during the batch
-(pip install py-spy) into var/bench/concurrency-<latency>.speedscope.json. Exits non-zero when a
-target fails.
+`--profile` records the first worker with py-spy (GIL holder only; SPY_FLAGS replaces `--gil`)
+during the batch (pip install py-spy) into var/bench/concurrency-<latency>.speedscope.json.
+Beware: `--gil` gives a sample to the last thread that held the GIL while no thread holds it, so
+threads that block on the network (the event publisher, database calls) look larger than they
+are; a thread's CPU time (/proc/<pid>/task, time.thread_time) is the reliable split.
+Exits non-zero when a target fails.
 """
 
 from __future__ import annotations
@@ -135,6 +141,7 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     if spy is not None:
         spy.send_signal(2)
         spy.wait(30)
+    reference = _reference_cpu_ms()
     for worker in pool:  # the next run gets workers of its own, pointed at its own LLM server
         worker.terminate()
     for worker in pool:
@@ -165,7 +172,24 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         "postgres_sessions_per_research": round(sessions / n, 2),  # connections PostgreSQL opened
         "statuses": {s: statuses.count(s) for s in sorted(set(statuses))},
         "load_average": [round(x, 2) for x in os.getloadavg()],
+        # The same fixed single-threaded Python work, timed right after the batch: how fast this
+        # virtual machine was at the time (its CPU per research moves with it from run to run).
+        "reference_cpu_ms": reference,
     }
+
+
+def _reference_cpu_ms() -> float:
+    """CPU ms of a fixed piece of Python work (JSON, dicts, strings), the best of three."""
+    doc = {"claims": [{"text": f"claim {i} " * 8, "citations": [i, i + 1], "verdict": "supported"} for i in range(200)]}
+    best = float("inf")
+    for _ in range(3):
+        started = time.thread_time()
+        for _ in range(40):
+            text = json.dumps(doc, ensure_ascii=False)
+            back = json.loads(text)
+            sum(len(c["text"].split()) for c in back["claims"])
+        best = min(best, time.thread_time() - started)
+    return round(best * 1000, 1)
 
 
 def _cpu(process) -> float:
@@ -271,6 +295,7 @@ def main() -> int:
         "llm_calls_per_research": head["llm_calls_per_research"],
         "makespan_1_s": head["makespan_1_s"],
         "makespan_n_s": head["makespan_n_s"],
+        "reference_cpu_ms": head["reference_cpu_ms"],
         "uptime": uptime(),
         "ok": not failures,
     }
