@@ -84,16 +84,16 @@ class _Publisher:
 
     Sends are fire-and-forget: the research only queues a wake-up and never waits on Redis, and a
     lost one only delays a listener until its next table read. This used to be an asyncio loop
-    thread driving the layer's own `group_send`; its loop, futures and async Redis client cost the
-    worker about a tenth of its CPU per research for what is one PUBLISH (bench/concurrency.py,
-    docs/performance.md). The message is the one `group_send` would publish: the layer's own
-    serializer, on the group's channel name and shard."""
+    thread driving the layer's own `group_send`: a loop, a future and an async client's machinery
+    per event for what is one PUBLISH (docs/performance.md, fourth pass). The message is the one
+    `group_send` would publish: the layer's own serializer, on the group's channel name and shard.
+    Another layer, or Redis behind Sentinel, goes through the layer's own `group_send`."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._queued: dict[str, dict] = {}  # group -> its wake-up, queued and not yet started
         self._thread: threading.Thread | None = None
-        self._clients: list | None = None
+        self._clients: tuple[str, list] | None = None
 
     def send(self, group: str, message: dict) -> None:
         """Queue a wake-up for the group's listeners, unless one is queued and not yet started.
@@ -128,25 +128,28 @@ class _Publisher:
         layer = get_channel_layer()
         if layer is None:
             return
-        if not isinstance(layer, RedisPubSubChannelLayer) or not self._shards(layer):
-            async_to_sync(layer.group_send)(group, message)  # another layer (or Sentinel hosts): its own path
+        shards = self._shards() if isinstance(layer, RedisPubSubChannelLayer) else None
+        if shards is None:
+            async_to_sync(layer.group_send)(group, message)
             return
-        prefix, clients = self._clients
+        prefix, clients = shards
         name = f"{prefix}__group__{group}"  # RedisPubSubLoopLayer._get_group_channel_name
         clients[_consistent_hash(name, len(clients))].publish(name, layer.serialize(message))
 
-    def _shards(self, layer) -> bool:
+    def _shards(self) -> tuple[str, list] | None:
+        """The layer's prefix and one blocking client per configured host (the layer's shards, in
+        its order), made once; None for Sentinel hosts."""
         if self._clients is None:
             config = settings.CHANNEL_LAYERS[DEFAULT_CHANNEL_LAYER].get("CONFIG", {})
             clients = []
             for host in decode_hosts(config.get("hosts")):
                 options = {"socket_timeout": 5, "socket_connect_timeout": 2, **host}
                 if "master_name" in options:
-                    return False
+                    return None
                 address = options.pop("address", None)
                 clients.append(redis.Redis.from_url(address, **options) if address else redis.Redis(**options))
             self._clients = (config.get("prefix", "asgi"), clients)
-        return True
+        return self._clients
 
 
 _signals = _Publisher()
