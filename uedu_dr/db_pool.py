@@ -12,6 +12,7 @@ and reopened for the next statement)."""
 from __future__ import annotations
 
 import functools
+from contextlib import contextmanager
 
 from django.db import InterfaceError, OperationalError, connection
 
@@ -23,18 +24,26 @@ def hand_back() -> None:
         connection.close()
 
 
+@contextmanager
+def handed_back():
+    """The block's statements, then the connection handed back; a connection found broken is
+    closed, so that the next statement opens a new one (without a pool, a thread would otherwise
+    keep the broken one)."""
+    try:
+        yield
+    except (OperationalError, InterfaceError):
+        connection.close()
+        raise
+    finally:
+        hand_back()
+
+
 def handing_back(func):
-    """`func`, then its connection handed back; a connection found broken is closed, so that the
-    next call opens a new one (without a pool, a thread would otherwise keep the broken one)."""
+    """`func` under `handed_back()`."""
 
     @functools.wraps(func)
     def call(*args, **kwargs):
-        try:
+        with handed_back():
             return func(*args, **kwargs)
-        except (OperationalError, InterfaceError):
-            connection.close()
-            raise
-        finally:
-            hand_back()
 
     return call

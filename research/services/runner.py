@@ -31,7 +31,7 @@ from agent.tools import REGISTRY, ToolRegistry
 from . import assistant_policy, credibility, events, follow_up, notifications, plan_review, quality, settlement
 from .heartbeat import monitor
 from agent.llm_factory import llm_config
-from uedu_dr.db_pool import hand_back
+from uedu_dr.db_pool import handed_back
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +61,8 @@ def _statement():
     """A cursor for one of the research thread's statements, its connection handed back to the
     pool afterwards (uedu_dr.db_pool): the model or a tool comes next, and no connection is held
     through that wait."""
-    with connection.cursor() as cursor:
+    with handed_back(), connection.cursor() as cursor:
         yield cursor
-    hand_back()
 
 
 class TaskSink:
@@ -116,8 +115,8 @@ class TaskSink:
         if self.meter is not None:
             # The progress card shows tokens used so far; only the runner's meter knows them.
             data.setdefault("tokens_used", self.meter.total_tokens)
-        self.cancel_seen = (events.record_event(self.task_id, self.task_uuid, type, data), time.monotonic())
-        hand_back()
+        with handed_back():
+            self.cancel_seen = (events.record_event(self.task_id, self.task_uuid, type, data), time.monotonic())
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
         with _statement() as cursor:
