@@ -65,6 +65,10 @@ def _statement():
         yield cursor
 
 
+# An event stored this recently counts as the cancel check (record_event reads the flag).
+CANCEL_SEEN_FRESH_SECONDS = 0.05
+
+
 class TaskSink:
     """Stores steps, events and the LLM transcript of one task as the engine reports them.
 
@@ -118,6 +122,20 @@ class TaskSink:
         with handed_back():
             self.cancel_seen = (events.record_event(self.task_id, self.task_uuid, type, data), time.monotonic())
 
+    def cancel_requested(self) -> bool:
+        """The engine's cancel check, before every LLM and tool call: an indexed one-row lookup,
+        and a cancel is honoured at the very next step (a cached flag let a fast run finish after
+        its cancel was requested). The one exception: the flag as this sink's own event read it a
+        moment ago, with no wait in between (most checks follow the event that announces the
+        step), is as fresh as a lookup would be. A cancel, once seen, stays (nothing clears it)."""
+        seen = self.cancel_seen
+        if seen is not None and (seen[0] or time.monotonic() - seen[1] < CANCEL_SEEN_FRESH_SECONDS):
+            return seen[0]
+        with _statement() as cursor:
+            cursor.execute("SELECT cancel_requested FROM deep_research_tasks WHERE id = %s", [self.task_id])
+            row = cursor.fetchone()
+        return bool(row and row[0])
+
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
         with _statement() as cursor:
             cursor.execute(
@@ -162,28 +180,6 @@ def _json(value) -> str:
 def _jsonable(value):
     """Tool data may hold dates or decimals; store what JSON can hold."""
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
-
-
-# An event stored this recently counts as the cancel check (record_event reads the flag).
-CANCEL_SEEN_FRESH_SECONDS = 0.05
-
-
-def _is_cancelled(task_id: int, sink: TaskSink):
-    # Read before every LLM and tool call: an indexed one-row lookup, and a cancel is honoured at
-    # the very next step (a cached flag let a fast run finish after its cancel was requested).
-    # The one exception: the flag as the research thread's own event read it a moment ago, with
-    # no wait in between (most checks follow the event that announces the step), is as fresh as
-    # a lookup would be. A cancel, once seen, stays (nothing clears it).
-    def check() -> bool:
-        seen = sink.cancel_seen
-        if seen is not None and (seen[0] or time.monotonic() - seen[1] < CANCEL_SEEN_FRESH_SECONDS):
-            return seen[0]
-        with _statement() as cursor:
-            cursor.execute("SELECT cancel_requested FROM deep_research_tasks WHERE id = %s", [task_id])
-            row = cursor.fetchone()
-        return bool(row and row[0])
-
-    return check
 
 
 def _close_connection() -> None:
@@ -309,7 +305,7 @@ def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbo
         llm=client,
         tools=toolbox,
         sink=sink,
-        is_cancelled=_is_cancelled(task.pk, sink),
+        is_cancelled=sink.cancel_requested,
         limits=engine_limits(),
         credibility=credibility.weigher(),
         stop_after_plan=stop_after_plan,

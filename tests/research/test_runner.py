@@ -87,7 +87,7 @@ def test_the_cancel_check_reuses_the_flag_its_own_event_just_read_and_looks_agai
     with django_capture_on_commit_callbacks(execute=False):
         task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
     sink = runner.TaskSink(task)
-    check = runner._is_cancelled(task.pk, sink)
+    check = sink.cancel_requested
 
     sink.emit("action_thinking", {"round": 1})  # the event's own statement read the flag
     with CaptureQueriesContext(connection) as queries:
