@@ -127,15 +127,16 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1)
     procs = [psutil.Process(worker.pid) for worker in pool]
+    own, valkey = psutil.Process(), psutil.Process(stack.valkey_process.pid)
     cpu_before = [_cpu(proc) for proc in procs]
-    box_before, llm_before, own_before = _box_cpu(), _cpu(stack.llm_process), _cpu(psutil.Process())
-    pg_before, valkey_before = _postgres_cpu(), _cpu(psutil.Process(stack.valkey_process.pid))
+    box_before, llm_before, own_before = _box_cpu(), _cpu(stack.llm_process), _cpu(own)
+    pg_before, valkey_before = _postgres_cpu(), _cpu(valkey)
     sessions_before = _sessions()
     received_before = [_received(worker) for worker in pool]
     many, _, statuses = batch(n)
     cpu_used = sum(_cpu(proc) - before for proc, before in zip(procs, cpu_before))
-    box_used, llm_used, own_used = _box_cpu() - box_before, _cpu(stack.llm_process) - llm_before, _cpu(psutil.Process()) - own_before
-    pg_used, valkey_used = _postgres_cpu() - pg_before, _cpu(psutil.Process(stack.valkey_process.pid)) - valkey_before
+    box_used, llm_used, own_used = _box_cpu() - box_before, _cpu(stack.llm_process) - llm_before, _cpu(own) - own_before
+    pg_used, valkey_used = _postgres_cpu() - pg_before, _cpu(valkey) - valkey_before
     sessions = _sessions() - sessions_before
     taken = [_received(worker) - before for worker, before in zip(pool, received_before)]
     if spy is not None:
