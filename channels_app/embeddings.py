@@ -66,8 +66,8 @@ class LocalBackend:
         call. Under load (many researches searching at once) the queries waiting for the encoder
         are one forward pass instead of one each: eight short queries encoded together took 11.7 ms
         of CPU each against 19.8 ms one by one on this 2-core machine, and the last of them waits
-        for one encoding, not eight. Each vector is the one a single encoding gives (sentences are padded and
-        pooled under their own attention mask)."""
+        for one encoding, not eight. Each vector is the one a single encoding gives (sentences
+        are padded and pooled under their own attention mask)."""
         if not texts:
             return []
         request = _Request(list(texts))
