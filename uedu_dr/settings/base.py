@@ -533,7 +533,14 @@ if UEDU_EMBEDDING_BACKEND == "local" and UEDU_EMBEDDING_DIMENSIONS != 384:
 if UEDU_EMBEDDING_DIMENSIONS > 4000:
     raise ImproperlyConfigured("UEDU_EMBEDDING_DIMENSIONS above 4000 cannot be indexed by pgvector's HNSW")
 UEDU_EMBEDDING_BATCH_SIZE = _positive_int("UEDU_EMBEDDING_BATCH_SIZE", 64)
-UEDU_EMBEDDING_TORCH_THREADS = _positive_int("UEDU_EMBEDDING_TORCH_THREADS", 1)  # local backend: CPU threads per encoding
+UEDU_EMBEDDING_TORCH_THREADS = _positive_int("UEDU_EMBEDDING_TORCH_THREADS", 1)  # local backend: CPU threads per encoding (torch or ONNX Runtime)
+# Local backend: "onnx" runs the model by ONNX Runtime from an export made once into
+# UEDU_EMBEDDING_CACHE_DIR (same vectors, less CPU per query; channels_app.local_encoders);
+# "torch" runs it by sentence-transformers. "onnx" falls back to torch when it cannot export.
+UEDU_EMBEDDING_LOCAL_RUNTIME = env.str("UEDU_EMBEDDING_LOCAL_RUNTIME", default="onnx").strip().lower()
+if UEDU_EMBEDDING_LOCAL_RUNTIME not in ("onnx", "torch"):
+    raise ImproperlyConfigured(f"UEDU_EMBEDDING_LOCAL_RUNTIME must be 'onnx' or 'torch', got {UEDU_EMBEDDING_LOCAL_RUNTIME!r}")
+UEDU_EMBEDDING_CACHE_DIR = Path(env.str("UEDU_EMBEDDING_CACHE_DIR", default=str(BASE_DIR / "var" / "models")))
 # Embeddings may live on another server than the chat model (vLLM serves one model per process).
 UEDU_EMBEDDING_BASE_URL = env.str("UEDU_EMBEDDING_BASE_URL", default="") or OPENAI_BASE_URL
 UEDU_EMBEDDING_API_KEY = env.str("UEDU_EMBEDDING_API_KEY", default="") or OPENAI_API_KEY
