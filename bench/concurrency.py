@@ -15,6 +15,8 @@ with a single worker process, side by side. Prints per run and, last, one JSON l
                               tools, the engine), absolute, at the default latency
   engine_cpu_ms_per_research  the workers' CPU time during the N=50 batch, per research
                               (target ≤ 85 ms: a third of the 255 ms measured before issue 18)
+  worker_user_system_ms_per_research (per run) that CPU split into the workers' own code and the
+                              kernel's work for them (sockets, futexes, thread switches)
   completed                   researches of the batch that completed; any other outcome fails
   researches_per_worker       how the batch spread over the worker processes
   reference_cpu_ms            CPU ms of a fixed piece of Python work timed right after the batch:
@@ -129,12 +131,15 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     procs = [psutil.Process(worker.pid) for worker in pool]
     own, valkey = psutil.Process(), psutil.Process(stack.valkey_process.pid)
     cpu_before = [_cpu(proc) for proc in procs]
+    split_before = [proc.cpu_times() for proc in procs]
     box_before, llm_before, own_before = _box_cpu(), _cpu(stack.llm_process), _cpu(own)
     pg_before, valkey_before = _postgres_cpu(), _cpu(valkey)
     sessions_before = _sessions()
     received_before = [_received(worker) for worker in pool]
     many, _, statuses = batch(n)
     cpu_used = sum(_cpu(proc) - before for proc, before in zip(procs, cpu_before))
+    split_after = [proc.cpu_times() for proc in procs]
+    user_used = sum(a.user - b.user for a, b in zip(split_after, split_before))
     box_used, llm_used, own_used = _box_cpu() - box_before, _cpu(stack.llm_process) - llm_before, _cpu(own) - own_before
     pg_used, valkey_used = _postgres_cpu() - pg_before, _cpu(valkey) - valkey_before
     sessions = _sessions() - sessions_before
@@ -163,6 +168,9 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         "makespan_ratio": round(many / single, 3),
         "engine_overhead_ms": round((single - critical) * 1000, 1),
         "engine_cpu_ms_per_research": round(cpu_used * 1000 / n, 1),
+        # The workers' CPU split between their own code (user) and the kernel working for them
+        # (system: sockets, futexes, thread switches).
+        "worker_user_system_ms_per_research": [round(user_used * 1000 / n, 1), round((cpu_used - user_used) * 1000 / n, 1)],
         # Where the rest of the box's CPU went during the batch, per research: the scripted LLM
         # server, this bench (starting and polling), PostgreSQL, Valkey, and the rest (the OS, others).
         "box_cpu_ms_per_research": {"workers": round(cpu_used * 1000 / n, 1), "postgres": round(pg_used * 1000 / n, 1),
