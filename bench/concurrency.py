@@ -22,6 +22,10 @@ with a single worker process, side by side. Prints per run and, last, one JSON l
   reference_cpu_ms            CPU ms of a fixed piece of Python work timed right after the batch:
                               how fast the (virtual) machine was then; the CPU per research moves
                               with it from run to run
+  reference_after_wait        a small piece of the same work (~0.2 ms), its median CPU run back to
+                              back and run after 0.5 s asleep, and their ratio: on this VM the same
+                              Python work costs 2-3x more after a wait (caches and the vCPU go cold),
+                              which a research meets after every call to the scripted LLM
 
     .venv/bin/python bench/concurrency.py [--n 50] [--latency 0.5 --latency 1.0] [--workers 2] [--profile]
 
@@ -148,6 +152,7 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         spy.send_signal(2)
         spy.wait(30)
     reference = _reference_cpu_ms()
+    after_wait = _reference_after_wait()
     for worker in pool:  # the next run gets workers of its own, pointed at its own LLM server
         worker.terminate()
     for worker in pool:
@@ -184,6 +189,7 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         # The same fixed single-threaded Python work, timed right after the batch: how fast this
         # virtual machine was at the time (its CPU per research moves with it from run to run).
         "reference_cpu_ms": reference,
+        "reference_after_wait": after_wait,
     }
 
 
@@ -199,6 +205,28 @@ def _reference_cpu_ms() -> float:
             sum(len(c["text"].split()) for c in back["claims"])
         best = min(best, time.thread_time() - started)
     return round(best * 1000, 1)
+
+
+def _reference_after_wait(wait: float = 0.5, repeat: int = 7) -> dict:
+    """The median CPU of a ~0.2 ms piece of Python work run back to back, and run after `wait`
+    seconds asleep (as a research's thread runs after each LLM call), in ms, and their ratio."""
+    doc = {"claims": [{"text": f"claim {i} " * 8, "citations": [i, i + 1], "verdict": "supported"} for i in range(30)]}
+
+    def work() -> float:
+        started = time.thread_time()
+        for _ in range(5):
+            back = json.loads(json.dumps(doc, ensure_ascii=False))
+            sorted(back["claims"], key=lambda c: c["text"])
+        return time.thread_time() - started
+
+    work()
+    hot = sorted(work() for _ in range(repeat * 3))[repeat * 3 // 2]
+    cold = []
+    for _ in range(repeat):
+        time.sleep(wait)
+        cold.append(work())
+    cold_ms = sorted(cold)[repeat // 2]
+    return {"back_to_back_ms": round(hot * 1000, 3), "after_wait_ms": round(cold_ms * 1000, 3), "ratio": round(cold_ms / hot, 2)}
 
 
 def _cpu(process) -> float:
@@ -305,6 +333,7 @@ def main() -> int:
         "makespan_1_s": head["makespan_1_s"],
         "makespan_n_s": head["makespan_n_s"],
         "reference_cpu_ms": head["reference_cpu_ms"],
+        "reference_after_wait": head["reference_after_wait"],
         "uptime": uptime(),
         "ok": not failures,
     }
