@@ -107,6 +107,12 @@ def test_production_settings_refuse_to_start_without_redis_url():
     assert "REDIS_URL must be set" in result.stderr and "DATABASE_URL" not in result.stderr
 
 
+def test_an_unknown_local_embedding_runtime_is_refused_at_start():
+    result = _run_production("check", secret=GOOD_SECRET, UEDU_EMBEDDING_LOCAL_RUNTIME="tensorflow")
+    assert result.returncode != 0
+    assert "UEDU_EMBEDDING_LOCAL_RUNTIME must be 'onnx' or 'torch', got 'tensorflow'" in result.stderr
+
+
 def test_deployable_entry_points_default_to_production_settings():
     # No DJANGO_SETTINGS_MODULE, no secret: the ASGI, WSGI and Celery modules must not fall back to
     # the dev settings (DEBUG on, a public key, /media/ without log-in).
