@@ -17,6 +17,7 @@ or a missing exporter costs CPU, not the service.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -142,16 +143,27 @@ def export_path(cache_dir: Path) -> Path:
 
 def export_onnx(cache_dir: Path) -> Path:
     """The ONNX export of the wheel's model in `cache_dir`, made (and checked) if not there yet.
-    Written to a temporary file and renamed, so two workers starting at once never read half a file."""
+    Made under a lock file, so that the workers `make run` starts together on a new machine
+    export once (the others wait, then read it), and written to a temporary file and renamed, so
+    that no process ever reads half a file."""
     target = export_path(cache_dir)
     if target.exists():
         return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / "export.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if target.exists():  # made by another process while this one waited
+            return target
+        _export(target)
+    return target
+
+
+def _export(target: Path) -> None:
     _quiet_hub()
     import torch
     from transformers import AutoModel, AutoTokenizer
 
     directory = model_dir()
-    target.parent.mkdir(parents=True, exist_ok=True)
     tokenizer = AutoTokenizer.from_pretrained(str(directory))
     model = AutoModel.from_pretrained(str(directory)).eval()
 
@@ -188,7 +200,6 @@ def export_onnx(cache_dir: Path) -> Path:
         if os.path.exists(scratch):
             os.unlink(scratch)
     log.info("exported the local embedding model to %s", target)
-    return target
 
 
 def _check_export(path: Path, directory: Path) -> None:

@@ -4,6 +4,8 @@ reused, made again when broken, and when it cannot be made the model runs on tor
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 import pytest
 
@@ -50,7 +52,7 @@ def test_the_local_backend_runs_on_onnx_unless_told_torch(monkeypatch, settings)
 def test_the_export_is_made_once_then_reused(tmp_path, monkeypatch):
     first = local_encoders.load("onnx", 1, 8, tmp_path)
     made = local_encoders.export_path(tmp_path)
-    assert first.runtime == "onnx" and made.exists() and [p.name for p in tmp_path.iterdir()] == [made.name]
+    assert first.runtime == "onnx" and made.exists() and sorted(p.name for p in tmp_path.iterdir()) == sorted([made.name, "export.lock"])
     stamp = made.stat().st_mtime_ns
 
     import torch
@@ -77,7 +79,7 @@ def test_an_export_that_differs_from_torch_is_not_kept_and_the_model_runs_on_tor
     with caplog.at_level(logging.WARNING, logger="channels_app.local_encoders"):
         encoder = local_encoders.load("onnx", 1, 8, tmp_path)
     assert encoder.runtime == "torch"
-    assert list(tmp_path.iterdir()) == []  # neither the export nor its scratch file is left
+    assert [p.name for p in tmp_path.iterdir()] == ["export.lock"]  # neither the export nor its scratch file is left
     assert "runs on torch" in caplog.text and "differs from torch" in caplog.text
     assert _worst(encoder.encode(TEXTS), torch_vectors) < 1e-6
 
@@ -89,3 +91,24 @@ def test_an_unwritable_cache_falls_back_to_torch(tmp_path, caplog):
         encoder = local_encoders.load("onnx", 1, 8, blocked)
     assert encoder.runtime == "torch" and "runs on torch" in caplog.text
     assert len(encoder.encode(["still answers"])[0]) == 384
+
+
+def test_processes_starting_together_export_once_and_the_others_read_it(tmp_path, monkeypatch):
+    exports, inside = [], threading.Event()
+
+    def slow_export(target):  # stands in for the ~6 s export: the lock is what is under test
+        exports.append(target)
+        inside.set()
+        time.sleep(0.5)
+        target.write_bytes(b"exported")
+
+    monkeypatch.setattr(local_encoders, "_export", slow_export)
+    paths = []
+    first = threading.Thread(target=lambda: paths.append(local_encoders.export_onnx(tmp_path)))
+    first.start()
+    assert inside.wait(10)
+    second = threading.Thread(target=lambda: paths.append(local_encoders.export_onnx(tmp_path)))  # arrives mid-export
+    second.start()
+    first.join(10)
+    second.join(10)
+    assert len(exports) == 1 and paths == [exports[0], exports[0]] and exports[0].read_bytes() == b"exported"
