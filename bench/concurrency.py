@@ -22,10 +22,11 @@ with a single worker process, side by side. Prints per run and, last, one JSON l
   reference_cpu_ms            CPU ms of a fixed piece of Python work timed right after the batch:
                               how fast the (virtual) machine was then; the CPU per research moves
                               with it from run to run
-  reference_after_wait        a small piece of the same work (~0.2 ms), its median CPU run back to
-                              back and run after 0.5 s asleep, and their ratio: on this VM the same
-                              Python work costs 2-3x more after a wait (caches and the vCPU go cold),
-                              which a research meets after every call to the scripted LLM
+  reference_after_wait        a smaller piece of similar Python work (~0.2 ms), its median CPU run
+                              back to back and run after 0.5 s asleep, and their ratio: on this VM
+                              the same work cost 1.3-3.4x more after a wait (caches and the vCPU go
+                              cold; docs/performance.md, fifth pass), which a research meets after
+                              every call to the scripted LLM
 
     .venv/bin/python bench/concurrency.py [--n 50] [--latency 0.5 --latency 1.0] [--workers 2] [--profile]
 
@@ -134,16 +135,15 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         time.sleep(1)
     procs = [psutil.Process(worker.pid) for worker in pool]
     own, valkey = psutil.Process(), psutil.Process(stack.valkey_process.pid)
-    cpu_before = [_cpu(proc) for proc in procs]
-    split_before = [proc.cpu_times() for proc in procs]
+    times_before = [proc.cpu_times() for proc in procs]
     box_before, llm_before, own_before = _box_cpu(), _cpu(stack.llm_process), _cpu(own)
     pg_before, valkey_before = _postgres_cpu(), _cpu(valkey)
     sessions_before = _sessions()
     received_before = [_received(worker) for worker in pool]
     many, _, statuses = batch(n)
-    cpu_used = sum(_cpu(proc) - before for proc, before in zip(procs, cpu_before))
-    split_after = [proc.cpu_times() for proc in procs]
-    user_used = sum(a.user - b.user for a, b in zip(split_after, split_before))
+    times_after = [proc.cpu_times() for proc in procs]
+    user_used = sum(a.user - b.user for a, b in zip(times_after, times_before))
+    cpu_used = user_used + sum(a.system - b.system for a, b in zip(times_after, times_before))
     box_used, llm_used, own_used = _box_cpu() - box_before, _cpu(stack.llm_process) - llm_before, _cpu(own) - own_before
     pg_used, valkey_used = _postgres_cpu() - pg_before, _cpu(valkey) - valkey_before
     sessions = _sessions() - sessions_before
