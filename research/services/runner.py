@@ -179,7 +179,7 @@ def _json(value) -> str:
 
 def _jsonable(value):
     """Tool data may hold dates or decimals; store what JSON can hold."""
-    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+    return json.loads(_json(value))
 
 
 def _close_connection() -> None:
