@@ -6,11 +6,11 @@
   mask, then L2 normalisation). Same vectors: every export is compared with torch on probe
   sentences before it is kept (`_check_export`, max |Δ| ≤ `EXPORT_TOLERANCE`), and
   tests/channels_app/test_local_encoders.py compares the two on English, Chinese, padded
-  batches and text past the 256-word-piece limit. Less CPU: a 28-word-piece query took
-  ~5 ms against ~11 ms through sentence-transformers on this 2-core machine (docs/performance.md,
-  fifth pass), because ONNX Runtime runs the graph without Python between the operators.
+  batches and text past the 256-word-piece limit. Less CPU: a demo question encoded alone after
+  a 0.5 s wait took 7.8 ms against 19.9 ms through sentence-transformers on this 2-core machine
+  (bench/embedding.py, side by side; docs/performance.md, fifth pass).
 
-`load(runtime, threads, cache_dir)` returns the ONNX encoder unless told "torch", and falls back
+`load(runtime, threads, batch_size, cache_dir)` returns the ONNX encoder unless told "torch", and falls back
 to torch (with a warning in the log) when the export cannot be made or read, so a read-only disk
 or a missing exporter costs CPU, not the service.
 """
