@@ -152,22 +152,32 @@ class CostStatus:
         }
 
 
+# What a reservation counts against the cap: its real cost once settled, its worst case until then.
+_COMMITTED = Case(When(settled=True, then=F("spent_usd")), default=F("reserved_usd"))
+
+
 def cost_status(day: date | None = None) -> CostStatus:
     day = day or platform_day()
     rows = CostReservation.objects.filter(day=day)
     spent = rows.filter(settled=True).aggregate(t=Sum("spent_usd"))["t"] or Decimal(0)
     reserved = rows.filter(settled=False).aggregate(t=Sum("reserved_usd"))["t"] or Decimal(0)
-    committed = Case(When(settled=True, then=F("spent_usd")), default=F("reserved_usd"))
-    by_kind = {row["kind"]: row["total"] for row in rows.values("kind").annotate(total=Sum(committed)).order_by("kind")}
+    by_kind = {row["kind"]: row["total"] for row in rows.values("kind").annotate(total=Sum(_COMMITTED)).order_by("kind")}
     return CostStatus(day, spent, reserved, settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD, settings.UEDU_DEEP_RESEARCH_ALERT_USD, by_kind)
+
+
+def committed_cost(day: date) -> Decimal:
+    """The day's spent plus reserved cost (CostStatus.committed) in one aggregate: the cap check
+    runs it under the platform-wide lock on every research start and every metered model call, and
+    needs neither the split nor cost_status's breakdown by kind (two more queries)."""
+    return CostReservation.objects.filter(day=day).aggregate(t=Sum(_COMMITTED))["t"] or Decimal(0)
 
 
 def reserve_cost(user, reference: str, worst_case: Decimal, kind: str = CostReservation.Kind.RESEARCH) -> CostReservation:
     """Reserve the worst case against today's cap, or refuse (503). Call inside transaction.atomic()."""
     _lock(_CAP_LOCK, 0)
-    status = cost_status()
-    if status.committed + worst_case > status.cap:
-        tomorrow = timezone.make_aware(datetime.combine(status.day + timedelta(days=1), datetime.min.time()))
+    day = platform_day()
+    if committed_cost(day) + worst_case > settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD:
+        tomorrow = timezone.make_aware(datetime.combine(day + timedelta(days=1), datetime.min.time()))
         message = (
             _("Deep Research has reached the platform's daily cost limit. New research can start again tomorrow.")
             if kind == CostReservation.Kind.RESEARCH
@@ -175,7 +185,7 @@ def reserve_cost(user, reference: str, worst_case: Decimal, kind: str = CostRese
         )
         raise ServiceError("platform_cap_reached", message, status=503,
                            retry_after=max(60, int((tomorrow - timezone.now()).total_seconds())))
-    return CostReservation.objects.create(reference=reference, kind=kind, user=user, day=status.day, reserved_usd=worst_case)
+    return CostReservation.objects.create(reference=reference, kind=kind, user=user, day=day, reserved_usd=worst_case)
 
 
 def calls_today(user, kind: str) -> tuple[int, datetime | None]:

@@ -110,3 +110,29 @@ def test_a_failed_send_is_retried_by_the_next_run(db, personas, settings, monkey
     monkeypatch.undo()
     assert services.send_cost_alert() is not None
     assert len(mail.outbox) == 1
+
+
+def test_the_cap_counts_settled_calls_at_their_cost_and_open_ones_at_their_worst_case(db, personas, settings):
+    """reserve_cost checks the cap with one aggregate (committed_cost); it must agree with
+    cost_status, which the dashboard and the alert show, and refuse exactly past the cap."""
+    settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("1.00")
+    with time_machine.travel(T0, tick=False):
+        day = services.platform_day()
+        yesterday = CostReservation.objects.create(reference="old", user=personas.student, day=day - timedelta(days=1),
+                                                   reserved_usd=Decimal("0.90"))
+        assert yesterday.pk  # another day's reservation counts for nothing today
+        with transaction.atomic():
+            settled = services.reserve_cost(personas.student, "settled", Decimal("0.50"), CostReservation.Kind.CHAT)
+        services.settle_cost(settled.reference, Decimal("0.10"))  # counts 0.10, not its 0.50 reservation
+        with transaction.atomic():
+            services.reserve_cost(personas.student, "open", Decimal("0.40"))
+        status = services.cost_status()
+        assert services.committed_cost(day) == status.committed == Decimal("0.50")
+        assert status.by_kind == {"chat": Decimal("0.10"), "research": Decimal("0.40")}
+        with pytest.raises(ServiceError) as refused, transaction.atomic():
+            services.reserve_cost(personas.student, "over", Decimal("0.500001"))
+        assert refused.value.code == "platform_cap_reached" and refused.value.status == 503
+        with transaction.atomic():
+            services.reserve_cost(personas.student, "fits", Decimal("0.50"))  # exactly up to the cap
+        assert services.committed_cost(day) == Decimal("1.00")
+        assert not CostReservation.objects.filter(reference="over").exists()
