@@ -26,7 +26,7 @@ from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, Usage
 from agent.engine.llm import LLMError, Usage
 from agent.engine.plan import Plan
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
-from agent.tools import REGISTRY, ToolRegistry
+from agent.tools import REGISTRY, BoundToolbox, ToolRegistry
 
 from . import assistant_policy, credibility, events, follow_up, notifications, plan_review, quality, settlement
 from .heartbeat import monitor
@@ -286,8 +286,10 @@ def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbo
         config.models = {role: model for role in config.models}
     client = LLMClient(config, meter=meter, recorder=sink.record_llm, preamble=assistant_policy.teacher_rules(channel))
     # The same boundary the tools got (channel rules plus the admin's pins), for the engine's own
-    # checks of each source and of fetch_url's target.
-    policy = assistant_policy.tool_context(user_id=task.user_id, channel=channel, language=task.language)
+    # checks of each source and of fetch_url's target: the live toolbox's own context (read once
+    # per research), built afresh for a replay's recorded toolbox.
+    policy = toolbox.ctx if isinstance(toolbox, BoundToolbox) else assistant_policy.tool_context(
+        user_id=task.user_id, channel=channel, language=task.language)
     ResearchTask.objects.filter(pk=task.pk).update(model_name=config.model_for("synthesizer"))
     return run_research(
         ResearchInput(
