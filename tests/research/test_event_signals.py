@@ -81,3 +81,39 @@ def test_a_wake_up_reaches_a_listener_in_the_layers_own_format():
             await layer.group_discard(events.group_name(task_uuid), channel)
 
     assert async_to_sync(scenario)() == {"type": "research.event", "event": payload}
+
+
+def test_another_channel_layer_gets_its_wake_ups_through_its_own_group_send(settings):
+    """The publisher writes on Redis itself only for the pub/sub layer; any other layer (here
+    channels_redis's list-based RedisChannelLayer on the same Valkey) goes through the layer's
+    own group_send, and a listener of that layer is woken all the same."""
+    pubsub = settings.CHANNEL_LAYERS["default"]["CONFIG"]
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                                           "CONFIG": {"hosts": pubsub["hosts"], "prefix": f"{pubsub.get('prefix', 'asgi')}:core-test"}}}
+    task_uuid = uuid.uuid4()
+    payload = {"seq": 3, "type": "step", "task_uuid": str(task_uuid), "data": {"說明": "中文"}}
+
+    async def scenario():
+        layer = get_channel_layer()
+        assert type(layer).__name__ == "RedisChannelLayer"
+        channel = await layer.new_channel()
+        await layer.group_add(events.group_name(task_uuid), channel)
+        try:
+            events.signal(task_uuid, payload)
+            return await asyncio.wait_for(layer.receive(channel), timeout=5)
+        finally:
+            await layer.group_discard(events.group_name(task_uuid), channel)
+
+    assert async_to_sync(scenario)() == {"type": "research.event", "event": payload}
+
+
+def test_a_redis_behind_sentinel_is_left_to_the_layers_own_group_send(settings):
+    """A Sentinel host has no fixed address to publish on: the publisher makes no client of its
+    own for it (and _publish then calls the layer's group_send)."""
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+                                           "CONFIG": {"hosts": [{"sentinels": [("127.0.0.1", 26379)], "master_name": "uedu"}]}}}
+    assert events._Publisher()._shards() is None
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+                                           "CONFIG": {"hosts": ["redis://127.0.0.1:6399/0"], "prefix": "p"}}}
+    prefix, clients = events._Publisher()._shards()
+    assert prefix == "p" and len(clients) == 1
