@@ -19,6 +19,11 @@ sys.path.insert(0, str(ROOT))
 BIN = Path(sys.executable).parent
 
 
+def uptime() -> str:
+    """`uptime` in UTC: every bench prints it with its figures (this machine is shared)."""
+    return subprocess.run(["uptime"], capture_output=True, text=True, env=dict(os.environ, TZ="UTC")).stdout.strip()
+
+
 class BenchStack:
     def __init__(self, name: str):
         from uedu_dr import devstack

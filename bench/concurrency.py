@@ -50,14 +50,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from _stack import ROOT, BenchStack
+from _stack import ROOT, BenchStack, uptime
 
 RATIO_TARGET = 2.0
 CPU_TARGET_MS = 85.0
-
-
-def uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True, env=dict(os.environ, TZ="UTC")).stdout.strip()
 
 
 def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: bool, workers: int) -> dict:

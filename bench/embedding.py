@@ -26,7 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-from tokens import QUESTIONS, uptime  # the demo questions the token bench runs
+from _stack import uptime
+from tokens import QUESTIONS  # the demo questions the token bench runs
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

@@ -36,7 +36,6 @@ import asyncio
 import json
 import os
 import random
-import subprocess
 import statistics
 import sys
 import threading
@@ -45,7 +44,7 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-from _stack import BIN, BenchStack
+from _stack import BIN, BenchStack, uptime
 
 TERMINAL = {"completed", "failed", "cancelled"}
 P95_TARGET_MS = 250
@@ -119,7 +118,7 @@ def main() -> int:
         result.update(_verify(result.pop("tasks"), result.pop("received"), starts, cap, worst))
         result.update({"bench": "load", "students": args.students, "daphne": args.daphne, "workers": args.workers,
                        "window_s": args.window, "latency_s": args.latency, "cap_usd": float(cap), "worst_case_usd": float(worst),
-                       "uptime": subprocess.run(["uptime"], capture_output=True, text=True, env=dict(os.environ, TZ="UTC")).stdout.strip()})
+                       "uptime": uptime()})
         keys = ("bench", "students", "accepted", "completed", "lost_events", "duplicate_events", "quota_overruns", "cap_overruns",
                 "http_5xx", "p95_event_latency_ms", "daphne", "workers", "p50_event_latency_ms", "p95_event_latency_from_creation_ms",
                 "http_429", "http_503",

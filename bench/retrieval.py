@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "uedu_dr.settings.dev")
 
 import retrieval_corpus as corpus  # noqa: E402
+from _stack import uptime  # noqa: E402
 
 N = 1_000_000
 CHANNELS = 500
@@ -57,9 +58,6 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
-
-def uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True, env=dict(os.environ, TZ="UTC")).stdout.strip()
 
 
 def load_average() -> list[float]:

@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 from collections import defaultdict
 
-from _stack import BenchStack
+from _stack import BenchStack, uptime
 
 RATIO_TARGET = 0.5
 QUESTIONS = (
@@ -38,10 +36,6 @@ QUESTIONS = (
     "How should a course use Bloom's taxonomy when it designs assignments around retrieval-augmented generation?",
     "What does the IRB require before learning analytics data from a course may be used in research?",
 )
-
-
-def uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True, env=dict(os.environ, TZ="UTC")).stdout.strip()
 
 
 class Counter:

@@ -70,8 +70,16 @@ def test_a_wake_up_reaches_a_listener_in_the_layers_own_format():
     task_uuid = uuid.uuid4()
     payload = {"seq": 7, "type": "step", "task_uuid": str(task_uuid), "ts": "2026-12-01T00:00:00+00:00", "data": {"說明": "中文"}}
 
+    assert _woken(task_uuid, payload) == {"type": "research.event", "event": payload}
+
+
+def _woken(task_uuid, payload: dict, *, layer_class: str | None = None) -> dict:
+    """What a listener of the task's group receives once the event is signalled."""
+
     async def scenario():
         layer = get_channel_layer()
+        if layer_class:
+            assert type(layer).__name__ == layer_class
         channel = await layer.new_channel()
         await layer.group_add(events.group_name(task_uuid), channel)
         try:
@@ -80,7 +88,7 @@ def test_a_wake_up_reaches_a_listener_in_the_layers_own_format():
         finally:
             await layer.group_discard(events.group_name(task_uuid), channel)
 
-    assert async_to_sync(scenario)() == {"type": "research.event", "event": payload}
+    return async_to_sync(scenario)()
 
 
 def test_another_channel_layer_gets_its_wake_ups_through_its_own_group_send(settings):
@@ -93,18 +101,7 @@ def test_another_channel_layer_gets_its_wake_ups_through_its_own_group_send(sett
     task_uuid = uuid.uuid4()
     payload = {"seq": 3, "type": "step", "task_uuid": str(task_uuid), "data": {"說明": "中文"}}
 
-    async def scenario():
-        layer = get_channel_layer()
-        assert type(layer).__name__ == "RedisChannelLayer"
-        channel = await layer.new_channel()
-        await layer.group_add(events.group_name(task_uuid), channel)
-        try:
-            events.signal(task_uuid, payload)
-            return await asyncio.wait_for(layer.receive(channel), timeout=5)
-        finally:
-            await layer.group_discard(events.group_name(task_uuid), channel)
-
-    assert async_to_sync(scenario)() == {"type": "research.event", "event": payload}
+    assert _woken(task_uuid, payload, layer_class="RedisChannelLayer") == {"type": "research.event", "event": payload}
 
 
 def test_a_redis_behind_sentinel_is_left_to_the_layers_own_group_send(settings):
