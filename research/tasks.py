@@ -32,9 +32,7 @@ def reap_stale_tasks() -> dict:
 
 @shared_task(ignore_result=True)
 def classify_bloom(chat_log_id: int) -> None:
-    outcome = bloom.classify(chat_log_id)
-    if outcome.status == "retry":
-        classify_bloom.apply_async((chat_log_id,), countdown=outcome.retry_in)
+    bloom.classify_and_schedule(chat_log_id)
 
 
 @shared_task(ignore_result=True)

@@ -1,7 +1,8 @@
 """Bloom classification of the questions in the chat log (Cognomics).
 
 Every request row (a Deep Research question or an ordinary chat question) is classified once, in
-the background, by a light structured LLM call. A failure leaves the level empty and is retried a
+the background, by a light structured LLM call: a chat question by a job of its own, a Deep
+Research question by its research, on a thread beside the run (classify_beside). A failure leaves the level empty and is retried a
 bounded number of times (settings.UEDU_BLOOM_MAX_ATTEMPTS): each attempt is claimed by a
 conditional UPDATE of bloom_attempts, so duplicate deliveries and retries together can never run
 more attempts than the bound, and a row already classified is never classified again.
@@ -15,12 +16,13 @@ per row in all: the model calls it can cause are bounded."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -114,6 +116,44 @@ def enqueue(chat_log_id: int) -> None:
 
 
 def enqueue_on_commit(chat_log: ChatLog) -> None:
-    if needs_classification(chat_log):
+    """Queue the job of a new request row once it is committed, except for a Deep Research
+    question: its research classifies it (classify_beside)."""
+    if needs_classification(chat_log) and not chat_log.deep_research_task_id:
         chat_log_id = chat_log.pk
         transaction.on_commit(lambda: enqueue(chat_log_id), robust=True)
+
+
+def classify_and_schedule(chat_log_id: int) -> BloomOutcome:
+    """One attempt; a failure that may be retried queues the next one after its delay."""
+    outcome = classify(chat_log_id)
+    if outcome.status == "retry":
+        from research.tasks import classify_bloom
+
+        classify_bloom.apply_async((chat_log_id,), countdown=outcome.retry_in)
+    return outcome
+
+
+def classify_beside(task_id: int) -> threading.Thread:
+    """Classify a research's question on a thread of its own, beside the research (its caller
+    joins it when the research is done).
+
+    A research's question gets no job of its own: each start would then put two messages on the
+    broker, the research and this light one, one after the other, and the broker hands messages
+    to the waiting workers in turn, so with two worker processes every research went to the same
+    one while the other took the light jobs (docs/performance.md, sixth pass). A question whose
+    research is never delivered (the broker was down) is left to the sweep, as a job never
+    queued always was."""
+
+    def run() -> None:
+        try:
+            row_id = ChatLog.objects.filter(deep_research_task_id=task_id, kind=ChatLog.Kind.REQUEST).values_list("pk", flat=True).first()
+            if row_id is not None:
+                classify_and_schedule(row_id)
+        except Exception:  # the research goes on; the sweep gives the row another attempt
+            log.exception("Bloom classification beside research task %s failed", task_id)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run, name=f"bloom-{task_id}", daemon=True)
+    thread.start()
+    return thread

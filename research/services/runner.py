@@ -28,7 +28,7 @@ from agent.engine.plan import Plan
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
 from agent.tools import REGISTRY, BoundToolbox, ToolRegistry
 
-from . import assistant_policy, credibility, events, follow_up, notifications, plan_review, quality, settlement
+from . import assistant_policy, bloom, credibility, events, follow_up, notifications, plan_review, quality, settlement
 from .heartbeat import monitor
 from agent.llm_factory import llm_config
 from uedu_dr.db_pool import handed_back
@@ -193,10 +193,12 @@ def execute_task(task_id: int, *, toolbox=None, model: str | None = None, regist
     `toolbox` and `model` are for replays: recorded tool results instead of live tools, and
     another model for every role. `registry` is the product's tool registry; another one (a
     fixed corpus) serves tests that need known sources from a research run in their own process."""
+    classifier = bloom.classify_beside(task_id)  # the question's Bloom level, beside the research
     try:
         _execute(task_id, toolbox=toolbox, model=model, registry=registry)
     finally:
         connection.close()  # worker threads live on; the connection should not
+        classifier.join(settings.UEDU_LLM_TIMEOUT_SECONDS + 30)  # one model call; a later end is left to itself
 
 
 def _execute(task_id: int, *, toolbox, model: str | None, registry: ToolRegistry) -> None:

@@ -6,7 +6,9 @@ import pytest
 
 from channels_app.models import ChatLog
 from agent.engine import schemas
-from research.services import bloom, lifecycle
+from research import tasks
+from research.services import bloom, lifecycle, runner
+from tests.support.corpus_tools import corpus_registry
 from tests.support.stack import wait_for
 
 
@@ -83,6 +85,44 @@ def test_every_new_request_row_queues_one_job_on_commit(db, personas, django_cap
         row.save()  # not a new row: no second job
         _request_row(personas, "an answer", kind=ChatLog.Kind.RESPONSE)
     assert len(callbacks) == 1
+
+
+def test_a_research_start_puts_one_message_on_the_broker(db, personas, monkeypatch, django_capture_on_commit_callbacks):
+    """The research only: a job of its own for the question would follow every research into
+    the queue, and two worker processes would then split each pair the same way, every research
+    to one of them (docs/performance.md, sixth pass). Its research classifies the question."""
+    sent = []
+    monkeypatch.setattr(tasks.execute_research_task, "delay", lambda *args: sent.append(("research", args)))
+    monkeypatch.setattr(tasks.classify_bloom, "delay", lambda *args: sent.append(("bloom", args)))
+    with django_capture_on_commit_callbacks(execute=True):
+        task, _row = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+        _request_row(personas)  # an ordinary chat question still gets its job
+    assert sent[0] == ("research", (task.pk,)) and [kind for kind, _ in sent] == ["research", "bloom"]
+
+
+def test_a_research_run_classifies_its_question_before_it_returns(transactional_db, personas, llm):
+    task, request_log = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False)
+    runner.execute_task(task.pk, registry=corpus_registry())
+
+    request_log.refresh_from_db()
+    assert request_log.bloom_level == "analyze" and request_log.bloom_attempts == 1
+    assert len(llm.calls("bloom")) == 1 and "比較學習分析與布魯姆分類法" in llm.calls("bloom")[0]["messages"][-1]["content"]
+    runner.execute_task(task.pk, registry=corpus_registry())  # a second delivery classifies nothing again
+    assert len(llm.calls("bloom")) == 1
+
+
+def test_a_failed_classification_beside_a_research_is_queued_again(transactional_db, personas, llm, monkeypatch):
+    llm.fail("bloom", "malformed")
+    queued = []
+    monkeypatch.setattr(tasks.classify_bloom, "apply_async", lambda args, countdown: queued.append((args, countdown)))
+    task, request_log = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False)
+    runner.execute_task(task.pk, registry=corpus_registry())
+
+    task.refresh_from_db()
+    request_log.refresh_from_db()
+    assert task.status == "completed"  # the research does not depend on it
+    assert request_log.bloom_level == "" and request_log.bloom_attempts == 1
+    assert queued == [((request_log.pk,), bloom.BloomOutcome("retry", 1).retry_in)]
 
 
 @pytest.mark.slow
