@@ -22,6 +22,8 @@ with a single worker process, side by side. Prints per run and, last, one JSON l
   reference_cpu_ms            CPU ms of a fixed piece of Python work timed right after the batch:
                               how fast the (virtual) machine was then; the CPU per research moves
                               with it from run to run
+  steal_ms_per_research       time the hypervisor gave this VM's vCPUs to others during the
+                              batch, per research (the makespan waits for it)
   reference_after_wait        a smaller piece of similar Python work (~0.2 ms), its median CPU run
                               back to back and run after 0.5 s asleep, and their ratio: on this VM
                               the same work cost 1.3-3.4x more after a wait (caches and the vCPU go
@@ -133,6 +135,7 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     own, valkey = psutil.Process(), psutil.Process(stack.valkey_process.pid)
     times_before = [proc.cpu_times() for proc in procs]
     box_before, llm_before, own_before = _box_cpu(), _cpu(stack.llm_process), _cpu(own)
+    steal_before = _steal()
     pg_before, valkey_before = _postgres_cpu(), _cpu(valkey)
     sessions_before = _sessions()
     received_before = [_received(worker) for worker in pool]
@@ -141,6 +144,7 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     user_used = sum(a.user - b.user for a, b in zip(times_after, times_before))
     cpu_used = user_used + sum(a.system - b.system for a, b in zip(times_after, times_before))
     box_used, llm_used, own_used = _box_cpu() - box_before, _cpu(stack.llm_process) - llm_before, _cpu(own) - own_before
+    steal = _steal() - steal_before
     pg_used, valkey_used = _postgres_cpu() - pg_before, _cpu(valkey) - valkey_before
     sessions = _sessions() - sessions_before
     taken = [_received(worker) - before for worker, before in zip(pool, received_before)]
@@ -178,6 +182,9 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
                                     "valkey": round(valkey_used * 1000 / n, 1), "scripted_llm": round(llm_used * 1000 / n, 1),
                                     "bench": round(own_used * 1000 / n, 1),
                                     "rest": round((box_used - cpu_used - pg_used - valkey_used - llm_used - own_used) * 1000 / n, 1)},
+        # Time the hypervisor gave this VM's vCPUs to something else during the batch (steal), per
+        # research: time the batch waited for a core it was owed, which lengthens its makespan.
+        "steal_ms_per_research": round(steal * 1000 / n, 1),
         "completed": statuses.count("completed"),
         "postgres_sessions_per_research": round(sessions / n, 2),  # connections PostgreSQL opened
         "statuses": {s: statuses.count(s) for s in sorted(set(statuses))},
@@ -256,6 +263,12 @@ def _postgres_cpu() -> float:
     return total
 
 
+def _steal() -> float:
+    import psutil
+
+    return getattr(psutil.cpu_times(), "steal", 0.0)
+
+
 def _box_cpu() -> float:
     import psutil
 
@@ -330,6 +343,7 @@ def main() -> int:
         "makespan_n_s": head["makespan_n_s"],
         "reference_cpu_ms": head["reference_cpu_ms"],
         "reference_after_wait": head["reference_after_wait"],
+        "steal_ms_per_research": head["steal_ms_per_research"],
         "uptime": uptime(),
         "ok": not failures,
     }
