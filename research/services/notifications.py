@@ -8,6 +8,7 @@ import logging
 
 from django.conf import settings
 from django.core.mail import send_mail
+from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -35,9 +36,11 @@ def research_finished(task_id: int) -> bool:
     raised (the research itself is done and stored)."""
     # Only what the check and the message need: the row's large JSON columns (plan, report,
     # verification) would be read and parsed after every research, mostly to send nothing.
+    # Whether the owner asked, in the same statement: nearly every research ends without an e-mail.
+    asked = NotificationPreference.objects.filter(user=OuterRef("user"), email_when_done=True)
     task = (ResearchTask.objects.select_related("user").only("status", "language", "task_uuid", "user_question", "user__email")
-            .filter(pk=task_id).first())
-    if task is None or task.status not in NEWS or not task.user.email or not email_when_done(task.user):
+            .annotate(owner_asked=Exists(asked)).filter(pk=task_id).first())
+    if task is None or task.status not in NEWS or not task.user.email or not task.owner_asked:
         return False
     link = settings.UEDU_SITE_URL + reverse("research_result", args=[task.task_uuid])
     with translation.override(task.language or settings.LANGUAGE_CODE):
