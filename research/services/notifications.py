@@ -8,7 +8,7 @@ import logging
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -21,8 +21,13 @@ log = logging.getLogger(__name__)
 NEWS = {ResearchTask.Status.COMPLETED, ResearchTask.Status.FAILED}
 
 
+def _asked(user) -> QuerySet[NotificationPreference]:
+    """The user's preference row if it asks for the e-mail (`user` may be an OuterRef)."""
+    return NotificationPreference.objects.filter(user=user, email_when_done=True)
+
+
 def email_when_done(user) -> bool:
-    return NotificationPreference.objects.filter(user=user, email_when_done=True).exists()
+    return _asked(user).exists()
 
 
 def set_email_when_done(user, on: bool) -> NotificationPreference:
@@ -37,9 +42,8 @@ def research_finished(task_id: int) -> bool:
     # Only what the check and the message need: the row's large JSON columns (plan, report,
     # verification) would be read and parsed after every research, mostly to send nothing.
     # Whether the owner asked, in the same statement: nearly every research ends without an e-mail.
-    asked = NotificationPreference.objects.filter(user=OuterRef("user"), email_when_done=True)
     task = (ResearchTask.objects.select_related("user").only("status", "language", "task_uuid", "user_question", "user__email")
-            .annotate(owner_asked=Exists(asked)).filter(pk=task_id).first())
+            .annotate(owner_asked=Exists(_asked(OuterRef("user")))).filter(pk=task_id).first())
     if task is None or task.status not in NEWS or not task.user.email or not task.owner_asked:
         return False
     link = settings.UEDU_SITE_URL + reverse("research_result", args=[task.task_uuid])
