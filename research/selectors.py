@@ -12,11 +12,18 @@ from django.db.models import Case, Count, DecimalField, F, Q, QuerySet, Sum, Val
 from django.utils import timezone
 
 from channels_app import access
+from channels_app.models import ChatLog
 from quotas.models import CostReservation
 from quotas.services import cost_status, quota_status
 from research.models import AnswerFeedback, ResearchTask
 from research.services.settlement import worst_case_cost
 from uedu_dr.errors import ServiceError
+
+
+def request_log_id(task_id: int) -> int | None:
+    """The chat-log row that asked a research's question (None for a task stored without one)."""
+    return (ChatLog.objects.filter(deep_research_task_id=task_id, kind=ChatLog.Kind.REQUEST)
+            .order_by("pk").values_list("pk", flat=True).first())
 
 
 def visible_tasks(user) -> QuerySet[ResearchTask]:

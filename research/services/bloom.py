@@ -29,6 +29,7 @@ from django.utils import timezone
 from channels_app.models import ChatLog
 from agent.engine import prompts, schemas
 from agent.engine.llm import LLMError
+from research.selectors import request_log_id
 from uedu_dr.errors import ServiceError
 
 from agent.llm_factory import llm_configured, ask_about_question
@@ -146,7 +147,7 @@ def classify_beside(task_id: int) -> threading.Thread:
 
     def run() -> None:
         try:
-            row_id = ChatLog.objects.filter(deep_research_task_id=task_id, kind=ChatLog.Kind.REQUEST).values_list("pk", flat=True).first()
+            row_id = request_log_id(task_id)
             if row_id is not None:
                 classify_and_schedule(row_id)
         except Exception:  # the research goes on; the sweep gives the row another attempt

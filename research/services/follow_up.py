@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from channels_app.models import Channel, ChatLog
 from research.models import ResearchTask
+from research.selectors import request_log_id
 
 # How much of the conversation goes back to the model.
 HISTORY_ROWS = 20
@@ -46,10 +47,10 @@ def conversation_messages(user, channel: Channel, *, before_id: int | None = Non
 def research_follow_up(task: ResearchTask) -> str:
     """The turns before this research's question, as text for the research's prompts ('' when
     the research starts a conversation)."""
-    request = task.chat_logs.filter(kind=ChatLog.Kind.REQUEST).order_by("pk").first()
-    if request is None:
+    request_id = request_log_id(task.pk)
+    if request_id is None:
         return ""
-    messages = conversation_messages(task.user, task.channel, before_id=request.pk, budget=RESEARCH_HISTORY_CHARS)
+    messages = conversation_messages(task.user, task.channel, before_id=request_id, budget=RESEARCH_HISTORY_CHARS)
     speaker = {"user": "Student", "assistant": "Assistant"}
     return "\n\n".join(f"{speaker[m['role']]}: {m['content']}" for m in messages)
 

@@ -26,6 +26,7 @@ from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, Usage
 from agent.engine.llm import LLMError, Usage
 from agent.engine.plan import Plan
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
+from research.selectors import request_log_id
 from agent.tools import REGISTRY, BoundToolbox, ToolRegistry
 
 from . import assistant_policy, bloom, credibility, events, follow_up, notifications, plan_review, quality, settlement
@@ -391,7 +392,6 @@ def close_open_steps(task: ResearchTask, status: str) -> None:
 
 def write_response_log(task: ResearchTask) -> ChatLog:
     """The answer (or what happened) joins the conversation, so a reload shows what was seen live."""
-    request = task.chat_logs.filter(kind=ChatLog.Kind.REQUEST).order_by("pk").first()
     if task.status == ResearchTask.Status.COMPLETED:
         content = task.final_answer
     else:
@@ -403,6 +403,6 @@ def write_response_log(task: ResearchTask) -> ChatLog:
         kind=ChatLog.Kind.RESPONSE,
         type=ChatLog.Type.DEEP_RESEARCH,
         content=content,
-        in_reply_to=request,
+        in_reply_to_id=request_log_id(task.pk),
         deep_research_task=task,
     )
