@@ -58,12 +58,11 @@ class LocalBackend:
     def embed_texts(self, texts: list[str]) -> list[list[float]]:
         """Queue the texts; whoever holds the encoder next encodes every queued request in one
         call. Under load (many researches searching at once) the queries waiting for the encoder
-        are one forward pass instead of one each: in batches of eight, the demo questions took 3.98 ms
-        of CPU each against 7.16 ms one by one on ONNX Runtime (torch: 9.03 against 18.28 ms;
-        bench/embedding.py on this 2-core machine), and the last of them waits for one encoding,
-        not eight. Each vector is the
-        one a single encoding gives (sentences are padded and pooled under their own attention
-        mask)."""
+        are one forward pass instead of one each: in batches of eight, the demo questions took
+        3.98 ms of CPU each against 7.16 ms one by one on ONNX Runtime (torch: 9.03 against
+        18.28 ms; bench/embedding.py on this 2-core machine), and the last of them waits for one
+        encoding, not eight. Each vector is the one a single encoding gives (sentences are padded
+        and pooled under their own attention mask)."""
         if not texts:
             return []
         request = _Request(list(texts))

@@ -2,8 +2,9 @@
 
 Every request row (a Deep Research question or an ordinary chat question) is classified once, in
 the background, by a light structured LLM call: a chat question by a job of its own, a Deep
-Research question by its research, on a thread beside the run (classify_beside). A failure leaves the level empty and is retried a
-bounded number of times (settings.UEDU_BLOOM_MAX_ATTEMPTS): each attempt is claimed by a
+Research question by its research, on a thread beside the run (classify_beside). A failure
+leaves the level empty and is retried a bounded number of times
+(settings.UEDU_BLOOM_MAX_ATTEMPTS): each attempt is claimed by a
 conditional UPDATE of bloom_attempts, so duplicate deliveries and retries together can never run
 more attempts than the bound, and a row already classified is never classified again.
 
