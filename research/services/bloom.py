@@ -141,7 +141,7 @@ def classify_beside(task_id: int) -> threading.Thread:
 
     A research's question gets no job of its own: each start would then put two messages on the
     broker, the research and this light one, one after the other, and the broker hands messages
-    to the waiting workers in turn, so with two worker processes every research went to the same
+    to the waiting workers in turn, so with two worker processes long runs of researches went to
     one while the other took the light jobs (docs/performance.md, sixth pass). A question whose
     research is never delivered (the broker was down) is left to the sweep, as a job never
     queued always was."""

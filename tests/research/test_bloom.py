@@ -89,8 +89,9 @@ def test_every_new_request_row_queues_one_job_on_commit(db, personas, django_cap
 
 def test_a_research_start_puts_one_message_on_the_broker(db, personas, monkeypatch, django_capture_on_commit_callbacks):
     """The research only: a job of its own for the question would follow every research into
-    the queue, and two worker processes would then split each pair the same way, every research
-    to one of them (docs/performance.md, sixth pass). Its research classifies the question."""
+    the queue, and two worker processes would then split each pair the same way, long runs of
+    researches to one of them (docs/performance.md, sixth pass). Its research classifies the
+    question."""
     sent = []
     monkeypatch.setattr(tasks.execute_research_task, "delay", lambda *args: sent.append(("research", args)))
     monkeypatch.setattr(tasks.classify_bloom, "delay", lambda *args: sent.append(("bloom", args)))
