@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -228,20 +229,25 @@ def hybrid_search(
         "rrf_k": RRF_K,
         "k": k,
     }
-    with transaction.atomic(), connection.cursor() as cursor:
+    strategy = semantic_strategy(params["channel"], dim) if use_vectors else EXACT
+    # Only a walk of an HNSW graph reads the settings below, and they are set for one transaction.
+    # An exact scan (every channel below the index threshold: most courses) needs neither, and
+    # saves three round trips per search: BEGIN, the settings and COMMIT.
+    walks_graph = strategy != EXACT
+    with transaction.atomic() if walks_graph else nullcontext(), connection.cursor() as cursor:
         lexical_queries = _lexical_queries(cursor, query, params["channel"]) if use_lexical and query else None
         if lexical_queries:
             params["candidates"], params["ranking"] = lexical_queries
         if not use_vectors and not lexical_queries:
             return []
-        # SET LOCAL: only this transaction. strict_order iterative scans keep walking the HNSW
-        # graph until enough rows pass the channel filter (pgvector >= 0.8), instead of returning
-        # fewer than asked when the channel is a small part of the table.
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'strict_order', true)",
-            [str(max(settings.UEDU_RETRIEVAL_EF_SEARCH, params["pool"]))],
-        )
-        strategy = semantic_strategy(params["channel"], dim) if use_vectors else SHARED_INDEX
+        if walks_graph:
+            # SET LOCAL: only this transaction. strict_order iterative scans keep walking the HNSW
+            # graph until enough rows pass the channel filter (pgvector >= 0.8), instead of
+            # returning fewer than asked when the channel is a small part of the table.
+            cursor.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'strict_order', true)",
+                [str(max(settings.UEDU_RETRIEVAL_EF_SEARCH, params["pool"]))],
+            )
         cursor.execute(
             _hybrid_sql(dim, semantic=use_vectors, lexical_side=bool(lexical_queries), channel_id=params["channel"], strategy=strategy),
             params,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from channels_app import lexical, materials, retrieval, vector_index
 from channels_app.models import ChannelTermShare
@@ -191,6 +192,10 @@ def test_the_migrations_index_is_the_one_vector_index_creates(db):
     assert vector_index.ensure_index(384) is False
 
 
+def _sets_hnsw(captured: CaptureQueriesContext) -> bool:
+    return any("hnsw.ef_search" in query["sql"] and "hnsw.iterative_scan" in query["sql"] for query in captured.captured_queries)
+
+
 def _semantic_plan(channel_id: int, strategy: str) -> str:
     sql = retrieval._semantic_sql(384, channel_id, strategy)
     with transaction.atomic(), connection.cursor() as cursor:
@@ -206,7 +211,10 @@ def test_a_small_channel_is_searched_exactly_and_a_big_one_through_its_own_index
     # Below the threshold: an exact scan of the channel's own rows, no HNSW index in the plan.
     assert retrieval.semantic_strategy(channel.pk, 384) == retrieval.EXACT
     assert "hnsw" not in _semantic_plan(channel.pk, retrieval.EXACT)
-    exact = [p.chunk_id for p in hybrid_search(channel.pk, "Bloom's taxonomy", k=5, use_lexical=False)]
+    with CaptureQueriesContext(connection) as small:
+        exact = [p.chunk_id for p in hybrid_search(channel.pk, "Bloom's taxonomy", k=5, use_lexical=False)]
+    # No graph is walked, so none of its settings are sent (nor a transaction to hold them).
+    assert exact and not _sets_hnsw(small)
 
     # Past the threshold, indexing the next material gives the channel its own partial HNSW index.
     settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS = 3
@@ -218,6 +226,8 @@ def test_a_small_channel_is_searched_exactly_and_a_big_one_through_its_own_index
     # Another channel's rows never come back through it, and the old passages are still found.
     other = make_channel(owner=personas.teacher)
     assert retrieval.semantic_strategy(other.pk, 384) == retrieval.EXACT
-    found = hybrid_search(channel.pk, "Bloom's taxonomy", k=5, use_lexical=False)
+    with CaptureQueriesContext(connection) as big:
+        found = hybrid_search(channel.pk, "Bloom's taxonomy", k=5, use_lexical=False)
     assert {p.chunk_id for p in found} >= set(exact[:1])
+    assert _sets_hnsw(big)  # the walk of its own index gets ef_search and the strict-order scan
     retrieval.forget_strategies()
