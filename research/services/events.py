@@ -43,7 +43,7 @@ def serialize(event: ResearchEvent, task_uuid) -> dict:
     }
 
 
-def record_event(task_id: int, task_uuid, type: str, data: dict) -> bool:
+def record_event(task_id: int, task_uuid, type: str, data: dict, *, exchanges: tuple[int, list[dict]] | None = None) -> bool:
     """Store the event with the next seq of its task and signal it once the row is committed.
 
     One statement does both: the seq comes from an UPDATE … RETURNING on the task row, whose row
@@ -54,19 +54,32 @@ def record_event(task_id: int, task_uuid, type: str, data: dict) -> bool:
     transaction did not happen when the transaction began. Values JSON cannot hold (dates,
     decimals) are stored as their text.
 
+    `exchanges` (first seq, LLM exchanges): transcript entries reported since the research's last
+    event, written by the same statement (a research's events follow its model calls, so this
+    saves a round trip per call); nothing is written for a task that is gone.
+
     Returns the task's `cancel_requested` as the same statement read it (under the row lock): a
     research thread that stores an event has just checked for a cancel as well."""
+    transcript, transcript_params = "", []
+    if exchanges and exchanges[1]:
+        values, transcript_params = _exchange_values(*exchanges)
+        transcript = f""",
+            exchanges AS (
+                INSERT INTO deep_research_transcript (task_id, seq, kind, role, model, request, response, seconds, created_at)
+                SELECT next.id, v.seq, v.kind, v.role, v.model, v.request, v.response, v.seconds, now()
+                FROM next, (VALUES {values}) AS v(seq, kind, role, model, request, response, seconds)
+            )"""
     with connection.cursor() as cursor:
         cursor.execute(
-            """
+            f"""
             WITH next AS (
-                UPDATE deep_research_tasks SET event_seq = event_seq + 1 WHERE id = %s RETURNING event_seq, cancel_requested
-            )
+                UPDATE deep_research_tasks SET event_seq = event_seq + 1 WHERE id = %s RETURNING id, event_seq, cancel_requested
+            ){transcript}
             INSERT INTO deep_research_events (task_id, seq, type, data, created_at)
             SELECT %s, event_seq, %s, %s::jsonb, clock_timestamp() FROM next
             RETURNING seq, (SELECT cancel_requested FROM next)
             """,
-            [task_id, task_id, type, json.dumps(data, ensure_ascii=False, default=str)],
+            [task_id, *transcript_params, task_id, type, stored_json(data)],
         )
         row = cursor.fetchone()
     if row is None:
@@ -76,6 +89,34 @@ def record_event(task_id: int, task_uuid, type: str, data: dict) -> bool:
     wake_up = {"seq": row[0], "type": type, "task_uuid": str(task_uuid)}
     transaction.on_commit(lambda: signal(task_uuid, wake_up))
     return bool(row[1])
+
+
+def record_transcript(task_id: int, first_seq: int, exchanges: list[dict]) -> None:
+    """LLM exchanges of a research's transcript, numbered from `first_seq`, without an event."""
+    values, params = _exchange_values(first_seq, exchanges)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO deep_research_transcript (task_id, seq, kind, role, model, request, response, seconds, created_at) "
+            f"SELECT %s, v.seq, v.kind, v.role, v.model, v.request, v.response, v.seconds, now() "
+            f"FROM (VALUES {values}) AS v(seq, kind, role, model, request, response, seconds)",
+            [task_id, *params],
+        )
+
+
+def _exchange_values(first_seq: int, exchanges: list[dict]) -> tuple[str, list]:
+    """VALUES rows (seq, kind, role, model, request, response, seconds) and their parameters: one
+    hand-written statement, each JSON serialised once, no ORM query building and no arrays for
+    psycopg to escape element by element (docs/performance.md)."""
+    params: list = []
+    for n, exchange in enumerate(exchanges):
+        params += [first_seq + n, exchange["kind"], exchange["role"], exchange["model"],
+                   stored_json(exchange["request"]), stored_json(exchange["response"]), exchange["seconds"]]
+    return ", ".join(["(%s::integer, %s, %s, %s, %s::jsonb, %s::jsonb, %s::double precision)"] * len(exchanges)), params
+
+
+def stored_json(value) -> str:
+    """Tool and model data may hold dates or decimals; store what JSON can hold (as text)."""
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 class _Publisher:

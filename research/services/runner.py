@@ -96,32 +96,28 @@ class TaskSink:
     # hand-written statements (JSON serialised once, no ORM query building, no multi-row UNNEST
     # arrays for psycopg to escape element by element): the ORM versions were about a third of
     # the worker's CPU per research (bench/concurrency.py, docs/performance.md).
-    def flush(self) -> None:
+    def _take_exchanges(self) -> tuple[int, list[dict]]:
+        """The LLM exchanges reported since the last write, and the transcript seq of the first."""
         with self._lock:
             pending, self._pending = self._pending, []
             first = self._seq + 1
             self._seq += len(pending)
-        if not pending:
-            return
-        rows, params = [], []
-        for n, e in enumerate(pending):
-            rows.append("(%s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, now())")
-            params += [self.task_id, first + n, e["kind"], e["role"], e["model"], _json(e["request"]), _json(e["response"]), e["seconds"]]
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "INSERT INTO deep_research_transcript (task_id, seq, kind, role, model, request, response, seconds, created_at) "
-                "VALUES " + ", ".join(rows),
-                params,
-            )
+        return first, pending
+
+    def flush(self) -> None:
+        first, pending = self._take_exchanges()
+        if pending:
+            events.record_transcript(self.task_id, first, pending)
 
     def emit(self, type: str, data: dict) -> None:
-        self.flush()
         data = dict(data)
         if self.meter is not None:
             # The progress card shows tokens used so far; only the runner's meter knows them.
             data.setdefault("tokens_used", self.meter.total_tokens)
         with handed_back():
-            self.cancel_seen = (events.record_event(self.task_id, self.task_uuid, type, data), time.monotonic())
+            # The exchanges reported since the last event are written by the event's statement.
+            cancel = events.record_event(self.task_id, self.task_uuid, type, data, exchanges=self._take_exchanges())
+            self.cancel_seen = (cancel, time.monotonic())
 
     def cancel_requested(self) -> bool:
         """The engine's cancel check, before every LLM and tool call: an indexed one-row lookup,
@@ -143,7 +139,7 @@ class TaskSink:
                 "INSERT INTO deep_research_steps (task_id, index, round, phase, tool_name, args, status, result_preview, "
                 "result_full, error, duration_ms, tokens, created_at) "
                 "VALUES (%s, %s, %s, %s, %s, %s::jsonb, 'running', '', NULL, '', 0, 0, now())",
-                [self.task_id, index, round, phase, tool_name, _json(args)],
+                [self.task_id, index, round, phase, tool_name, events.stored_json(args)],
             )
 
     def step_finished(self, *, index, status, preview, full, error, duration_ms, tokens=0) -> None:
@@ -151,7 +147,7 @@ class TaskSink:
             cursor.execute(
                 "UPDATE deep_research_steps SET status = %s, result_preview = %s, result_full = %s::jsonb, error = %s, "
                 "duration_ms = %s, tokens = %s WHERE task_id = %s AND index = %s",
-                [status, preview, None if full is None else _json(full), error, duration_ms, tokens, self.task_id, index],
+                [status, preview, None if full is None else events.stored_json(full), error, duration_ms, tokens, self.task_id, index],
             )
 
     def step_sources(self, *, index, source_ids) -> None:
@@ -169,18 +165,13 @@ class TaskSink:
                 ))
                 WHERE task_id = %s AND index = %s AND jsonb_typeof(result_full -> 'sources') = 'array'
                 """,
-                [_json(list(source_ids)), self.task_id, index],
+                [events.stored_json(list(source_ids)), self.task_id, index],
             )
-
-
-def _json(value) -> str:
-    """Tool data may hold dates or decimals; store what JSON can hold."""
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _jsonable(value):
     """Tool data may hold dates or decimals; store what JSON can hold."""
-    return json.loads(_json(value))
+    return json.loads(events.stored_json(value))
 
 
 def _close_connection() -> None:

@@ -110,6 +110,43 @@ def test_the_cancel_check_reuses_the_flag_its_own_event_just_read_and_looks_agai
     assert len(queries) == 0
 
 
+def test_an_event_writes_the_model_exchanges_reported_before_it_in_its_own_statement(db, personas, django_capture_on_commit_callbacks):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from research.models import TranscriptEntry
+    from research.services import events
+
+    with django_capture_on_commit_callbacks(execute=False):
+        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    sink = runner.TaskSink(task)
+    exchange = {"kind": "llm", "role": "planner", "model": "m", "request": {"messages": [{"role": "user", "content": "問"}]},
+                "response": {"when": timezone.now()}, "seconds": 0.25}  # a date: stored as its text
+    sink.record_llm(exchange)
+    sink.record_llm(dict(exchange, role="action", seconds=1))
+    with CaptureQueriesContext(connection) as queries:
+        sink.emit("plan_complete", {"sub_questions": []})
+    assert len(queries) == 1  # the event and both exchanges
+    rows = list(TranscriptEntry.objects.filter(task=task).order_by("seq").values_list("seq", "role", "seconds", "request"))
+    assert rows == [(1, "planner", 0.25, exchange["request"]), (2, "action", 1.0, exchange["request"])]
+    assert isinstance(TranscriptEntry.objects.get(task=task, seq=1).response["when"], str)
+    assert event_types(task)[-1] == "plan_complete"
+
+    # An event without new exchanges writes none; the next ones number on, also when flushed alone.
+    sink.emit("action_thinking", {"round": 1})
+    sink.record_llm(dict(exchange, role="writer"))
+    sink.flush()
+    assert list(TranscriptEntry.objects.filter(task=task).order_by("seq").values_list("seq", "role")) == [
+        (1, "planner"), (2, "action"), (3, "writer")]
+
+    # A task deleted meanwhile: the event's statement writes nothing, and says the task is gone.
+    sink.record_llm(dict(exchange, role="critic"))
+    ResearchTask.objects.filter(pk=task.pk).delete()
+    with pytest.raises(events.TaskGone):
+        sink.emit("action_thinking", {"round": 2})
+    assert not TranscriptEntry.objects.filter(task_id=task.pk).exists()
+
+
 def test_a_task_nobody_claims_can_be_cancelled_at_once_with_a_full_refund(db, personas, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):  # never reaches the broker
         task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
