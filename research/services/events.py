@@ -7,6 +7,7 @@ import json
 import logging
 import threading
 import uuid
+from collections.abc import Sequence
 
 import redis
 from asgiref.sync import async_to_sync
@@ -43,7 +44,7 @@ def serialize(event: ResearchEvent, task_uuid) -> dict:
     }
 
 
-def record_event(task_id: int, task_uuid, type: str, data: dict, *, exchanges: tuple[int, list[dict]] | None = None) -> bool:
+def record_event(task_id: int, task_uuid, type: str, data: dict, *, writes: Sequence[Write] = ()) -> bool:
     """Store the event with the next seq of its task and signal it once the row is committed.
 
     One statement does both: the seq comes from an UPDATE … RETURNING on the task row, whose row
@@ -54,32 +55,25 @@ def record_event(task_id: int, task_uuid, type: str, data: dict, *, exchanges: t
     transaction did not happen when the transaction began. Values JSON cannot hold (dates,
     decimals) are stored as their text.
 
-    `exchanges` (first seq, LLM exchanges): transcript entries reported since the research's last
-    event, written by the same statement (a research's events follow its model calls, so this
-    saves a round trip per call); nothing is written for a task that is gone.
+    `writes`: the research's own rows reported since its last event (its transcript, its steps),
+    written by the same statement (see `Write`). A research announces each model call and each
+    tool step with an event, so this saves a round trip per call and per step, and a listener
+    woken by the event finds the rows it announces.
 
     Returns the task's `cancel_requested` as the same statement read it (under the row lock): a
     research thread that stores an event has just checked for a cancel as well."""
-    transcript, transcript_params = "", []
-    if exchanges and exchanges[1]:
-        values, transcript_params = _exchange_values(*exchanges)
-        transcript = f""",
-            exchanges AS (
-                INSERT INTO deep_research_transcript (task_id, seq, kind, role, model, request, response, seconds, created_at)
-                SELECT next.id, v.seq, v.kind, v.role, v.model, v.request, v.response, v.seconds, now()
-                FROM next, (VALUES {values}) AS v(seq, kind, role, model, request, response, seconds)
-            )"""
+    ctes, params = _ctes(writes)
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
             WITH next AS (
                 UPDATE deep_research_tasks SET event_seq = event_seq + 1 WHERE id = %s RETURNING id, event_seq, cancel_requested
-            ){transcript}
+            ){ctes}
             INSERT INTO deep_research_events (task_id, seq, type, data, created_at)
             SELECT %s, event_seq, %s, %s::jsonb, clock_timestamp() FROM next
             RETURNING seq, (SELECT cancel_requested FROM next)
             """,
-            [task_id, *transcript_params, task_id, type, stored_json(data)],
+            [task_id, *params, task_id, type, stored_json(data)],
         )
         row = cursor.fetchone()
     if row is None:
@@ -91,27 +85,24 @@ def record_event(task_id: int, task_uuid, type: str, data: dict, *, exchanges: t
     return bool(row[1])
 
 
-def record_transcript(task_id: int, first_seq: int, exchanges: list[dict]) -> None:
-    """LLM exchanges of a research's transcript, numbered from `first_seq`, without an event."""
-    values, params = _exchange_values(first_seq, exchanges)
+# A data-modifying statement (INSERT, UPDATE) of a research's own rows and its parameters, run as
+# a CTE of one statement: it reads its task's id as `next.id` from the CTE `next` (one row, none
+# for a task that is gone, so nothing is written for it). The CTEs of one statement share one
+# snapshot and cannot see each other's changes, so two writes of one row never go together.
+Write = tuple[str, list]
+
+
+def write_along(task_id: int, writes: Sequence[Write]) -> None:
+    """`writes` in one statement, without an event (what a research reported after its last one)."""
+    if not writes:
+        return
+    ctes, params = _ctes(writes)
     with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO deep_research_transcript (task_id, seq, kind, role, model, request, response, seconds, created_at) "
-            f"SELECT %s, v.seq, v.kind, v.role, v.model, v.request, v.response, v.seconds, now() "
-            f"FROM (VALUES {values}) AS v(seq, kind, role, model, request, response, seconds)",
-            [task_id, *params],
-        )
+        cursor.execute(f"WITH next AS (SELECT id FROM deep_research_tasks WHERE id = %s){ctes} SELECT 1", [task_id, *params])
 
 
-def _exchange_values(first_seq: int, exchanges: list[dict]) -> tuple[str, list]:
-    """VALUES rows (seq, kind, role, model, request, response, seconds) and their parameters: one
-    hand-written statement, each JSON serialised once, no ORM query building and no arrays for
-    psycopg to escape element by element (docs/performance.md)."""
-    params: list = []
-    for n, exchange in enumerate(exchanges):
-        params += [first_seq + n, exchange["kind"], exchange["role"], exchange["model"],
-                   stored_json(exchange["request"]), stored_json(exchange["response"]), exchange["seconds"]]
-    return ", ".join(["(%s::integer, %s, %s, %s, %s::jsonb, %s::jsonb, %s::double precision)"] * len(exchanges)), params
+def _ctes(writes: Sequence[Write]) -> tuple[str, list]:
+    return "".join(f",\nw{n} AS ({sql})" for n, (sql, _) in enumerate(writes)), [p for _, params in writes for p in params]
 
 
 def stored_json(value) -> str:

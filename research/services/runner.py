@@ -73,41 +73,49 @@ CANCEL_SEEN_FRESH_SECONDS = 0.05
 class TaskSink:
     """Stores steps, events and the LLM transcript of one task as the engine reports them.
 
-    LLM exchanges may be reported from the engine's helper threads; they are buffered and
-    written by the engine's own thread at its next event (and at the end), so helper threads
-    never hold database connections. After each write the research thread hands its connection
-    back to the pool (uedu_dr.db_pool): it holds none while it waits for the model."""
+    The transcript and the steps are written by the statement of the research's next event
+    (events.record_event's `writes`), or by `flush()` at the end: the engine announces each model
+    call and each step with an event right after it, so a research makes one round trip where it
+    made two to four. LLM exchanges may be reported from the engine's helper threads; they are
+    buffered and written by the engine's own thread, so helper threads never hold database
+    connections. After each write the research thread hands its connection back to the pool
+    (uedu_dr.db_pool): it holds none while it waits for the model."""
 
     def __init__(self, task: ResearchTask, meter: UsageMeter | None = None, *, transcript_after: int = 0):
         self.task_id = task.pk
         self.task_uuid = task.task_uuid
         self.meter = meter
-        self._pending: list[dict] = []
         self._lock = threading.Lock()
+        self._exchanges: list[dict] = []
         self._seq = transcript_after  # a second part (after a plan review) numbers on from the first
+        self._steps: list[events.Write] = []  # step writes not yet stored
+        self._step_indexes: set[int] = set()  # the steps they write
         # (cancel_requested, time.monotonic()) as the research thread's last event read it.
         self.cancel_seen: tuple[bool, float] | None = None
 
     def record_llm(self, exchange: dict) -> None:
         with self._lock:
-            self._pending.append(exchange)
+            self._exchanges.append(exchange)
 
-    # The writes below run several times per research in every worker thread; they are single
-    # hand-written statements (JSON serialised once, no ORM query building, no multi-row UNNEST
-    # arrays for psycopg to escape element by element): the ORM versions were about a third of
-    # the worker's CPU per research (bench/concurrency.py, docs/performance.md).
-    def _take_exchanges(self) -> tuple[int, list[dict]]:
-        """The LLM exchanges reported since the last write, and the transcript seq of the first."""
+    # The writes below run several times per research in every worker thread; they are
+    # hand-written SQL (JSON serialised once, no ORM query building, no multi-row UNNEST arrays for
+    # psycopg to escape element by element): the ORM versions were about a third of the worker's
+    # CPU per research (bench/concurrency.py, docs/performance.md).
+    def _take_writes(self) -> list[events.Write]:
         with self._lock:
-            pending, self._pending = self._pending, []
+            exchanges, self._exchanges = self._exchanges, []
             first = self._seq + 1
-            self._seq += len(pending)
-        return first, pending
+            self._seq += len(exchanges)
+            writes, self._steps = self._steps, []
+            self._step_indexes = set()
+        if exchanges:
+            writes.insert(0, _transcript_write(first, exchanges))
+        return writes
 
     def flush(self) -> None:
-        first, pending = self._take_exchanges()
-        if pending:
-            events.record_transcript(self.task_id, first, pending)
+        """Store what was reported since the last event."""
+        with handed_back():
+            events.write_along(self.task_id, self._take_writes())
 
     def emit(self, type: str, data: dict) -> None:
         data = dict(data)
@@ -115,8 +123,7 @@ class TaskSink:
             # The progress card shows tokens used so far; only the runner's meter knows them.
             data.setdefault("tokens_used", self.meter.total_tokens)
         with handed_back():
-            # The exchanges reported since the last event are written by the event's statement.
-            cancel = events.record_event(self.task_id, self.task_uuid, type, data, exchanges=self._take_exchanges())
+            cancel = events.record_event(self.task_id, self.task_uuid, type, data, writes=self._take_writes())
             self.cancel_seen = (cancel, time.monotonic())
 
     def cancel_requested(self) -> bool:
@@ -133,40 +140,58 @@ class TaskSink:
             row = cursor.fetchone()
         return bool(row and row[0])
 
+    def _step_write(self, index: int, sql: str, params: list) -> None:
+        """Queue a write of step `index`; one already queued for it is stored first (the writes of
+        one statement cannot see each other's rows)."""
+        with self._lock:
+            queued = index in self._step_indexes
+        if queued:
+            self.flush()
+        with self._lock:
+            self._steps.append((sql, params))
+            self._step_indexes.add(index)
+
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
-        with _statement() as cursor:
-            cursor.execute(
-                "INSERT INTO deep_research_steps (task_id, index, round, phase, tool_name, args, status, result_preview, "
-                "result_full, error, duration_ms, tokens, created_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s::jsonb, 'running', '', NULL, '', 0, 0, now())",
-                [self.task_id, index, round, phase, tool_name, events.stored_json(args)],
-            )
+        self._step_write(index, (
+            "INSERT INTO deep_research_steps (task_id, index, round, phase, tool_name, args, status, result_preview, "
+            "result_full, error, duration_ms, tokens, created_at) "
+            "SELECT next.id, %s, %s, %s, %s, %s::jsonb, 'running', '', NULL, '', 0, 0, now() FROM next"
+        ), [index, round, phase, tool_name, events.stored_json(args)])
 
     def step_finished(self, *, index, status, preview, full, error, duration_ms, tokens=0) -> None:
-        with _statement() as cursor:
-            cursor.execute(
-                "UPDATE deep_research_steps SET status = %s, result_preview = %s, result_full = %s::jsonb, error = %s, "
-                "duration_ms = %s, tokens = %s WHERE task_id = %s AND index = %s",
-                [status, preview, None if full is None else events.stored_json(full), error, duration_ms, tokens, self.task_id, index],
-            )
+        self._step_write(index, (
+            "UPDATE deep_research_steps SET status = %s, result_preview = %s, result_full = %s::jsonb, error = %s, "
+            "duration_ms = %s, tokens = %s FROM next WHERE task_id = next.id AND index = %s"
+        ), [status, preview, None if full is None else events.stored_json(full), error, duration_ms, tokens, index])
 
     def step_sources(self, *, index, source_ids) -> None:
-        # Number the step's stored sources with the engine's citation ids, in the database: one
-        # statement instead of reading the whole result back and writing it again.
-        with _statement() as cursor:
-            cursor.execute(
-                """
-                UPDATE deep_research_steps SET result_full = jsonb_set(result_full, '{sources}', (
-                    SELECT coalesce(jsonb_agg(CASE WHEN ids.id IS NULL THEN src.value
-                                                   ELSE src.value || jsonb_build_object('id', ids.id) END
-                                              ORDER BY src.n), '[]'::jsonb)
-                    FROM jsonb_array_elements(result_full -> 'sources') WITH ORDINALITY AS src(value, n)
-                    LEFT JOIN jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS ids(id, n) USING (n)
-                ))
-                WHERE task_id = %s AND index = %s AND jsonb_typeof(result_full -> 'sources') = 'array'
-                """,
-                [events.stored_json(list(source_ids)), self.task_id, index],
-            )
+        # Number the step's stored sources with the engine's citation ids, in the database: no
+        # reading the whole result back to write it again.
+        self._step_write(index, """
+            UPDATE deep_research_steps SET result_full = jsonb_set(result_full, '{sources}', (
+                SELECT coalesce(jsonb_agg(CASE WHEN ids.id IS NULL THEN src.value
+                                               ELSE src.value || jsonb_build_object('id', ids.id) END
+                                          ORDER BY src.n), '[]'::jsonb)
+                FROM jsonb_array_elements(result_full -> 'sources') WITH ORDINALITY AS src(value, n)
+                LEFT JOIN jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS ids(id, n) USING (n)
+            ))
+            FROM next WHERE task_id = next.id AND index = %s AND jsonb_typeof(result_full -> 'sources') = 'array'
+            """, [events.stored_json(list(source_ids)), index])
+
+
+def _transcript_write(first_seq: int, exchanges: list[dict]) -> events.Write:
+    """LLM exchanges numbered from `first_seq`: one multi-row INSERT."""
+    params: list = []
+    for n, exchange in enumerate(exchanges):
+        params += [first_seq + n, exchange["kind"], exchange["role"], exchange["model"],
+                   events.stored_json(exchange["request"]), events.stored_json(exchange["response"]), exchange["seconds"]]
+    values = ", ".join(["(%s::integer, %s, %s, %s, %s::jsonb, %s::jsonb, %s::double precision)"] * len(exchanges))
+    return (
+        "INSERT INTO deep_research_transcript (task_id, seq, kind, role, model, request, response, seconds, created_at) "
+        "SELECT next.id, v.seq, v.kind, v.role, v.model, v.request, v.response, v.seconds, now() "
+        f"FROM next, (VALUES {values}) AS v(seq, kind, role, model, request, response, seconds)",
+        params,
+    )
 
 
 def _jsonable(value):

@@ -110,7 +110,7 @@ def test_the_cancel_check_reuses_the_flag_its_own_event_just_read_and_looks_agai
     assert len(queries) == 0
 
 
-def test_an_event_writes_the_model_exchanges_reported_before_it_in_its_own_statement(db, personas, django_capture_on_commit_callbacks):
+def test_an_event_writes_the_exchanges_and_steps_reported_before_it_in_its_own_statement(db, personas, django_capture_on_commit_callbacks):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -125,26 +125,46 @@ def test_an_event_writes_the_model_exchanges_reported_before_it_in_its_own_state
     sink.record_llm(exchange)
     sink.record_llm(dict(exchange, role="action", seconds=1))
     with CaptureQueriesContext(connection) as queries:
-        sink.emit("plan_complete", {"sub_questions": []})
-    assert len(queries) == 1  # the event and both exchanges
+        sink.step_started(index=1, round=1, phase="evidence", tool_name="search_channel_materials", args={"query": "布魯姆"})
+        sink.step_started(index=2, round=1, phase="evidence", tool_name="get_course_overview", args={"course": "EDS101"})
+    assert len(queries) == 0 and not ResearchStep.objects.filter(task=task).exists()
+    with CaptureQueriesContext(connection) as queries:
+        sink.emit("action_dispatch", {"round": 1})
+    assert len(queries) == 1  # the event, both exchanges and both steps
     rows = list(TranscriptEntry.objects.filter(task=task).order_by("seq").values_list("seq", "role", "seconds", "request"))
     assert rows == [(1, "planner", 0.25, exchange["request"]), (2, "action", 1.0, exchange["request"])]
     assert isinstance(TranscriptEntry.objects.get(task=task, seq=1).response["when"], str)
-    assert event_types(task)[-1] == "plan_complete"
+    assert list(ResearchStep.objects.filter(task=task).order_by("index").values_list("index", "tool_name", "status", "args")) == [
+        (1, "search_channel_materials", "running", {"query": "布魯姆"}), (2, "get_course_overview", "running", {"course": "EDS101"})]
+    assert event_types(task)[-1] == "action_dispatch"
 
-    # An event without new exchanges writes none; the next ones number on, also when flushed alone.
-    sink.emit("action_thinking", {"round": 1})
+    # A finished step goes with the event that announces it; two writes of one step never share a
+    # statement (the second could not see the first), so the first is stored before the second is queued.
+    found = {"sources": [{"title": "a"}, {"title": "b"}], "data": {}}
+    with CaptureQueriesContext(connection) as queries:
+        sink.step_finished(index=1, status="ok", preview="2 passages", full=found, error="", duration_ms=12)
+        sink.step_sources(index=1, source_ids=[7, 8])
+        sink.emit("action_complete", {"index": 1})
+    assert len(queries) == 2
+    step = ResearchStep.objects.get(task=task, index=1)
+    assert (step.status, step.duration_ms, [s["id"] for s in step.result_full["sources"]]) == ("ok", 12, [7, 8])
+
+    # The next exchanges number on, also when stored without an event (at the end of a research).
     sink.record_llm(dict(exchange, role="writer"))
+    sink.step_finished(index=2, status="error", preview="", full=None, error="no course", duration_ms=3)
     sink.flush()
     assert list(TranscriptEntry.objects.filter(task=task).order_by("seq").values_list("seq", "role")) == [
         (1, "planner"), (2, "action"), (3, "writer")]
+    assert ResearchStep.objects.get(task=task, index=2).error == "no course"
 
     # A task deleted meanwhile: the event's statement writes nothing, and says the task is gone.
     sink.record_llm(dict(exchange, role="critic"))
+    sink.step_started(index=3, round=2, phase="evidence", tool_name="web_search", args={})
     ResearchTask.objects.filter(pk=task.pk).delete()
     with pytest.raises(events.TaskGone):
         sink.emit("action_thinking", {"round": 2})
     assert not TranscriptEntry.objects.filter(task_id=task.pk).exists()
+    assert not ResearchStep.objects.filter(task_id=task.pk).exists()
 
 
 def test_a_task_nobody_claims_can_be_cancelled_at_once_with_a_full_refund(db, personas, django_capture_on_commit_callbacks):
