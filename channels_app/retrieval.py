@@ -97,12 +97,9 @@ def _lexical_queries(cursor, query: str, channel_id: int) -> tuple[str, str] | N
     a passage must hold all of them. "The chunks searched" are the channel's own when it is big
     enough to have shares of its own (channels_app.term_shares: a course about one subject holds
     its subject's words everywhere), else the whole platform's (the planner's statistics)."""
-    # The query's lexemes, normalised exactly as chunk text is (bigrams, stemming, stop words).
-    cursor.execute("SELECT unnest(tsvector_to_array(to_tsvector('english', %s)))", [lexical.search_text(query)])
-    lexemes = [row[0] for row in cursor.fetchall()]
+    lexemes, frequencies = term_shares.lexemes_and_shares(cursor, channel_id, lexical.search_text(query))
     if not lexemes:
         return None
-    frequencies = term_shares.shares(cursor, channel_id, lexemes)
     if frequencies is None:
         frequencies = _lexeme_frequencies(cursor)
     cutoff = settings.UEDU_RETRIEVAL_COMMON_TERM_CUTOFF

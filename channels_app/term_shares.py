@@ -2,7 +2,8 @@
 
 `refresh(channel_id)` rewrites a channel's rows from its chunks' tsvectors (`ts_stat`) when the
 channel holds at least UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS chunks, and removes them otherwise.
-`shares(cursor, channel_id, lexemes)` reads them for one search in one round trip."""
+`lexemes_and_shares(cursor, channel_id, text)` reads a query's lexemes and their shares in one
+round trip."""
 
 from __future__ import annotations
 
@@ -36,18 +37,22 @@ def refresh(channel_id: int) -> int:
         return cursor.rowcount
 
 
-def shares(cursor, channel_id: int, lexemes: list[str]) -> dict[str, float] | None:
-    """{lexeme: share of the channel's chunks} for the given lexemes (a lexeme under the floor is
-    absent), or None when the channel has no shares (a small channel: use the platform's)."""
+def lexemes_and_shares(cursor, channel_id: int, text: str) -> tuple[list[str], dict[str, float] | None]:
+    """The lexemes of `text` (normalised as chunk text is: bigrams, stemming, stop words) and
+    {lexeme: share of the channel's chunks} for them (a lexeme under the floor is absent), or
+    None for the shares when the channel has none (a small channel: use the platform's). One
+    round trip."""
     cursor.execute(
         f"""
-        SELECT lexeme, share FROM {TABLE} WHERE channel_id = %s AND lexeme = ANY(%s)
-        UNION ALL
-        SELECT NULL, NULL WHERE EXISTS (SELECT 1 FROM {TABLE} WHERE channel_id = %s)
+        SELECT q.lexeme, s.share, EXISTS (SELECT 1 FROM {TABLE} WHERE channel_id = %s)
+        FROM unnest(tsvector_to_array(to_tsvector('english', %s))) WITH ORDINALITY AS q(lexeme, n)
+        LEFT JOIN {TABLE} s ON s.channel_id = %s AND s.lexeme = q.lexeme
+        ORDER BY q.n
         """,
-        [int(channel_id), list(lexemes), int(channel_id)],
+        [int(channel_id), text, int(channel_id)],
     )
     rows = cursor.fetchall()
-    if not rows:
-        return None
-    return {lexeme: share for lexeme, share in rows if lexeme is not None}
+    lexemes = [lexeme for lexeme, _, _ in rows]
+    if not rows or not rows[0][2]:
+        return lexemes, None
+    return lexemes, {lexeme: share for lexeme, share, _ in rows if share is not None}

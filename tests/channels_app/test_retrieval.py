@@ -215,6 +215,10 @@ def test_a_small_channel_is_searched_exactly_and_a_big_one_through_its_own_index
         exact = [p.chunk_id for p in hybrid_search(channel.pk, "Bloom's taxonomy", k=5, use_lexical=False)]
     # No graph is walked, so none of its settings are sent (nor a transaction to hold them).
     assert exact and not _sets_hnsw(small)
+    hybrid_search(channel.pk, "Bloom's taxonomy", k=5)  # reads the platform's term statistics, kept a while
+    with CaptureQueriesContext(connection) as both:
+        assert hybrid_search(channel.pk, "Bloom's taxonomy", k=5)
+    assert len(both) == 2  # the query's lexemes with their shares in the channel, then the search
 
     # Past the threshold, indexing the next material gives the channel its own partial HNSW index.
     settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS = 3
