@@ -27,7 +27,7 @@ def search_channel_materials(ctx: ToolContext, query: str, top_k: int = 6) -> To
         top_k: how many passages to return (1-10)
     """
     top_k = max(1, min(int(top_k), 10))
-    slug = Channel.objects.filter(pk=ctx.channel_id).values_list("slug", flat=True).first()
+    slug = ctx.channel_slug or Channel.objects.filter(pk=ctx.channel_id).values_list("slug", flat=True).first()
     if slug is None:
         return ToolResult(error="this channel no longer exists")
     passages = hybrid_search(ctx.channel_id, query, top_k)

@@ -36,6 +36,7 @@ class ToolContext:
     user_id: int
     channel_id: int
     web_tools_enabled: bool = False
+    channel_slug: str = ""  # for links to the channel's materials; looked up when not given
     language: str = "zh-hant"
     # Per-channel web domain rules (lower-case host names); empty allow-list = all not denied.
     allowed_domains: tuple[str, ...] = ()

@@ -33,6 +33,7 @@ def tool_context(*, user_id: int, channel: Channel, language: str) -> ToolContex
     return ToolContext(
         user_id=user_id,
         channel_id=channel.pk,
+        channel_slug=channel.slug,
         web_tools_enabled=channel.web_tools_enabled,
         language=language,
         allowed_domains=channel.allowed_domains,

@@ -39,7 +39,12 @@ def test_demo_data_refuses_with_debug_off_unless_forced(db, settings):
 
 def test_demo_materials_are_indexed_once_and_answer_questions_with_file_and_page(db, settings):
     from channels_app.models import Material, MaterialChunk
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.urls import reverse
+
     from agent.tools import REGISTRY, ToolContext
+    from research.services import assistant_policy
 
     settings.DEBUG = True
     call_command("load_demo_data")
@@ -60,3 +65,13 @@ def test_demo_materials_are_indexed_once_and_answer_questions_with_file_and_page
     assert "學號" in chinese.sources[0].text
     slides = box.call("search_channel_materials", {"query": "reciprocal rank fusion"})
     assert slides.sources[0].locator == "EDS101_Bloom與RAG投影片.pptx slide 4"
+
+    # A passage links to its page in the material; a research's context carries the channel's
+    # slug for that link, a bare context has it looked up.
+    handout = materials["EDS101_week1-4_handout.pdf"]
+    assert english.sources[0].url == reverse("material_detail", kwargs={"slug": "demo-course", "pk": handout.pk}) + "#p3"
+    research_box = REGISTRY.bind(assistant_policy.tool_context(user_id=course.owner_id, channel=course, language="en"))
+    with CaptureQueriesContext(connection) as queries:
+        again = research_box.call("search_channel_materials", {"query": "What does an IRB check before data collection?"})
+    assert again.sources[0].url == english.sources[0].url
+    assert not any('FROM "channels_app_channel"' in query["sql"] for query in queries.captured_queries)
