@@ -20,10 +20,13 @@ from research.services.settlement import worst_case_cost
 from uedu_dr.errors import ServiceError
 
 
+def request_log_rows(task_id: int) -> QuerySet[ChatLog]:
+    """The chat-log row that asked a research's question, first (none for a task stored without one)."""
+    return ChatLog.objects.filter(deep_research_task_id=task_id, kind=ChatLog.Kind.REQUEST).order_by("pk")
+
+
 def request_log_id(task_id: int) -> int | None:
-    """The chat-log row that asked a research's question (None for a task stored without one)."""
-    return (ChatLog.objects.filter(deep_research_task_id=task_id, kind=ChatLog.Kind.REQUEST)
-            .order_by("pk").values_list("pk", flat=True).first())
+    return request_log_rows(task_id).values_list("pk", flat=True).first()
 
 
 def visible_tasks(user) -> QuerySet[ResearchTask]:

@@ -5,9 +5,11 @@ so a follow-up research builds on the earlier one instead of starting blind."""
 
 from __future__ import annotations
 
+from django.db.models import Subquery
+
 from channels_app.models import Channel, ChatLog
 from research.models import ResearchTask
-from research.selectors import request_log_id
+from research.selectors import request_log_rows
 
 # How much of the conversation goes back to the model.
 HISTORY_ROWS = 20
@@ -17,7 +19,7 @@ ANSWER_CHARS = 8_000
 RESEARCH_HISTORY_CHARS = 8_000
 
 
-def conversation_messages(user, channel: Channel, *, before_id: int | None = None, budget: int = HISTORY_CHARS) -> list[dict]:
+def conversation_messages(user, channel: Channel, *, before_id: int | Subquery | None = None, budget: int = HISTORY_CHARS) -> list[dict]:
     """The user's recent turns in the channel as chat messages, oldest first, within `budget`
     characters (the most recent turns are kept). A finished Deep Research answer comes with its
     numbered source list; researches that did not finish leave only the question."""
@@ -47,10 +49,10 @@ def conversation_messages(user, channel: Channel, *, before_id: int | None = Non
 def research_follow_up(task: ResearchTask) -> str:
     """The turns before this research's question, as text for the research's prompts ('' when
     the research starts a conversation)."""
-    request_id = request_log_id(task.pk)
-    if request_id is None:
-        return ""
-    messages = conversation_messages(task.user, task.channel, before_id=request_id, budget=RESEARCH_HISTORY_CHARS)
+    # The question's row as a subquery, not a lookup of its own: a task stored without one has
+    # no id to compare with, so no turn comes before it.
+    before = Subquery(request_log_rows(task.pk).values("pk")[:1])
+    messages = conversation_messages(task.user, task.channel, before_id=before, budget=RESEARCH_HISTORY_CHARS)
     speaker = {"user": "Student", "assistant": "Assistant"}
     return "\n\n".join(f"{speaker[m['role']]}: {m['content']}" for m in messages)
 

@@ -91,6 +91,25 @@ def test_a_first_research_has_no_conversation_and_sees_no_one_elses(transactiona
     assert "Earlier conversation" not in sent and "bob's private question" not in sent
 
 
+def test_the_follow_up_is_read_in_one_statement_and_a_task_without_its_question_row_continues_nothing(
+        db, personas, django_capture_on_commit_callbacks):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from channels_app.models import ChatLog
+    from research.services import follow_up
+
+    stored_research(personas.student, personas.channel, question="比較學習分析與布魯姆分類法")
+    with django_capture_on_commit_callbacks(execute=False):
+        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="延續：在台灣適用嗎？")
+    with CaptureQueriesContext(connection) as queries:
+        text = follow_up.research_follow_up(task)
+    assert text.startswith("Student: 比較學習分析與布魯姆分類法") and "延續" not in text  # only the turns before it
+    assert len(queries) == 1
+    ChatLog.objects.filter(deep_research_task=task).delete()
+    assert follow_up.research_follow_up(task) == ""
+
+
 # --------------------------------------------------------------------------- the tool context
 
 
