@@ -90,6 +90,8 @@ class TaskSink:
         self._seq = transcript_after  # a second part (after a plan review) numbers on from the first
         self._steps: list[events.Write] = []  # step writes not yet stored
         self._step_indexes: set[int] = set()  # the steps they write
+        self._open: set[int] = set()  # steps started and not finished
+        self._lost_writes = False  # a statement carrying writes failed: the rows may differ from the above
         # (cancel_requested, time.monotonic()) as the research thread's last event read it.
         self.cancel_seen: tuple[bool, float] | None = None
 
@@ -114,7 +116,7 @@ class TaskSink:
 
     def flush(self) -> None:
         """Store what was reported since the last event."""
-        with handed_back():
+        with handed_back(), self._carrying_writes():
             events.write_along(self.task_id, self._take_writes())
 
     def emit(self, type: str, data: dict) -> None:
@@ -122,9 +124,21 @@ class TaskSink:
         if self.meter is not None:
             # The progress card shows tokens used so far; only the runner's meter knows them.
             data.setdefault("tokens_used", self.meter.total_tokens)
-        with handed_back():
+        with handed_back(), self._carrying_writes():
             cancel = events.record_event(self.task_id, self.task_uuid, type, data, writes=self._take_writes())
             self.cancel_seen = (cancel, time.monotonic())
+
+    @contextmanager
+    def _carrying_writes(self):
+        try:
+            yield
+        except BaseException:
+            self._lost_writes = True
+            raise
+
+    def all_steps_closed(self) -> bool:
+        """Every step this sink started was finished and stored (finish() then has none to close)."""
+        return not self._open and not self._lost_writes and not self._steps
 
     def cancel_requested(self) -> bool:
         """The engine's cancel check, before every LLM and tool call: an indexed one-row lookup,
@@ -152,6 +166,7 @@ class TaskSink:
             self._step_indexes.add(index)
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
+        self._open.add(index)
         self._step_write(index, (
             "INSERT INTO deep_research_steps (task_id, index, round, phase, tool_name, args, status, result_preview, "
             "result_full, error, duration_ms, tokens, created_at) "
@@ -159,6 +174,7 @@ class TaskSink:
         ), [index, round, phase, tool_name, events.stored_json(args)])
 
     def step_finished(self, *, index, status, preview, full, error, duration_ms, tokens=0) -> None:
+        self._open.discard(index)
         self._step_write(index, (
             "UPDATE deep_research_steps SET status = %s, result_preview = %s, result_full = %s::jsonb, error = %s, "
             "duration_ms = %s, tokens = %s FROM next WHERE task_id = next.id AND index = %s"
@@ -221,7 +237,8 @@ def execute_task(task_id: int, *, toolbox=None, model: str | None = None, regist
 def _execute(task_id: int, *, toolbox, model: str | None, registry: ToolRegistry) -> None:
     now = timezone.now()
     claimed = ResearchTask.objects.filter(pk=task_id, status=ResearchTask.Status.QUEUED).update(
-        status=ResearchTask.Status.RUNNING, started_at=now, last_heartbeat_at=now
+        status=ResearchTask.Status.RUNNING, started_at=now, last_heartbeat_at=now,
+        model_name=model or llm_config().model_for("synthesizer"),
     )
     if not claimed:
         log.info("research task %s not claimed (already taken, finished or gone)", task_id)
@@ -285,7 +302,8 @@ def _drive(task: ResearchTask, meter: UsageMeter, *, announce, toolbox, model: s
         if plan_review.await_review(task, result.plan, meter.total, sink, duration=duration):
             return  # the worker thread is free; continue_task takes it from here
         result = ResearchResult(status="cancelled", stop_reason="cancelled", plan=result.plan)
-    finish(task, result, meter, duration=duration)
+    # A continuation's sink has not seen the steps of the part before it.
+    finish(task, result, meter, duration=duration, steps_closed=plan is None and sink.all_steps_closed())
 
 
 def _last_transcript_seq(task: ResearchTask) -> int:
@@ -309,7 +327,10 @@ def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbo
     # per research), built afresh for a replay's recorded toolbox.
     policy = toolbox.ctx if isinstance(toolbox, BoundToolbox) else assistant_policy.tool_context(
         user_id=task.user_id, channel=channel, language=task.language)
-    ResearchTask.objects.filter(pk=task.pk).update(model_name=config.model_for("synthesizer"))
+    model_name = config.model_for("synthesizer")
+    if task.model_name != model_name:  # a first part's claim stored it already (_execute)
+        ResearchTask.objects.filter(pk=task.pk).update(model_name=model_name)
+        task.model_name = model_name
     return run_research(
         ResearchInput(
             question=task.user_question,
@@ -341,8 +362,9 @@ STATUS_MESSAGES = {
 }
 
 
-def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, duration: float) -> bool:
-    """Store the outcome if the task is still running. Returns whether this call finished it."""
+def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, duration: float, steps_closed: bool = False) -> bool:
+    """Store the outcome if the task is still running. Returns whether this call finished it.
+    `steps_closed`: the caller knows that no step of the task is still marked running."""
     usage = meter.total
     # A run that failed before the engine had its plan keeps the plan stored before (the one
     # the student reviewed), rather than erasing it.
@@ -375,7 +397,8 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
         for field, value in stored.items():
             setattr(task, field, value)
         task.refresh_from_db(fields=_fields_to_reread(stored))
-        close_open_steps(task, "cancelled" if result.status == "cancelled" else "failed")
+        if not steps_closed:
+            close_open_steps(task, "cancelled" if result.status == "cancelled" else "failed")
         quality.store(task, result)
         # A replay is an evaluation record: no source statistics, no row in anyone's chat.
         response = None if task.is_replay else write_response_log(task)

@@ -156,13 +156,18 @@ def test_an_event_writes_the_exchanges_and_steps_reported_before_it_in_its_own_s
     assert list(TranscriptEntry.objects.filter(task=task).order_by("seq").values_list("seq", "role")) == [
         (1, "planner"), (2, "action"), (3, "writer")]
     assert ResearchStep.objects.get(task=task, index=2).error == "no course"
+    assert sink.all_steps_closed()  # finish() has no step to close
+
 
     # A task deleted meanwhile: the event's statement writes nothing, and says the task is gone.
     sink.record_llm(dict(exchange, role="critic"))
     sink.step_started(index=3, round=2, phase="evidence", tool_name="web_search", args={})
+    assert not sink.all_steps_closed()
+    sink.step_finished(index=3, status="ok", preview="", full=None, error="", duration_ms=1)
     ResearchTask.objects.filter(pk=task.pk).delete()
     with pytest.raises(events.TaskGone):
         sink.emit("action_thinking", {"round": 2})
+    assert not sink.all_steps_closed()  # a statement with writes failed: finish() must look
     assert not TranscriptEntry.objects.filter(task_id=task.pk).exists()
     assert not ResearchStep.objects.filter(task_id=task.pk).exists()
 
