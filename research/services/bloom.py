@@ -24,13 +24,13 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Subquery
 from django.utils import timezone
 
 from channels_app.models import ChatLog
 from agent.engine import prompts, schemas
 from agent.engine.llm import LLMError
-from research.selectors import request_log_id
+from research.selectors import request_log_rows
 from uedu_dr.errors import ServiceError
 
 from agent.llm_factory import llm_configured, ask_about_question
@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 class BloomOutcome:
     status: str  # classified | retry | gave_up | skipped
     attempts: int = 0
+    row_id: int | None = None  # the request row attempted (None when none was claimed)
 
     @property
     def retry_in(self) -> int:
@@ -53,9 +54,10 @@ def needs_classification(chat_log: ChatLog) -> bool:
     return chat_log.kind == ChatLog.Kind.REQUEST and not chat_log.bloom_level
 
 
-def classify(chat_log_id: int, *, max_attempts: int | None = None) -> BloomOutcome:
+def classify(chat_log_id: int | Subquery, *, max_attempts: int | None = None) -> BloomOutcome:
     """One attempt, claimed only while the row has fewer than `max_attempts` (default
-    UEDU_BLOOM_MAX_ATTEMPTS) attempts behind it."""
+    UEDU_BLOOM_MAX_ATTEMPTS) attempts behind it. `chat_log_id`: the row's id, or a subquery that
+    gives it (classify_beside: a research's question row, found by the claim itself)."""
     if not llm_configured():
         log.warning("Bloom classification of chat log %s skipped: no LLM is configured", chat_log_id)
         return BloomOutcome("skipped")
@@ -73,13 +75,13 @@ def classify(chat_log_id: int, *, max_attempts: int | None = None) -> BloomOutco
         verdict = ask_about_question("bloom", prompts.BLOOM, row.content, schemas.BLOOM, "bloom_level", user=row.user, max_tokens=500)
     except (LLMError, ServiceError) as exc:  # ServiceError: the daily cost cap refused the call
         log.warning("Bloom classification of chat log %s failed (attempt %s/%s): %s", chat_log_id, attempts, limit, exc)
-        return BloomOutcome("retry" if attempts < limit else "gave_up", attempts)
-    ChatLog.objects.filter(pk=chat_log_id, bloom_level="").update(
+        return BloomOutcome("retry" if attempts < limit else "gave_up", attempts, row.pk)
+    ChatLog.objects.filter(pk=row.pk, bloom_level="").update(
         bloom_level=verdict["level"],
         bloom_confidence=min(1.0, max(0.0, float(verdict["confidence"]))),
         bloom_rationale=verdict["rationale"][:1000],
     )
-    return BloomOutcome("classified", attempts)
+    return BloomOutcome("classified", attempts, row.pk)
 
 
 def unclassified_rows(*, limit: int | None = None):
@@ -125,13 +127,13 @@ def enqueue_on_commit(chat_log: ChatLog) -> None:
         transaction.on_commit(lambda: enqueue(chat_log_id), robust=True)
 
 
-def classify_and_schedule(chat_log_id: int) -> BloomOutcome:
+def classify_and_schedule(chat_log_id: int | Subquery) -> BloomOutcome:
     """One attempt; a failure that may be retried queues the next one after its delay."""
     outcome = classify(chat_log_id)
     if outcome.status == "retry":
         from research.tasks import classify_bloom
 
-        classify_bloom.apply_async((chat_log_id,), countdown=outcome.retry_in)
+        classify_bloom.apply_async((outcome.row_id,), countdown=outcome.retry_in)
     return outcome
 
 
@@ -148,9 +150,7 @@ def classify_beside(task_id: int) -> threading.Thread:
 
     def run() -> None:
         try:
-            row_id = request_log_id(task_id)
-            if row_id is not None:
-                classify_and_schedule(row_id)
+            classify_and_schedule(Subquery(request_log_rows(task_id).values("pk")[:1]))
         except Exception:  # the research goes on; the sweep gives the row another attempt
             log.exception("Bloom classification beside research task %s failed", task_id)
         finally:
