@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
-from django.db.models import Case, Count, DecimalField, F, Q, QuerySet, Sum, Value, When
+from django.db.models import Case, Count, DecimalField, F, Q, QuerySet, Subquery, Sum, Value, When
 from django.utils import timezone
 
 from channels_app import access
@@ -20,13 +20,19 @@ from research.services.settlement import worst_case_cost
 from uedu_dr.errors import ServiceError
 
 
-def request_log_rows(task_id: int) -> QuerySet[ChatLog]:
+def _request_log_rows(task_id: int) -> QuerySet[ChatLog]:
     """The chat-log row that asked a research's question, first (none for a task stored without one)."""
     return ChatLog.objects.filter(deep_research_task_id=task_id, kind=ChatLog.Kind.REQUEST).order_by("pk")
 
 
 def request_log_id(task_id: int) -> int | None:
-    return request_log_rows(task_id).values_list("pk", flat=True).first()
+    return _request_log_rows(task_id).values_list("pk", flat=True).first()
+
+
+def request_log_id_subquery(task_id: int) -> Subquery:
+    """request_log_id as a subquery, for a statement that needs the id without a lookup of its own
+    (NULL for a task stored without a question row)."""
+    return Subquery(_request_log_rows(task_id).values("pk")[:1])
 
 
 def visible_tasks(user) -> QuerySet[ResearchTask]:

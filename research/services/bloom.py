@@ -30,7 +30,7 @@ from django.utils import timezone
 from channels_app.models import ChatLog
 from agent.engine import prompts, schemas
 from agent.engine.llm import LLMError
-from research.selectors import request_log_rows
+from research.selectors import request_log_id_subquery
 from uedu_dr.errors import ServiceError
 
 from agent.llm_factory import llm_configured, ask_about_question
@@ -150,7 +150,7 @@ def classify_beside(task_id: int) -> threading.Thread:
 
     def run() -> None:
         try:
-            classify_and_schedule(Subquery(request_log_rows(task_id).values("pk")[:1]))
+            classify_and_schedule(request_log_id_subquery(task_id))
         except Exception:  # the research goes on; the sweep gives the row another attempt
             log.exception("Bloom classification beside research task %s failed", task_id)
         finally:

@@ -9,7 +9,7 @@ from django.db.models import Subquery
 
 from channels_app.models import Channel, ChatLog
 from research.models import ResearchTask
-from research.selectors import request_log_rows
+from research.selectors import request_log_id_subquery
 
 # How much of the conversation goes back to the model.
 HISTORY_ROWS = 20
@@ -51,8 +51,8 @@ def research_follow_up(task: ResearchTask) -> str:
     the research starts a conversation)."""
     # The question's row as a subquery, not a lookup of its own: a task stored without one has
     # no id to compare with, so no turn comes before it.
-    before = Subquery(request_log_rows(task.pk).values("pk")[:1])
-    messages = conversation_messages(task.user, task.channel, before_id=before, budget=RESEARCH_HISTORY_CHARS)
+    messages = conversation_messages(task.user, task.channel, before_id=request_log_id_subquery(task.pk),
+                                     budget=RESEARCH_HISTORY_CHARS)
     speaker = {"user": "Student", "assistant": "Assistant"}
     return "\n\n".join(f"{speaker[m['role']]}: {m['content']}" for m in messages)
 
