@@ -88,8 +88,7 @@ class TaskSink:
         self._lock = threading.Lock()
         self._exchanges: list[dict] = []
         self._seq = transcript_after  # a second part (after a plan review) numbers on from the first
-        self._steps: list[events.Write] = []  # step writes not yet stored
-        self._step_indexes: set[int] = set()  # the steps they write
+        self._steps: list[tuple[int, events.Write]] = []  # (step index, write) not yet stored
         self._open: set[int] = set()  # steps started and not finished
         self._lost_writes = False  # a statement carrying writes failed: the rows may differ from the above
         # (cancel_requested, time.monotonic()) as the research thread's last event read it.
@@ -108,8 +107,7 @@ class TaskSink:
             exchanges, self._exchanges = self._exchanges, []
             first = self._seq + 1
             self._seq += len(exchanges)
-            writes, self._steps = self._steps, []
-            self._step_indexes = set()
+            writes, self._steps = [write for _, write in self._steps], []
         if exchanges:
             writes.insert(0, _transcript_write(first, exchanges))
         return writes
@@ -158,12 +156,11 @@ class TaskSink:
         """Queue a write of step `index`; one already queued for it is stored first (the writes of
         one statement cannot see each other's rows)."""
         with self._lock:
-            queued = index in self._step_indexes
+            queued = any(queued_index == index for queued_index, _ in self._steps)
         if queued:
             self.flush()
         with self._lock:
-            self._steps.append((sql, params))
-            self._step_indexes.add(index)
+            self._steps.append((index, (sql, params)))
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
         self._open.add(index)
