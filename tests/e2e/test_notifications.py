@@ -91,6 +91,10 @@ def test_the_student_in_another_tab_is_notified_and_mailed_when_the_research_end
 
     # Watching the page, the student needs no notification: the answer appears in front of them.
     page.bring_to_front()
+    # Held like the first, so that its progress card is there to be seen: an unheld research can
+    # end, and its card turn into the answer, before the check below looks.
+    release = hold(llm, "action")
     research(page, personas, "布魯姆分類法的六個層次如何對應課程目標？")  # a fresh chat page, in front
+    release.set()
     expect(page.locator(".dr-answer")).to_have_count(2, timeout=120_000)
     assert page.evaluate("window.shownNotifications") == []
