@@ -36,13 +36,20 @@ def test_a_worker_killed_mid_research_is_failed_by_the_reaper_and_keeps_its_step
                                                                                  fake_openalex, django_capture_on_commit_callbacks):
     from tests.conftest import outside_world_env
 
-    llm.reset(Scenario(latency={"reflection": 30}))  # the worker will die while waiting on this call
+    from dataclasses import replace
+
+    # The worker dies while one step is done and the other still waits on a slow OpenAlex (the
+    # reflection's latency keeps it from going on, should that step end first after all).
+    llm.reset(Scenario(latency={"reflection": 30}, preferred_tools=["search_channel_materials", "search_external_papers"]))
+    works = fake_openalex.routes["/works"]
+    fake_openalex.route("/works", lambda request: replace(works(request), delay=30))
     doomed = stack.start_worker(queues="doomed", UEDU_DR_HEARTBEAT_SECONDS=1, **outside_world_env(llm, fake_openalex))
     try:
         task = queued_task(personas, django_capture_on_commit_callbacks)
         execute_research_task.apply_async((task.pk,), queue="doomed")
         wait_for(lambda: task.events.filter(type="action_complete").exists(), timeout=30, message="steps to be stored")
         steps_before = list(ResearchStep.objects.filter(task=task).values_list("index", "status"))
+        assert [status for _, status in steps_before] == ["ok", "running"]  # materials done, OpenAlex not
         os.kill(doomed.popen.pid, signal.SIGKILL)
         doomed.popen.wait(10)
     finally:
