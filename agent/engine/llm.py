@@ -28,7 +28,6 @@ from typing import Any, Callable
 import jsonschema
 import openai
 from openai._base_client import make_request_options
-from openai.types.chat import ChatCompletion
 
 ROLES = ("planner", "action", "reflection", "synthesizer", "verifier", "judge", "chat", "bloom")
 
@@ -130,6 +129,60 @@ class ToolCallRequest:
     parse_error: str = ""
 
 
+class Reply:
+    """A chat completion as the server sent it (its JSON), read by the few fields the engine uses.
+
+    The SDK's response model is not built: its loose construction and the transcript's dump of it
+    were ~0.35 ms of CPU per call (docs/performance.md, eighth pass), for fields read once. A
+    field of the wrong type reads as missing, so an odd server fails as an empty or truncated
+    answer, never with a TypeError."""
+
+    __slots__ = ("data", "message", "finish_reason")
+
+    def __init__(self, data: object) -> None:
+        self.data = data if isinstance(data, dict) else {"unexpected": data}
+        choices = self.data.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        self.message: dict | None = None
+        self.finish_reason = None
+        if choice is not None:
+            message = choice.get("message")
+            self.message = message if isinstance(message, dict) else {}
+            self.finish_reason = choice.get("finish_reason")
+
+    @property
+    def content(self) -> str:
+        content = (self.message or {}).get("content")
+        return content if isinstance(content, str) else ""
+
+    @property
+    def tool_calls(self) -> list[tuple[str, str, str]]:
+        """(id, name, arguments as text) of each function call."""
+        calls = []
+        for call in (self.message or {}).get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict):
+                continue
+            arguments = function.get("arguments")
+            if not isinstance(arguments, str):  # some servers send the object itself
+                arguments = "{}" if arguments is None else json.dumps(arguments, ensure_ascii=False)
+            calls.append((str(call.get("id") or ""), str(function.get("name") or ""), arguments or "{}"))
+        return calls
+
+    def usage(self) -> tuple[int, int, int] | None:
+        """(prompt, completion, reasoning) tokens, or None when the server sent no usage."""
+        usage = self.data.get("usage")
+        if not isinstance(usage, dict):
+            return None
+        details = usage.get("completion_tokens_details")
+        reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else 0
+        return _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")), _count(reasoning)
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 @dataclass
 class AssistantTurn:
     content: str
@@ -206,8 +259,8 @@ class LLMClient:
         server supports it, json_object plus the schema in the prompt otherwise)."""
         model = self.config.model_for(role)
         extra = {"_schema": schema, "_schema_name": name}
-        response = self._complete(role, model, messages, extra, max_tokens, timeout)
-        return _parse_structured(role, response.choices[0].message.content, schema)
+        reply = self._complete(role, model, messages, extra, max_tokens, timeout)
+        return _parse_structured(role, reply.content, schema)
 
     def with_tools(
         self,
@@ -223,17 +276,13 @@ class LLMClient:
             return self._tool_choice_as_json(role, messages, tools, max_tokens, timeout)
         params: dict[str, Any] = {"tools": tools, "tool_choice": "auto"} if tools else {}
         try:
-            response = self._complete(role, model, messages, params, max_tokens, timeout)
+            reply = self._complete(role, model, messages, params, max_tokens, timeout)
         except _ToolsRefused:
             return self._tool_choice_as_json(role, messages, tools, max_tokens, timeout)
-        message = response.choices[0].message
         calls = []
-        for call in message.tool_calls or []:
-            function = getattr(call, "function", None)
-            if function is None:
-                continue
-            calls.append(_tool_call(call.id or f"call_{len(calls)}", function.name or "", function.arguments or "{}"))
-        content = (message.content or "").strip()
+        for call_id, name, arguments in reply.tool_calls:
+            calls.append(_tool_call(call_id or f"call_{len(calls)}", name, arguments))
+        content = reply.content.strip()
         if not calls and not content:
             if tools:
                 # llama-cpp-python without a tool-capable chat format answers a tool request with
@@ -250,8 +299,8 @@ class LLMClient:
         model = self.config.model_for(role)
         asked = _with_instruction(messages, _tool_choice_instruction(tools))
         extra = {"_schema": schema, "_schema_name": "tool_choice", "_strict": False}
-        response = self._complete(role, model, asked, extra, max_tokens, timeout)
-        data = _parse_structured(role, response.choices[0].message.content, schema)
+        reply = self._complete(role, model, asked, extra, max_tokens, timeout)
+        data = _parse_structured(role, reply.content, schema)
         calls = [
             _tool_call(f"call_json_{uuid.uuid4().hex[:12]}", call["name"], json.dumps(call["arguments"], ensure_ascii=False))
             for call in data["tool_calls"]
@@ -264,8 +313,7 @@ class LLMClient:
     def text(self, role: str, messages: list[dict], *, max_tokens: int | None = None, timeout: float | None = None) -> str:
         """A plain text reply (ordinary chat)."""
         model = self.config.model_for(role)
-        response = self._complete(role, model, messages, {}, max_tokens, timeout)
-        content = (response.choices[0].message.content or "").strip()
+        content = self._complete(role, model, messages, {}, max_tokens, timeout).content.strip()
         if not content:
             raise LLMEmpty(f"{role}: the model returned an empty answer")
         return content
@@ -326,14 +374,14 @@ class LLMClient:
 
     def _complete(
         self, role: str, model: str, messages: list[dict], extra: dict, max_tokens: int | None, timeout: float | None
-    ):
+    ) -> Reply:
         messages = self._with_preamble(messages)
         for _ in range(len(_PARAM_HINTS) + 1):
             sent_messages, shaped = self._shape(messages, extra, self._unsupported(model))
             params = self._request_params(role, model, shaped, max_tokens)
             started = time.monotonic()
             try:
-                response = self._post(model, sent_messages, params, timeout)
+                reply = self._post(model, sent_messages, params, timeout)
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 raise LLMUnavailable(f"{role}: the LLM server did not answer ({type(exc).__name__})") from None
             except openai.APIStatusError as exc:
@@ -349,13 +397,13 @@ class LLMClient:
                 continue
             except openai.OpenAIError as exc:  # anything else the SDK raises is still an LLM failure
                 raise LLMUnavailable(f"{role}: {type(exc).__name__}: {_short(exc)}") from None
-            self._account(role, model, response)
-            self._record(role, model, sent_messages, params, response, time.monotonic() - started)
-            if not getattr(response, "choices", None):
+            self._account(role, model, reply)
+            self._record(role, model, sent_messages, params, reply, time.monotonic() - started)
+            if reply.message is None:
                 raise LLMEmpty(f"{role}: the server answered without choices")
-            if response.choices[0].finish_reason == "length":
+            if reply.finish_reason == "length":
                 raise LLMTruncated(f"{role}: the answer was cut off at the token limit")
-            return response
+            return reply
         raise LLMUnavailable(f"{role}: the LLM server refused every variant of the request")
 
     def _with_preamble(self, messages: list[dict]) -> list[dict]:
@@ -364,20 +412,20 @@ class LLMClient:
         second system message accept it."""
         return _with_instruction(messages, self.preamble) if self.preamble else messages
 
-    def _post(self, model: str, messages: list[dict], params: dict, timeout: float | None):
-        """POST /chat/completions through the SDK's client (its retries, errors, auth and
-        response model), without `chat.completions.create`'s request transform: that walks every
-        message against the SDK's TypedDicts, ~10 ms of CPU per call on a research's long
-        prompts, to produce the plain JSON these dicts already are (docs/performance.md)."""
+    def _post(self, model: str, messages: list[dict], params: dict, timeout: float | None) -> Reply:
+        """POST /chat/completions through the SDK's client (its retries, errors and auth), without
+        `chat.completions.create`'s request transform: that walks every message against the SDK's
+        TypedDicts, ~10 ms of CPU per call on a research's long prompts, to produce the plain JSON
+        these dicts already are; and without its response model (`Reply`; docs/performance.md)."""
         options = make_request_options(
             # The caller's deadline bounds the whole call, including the SDK's own retries.
             timeout=max(1.0, timeout / (self.config.max_retries + 1)) if timeout is not None else openai.NOT_GIVEN,
             security={"bearer_auth": True},
         )
-        return self._client.post(
+        return Reply(self._client.post(
             "/chat/completions", body={"model": model, "messages": messages, **params},
-            options=options, cast_to=ChatCompletion,
-        )
+            options=options, cast_to=object,  # the JSON as parsed, nothing built from it
+        ))
 
     @staticmethod
     def _refused_param(message: str, params: dict) -> str | None:
@@ -387,19 +435,16 @@ class LLMClient:
                 return param
         return None
 
-    def _account(self, role: str, model: str, response) -> None:
-        usage = getattr(response, "usage", None)
+    def _account(self, role: str, model: str, reply: Reply) -> None:
+        usage = reply.usage()
         if usage is None:
             return
-        prompt = usage.prompt_tokens or 0
-        completion = usage.completion_tokens or 0
-        details = getattr(usage, "completion_tokens_details", None)
-        reasoning = (getattr(details, "reasoning_tokens", 0) or 0) if details else 0
+        prompt, completion, reasoning = usage
         price_in, price_out = self.config.price(model)
         cost = (prompt * price_in + completion * price_out) / 1_000_000
         self.meter.add(role, prompt, completion, reasoning, cost)
 
-    def _record(self, role, model, messages, params, response, seconds) -> None:
+    def _record(self, role, model, messages, params, reply: Reply, seconds) -> None:
         if self.recorder is None:
             return
         self.recorder(
@@ -411,7 +456,7 @@ class LLMClient:
                 "request": {"messages": messages, **{k: v for k, v in params.items() if k != "tools"},
                             **({"tool_names": [t["function"]["name"] for t in params["tools"]]} if params.get("tools") else {})},
                 "tools": [t["function"]["name"] for t in params.get("tools", [])],
-                "response": response.model_dump(mode="json", exclude_none=True),
+                "response": reply.data,  # as the server sent it
                 "seconds": round(seconds, 3),
             }
         )
