@@ -21,7 +21,7 @@ from functools import reduce
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
-from django.db.models import CharField, F, FloatField, Func, Q, QuerySet, TextField, Value
+from django.db.models import BooleanField, CharField, ExpressionWrapper, F, FloatField, Func, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast, Coalesce
 
 # Han (incl. extension A and compatibility), kana and hangul.
@@ -92,15 +92,21 @@ def search_terms(query: str) -> tuple[list[str], list[str]]:
     return unique, [w for w in dict.fromkeys(words) if w in unique]
 
 
-def ranked(queryset: QuerySet, query: str, fields: list[str]) -> QuerySet:
+def ranked(queryset: QuerySet, query: str, fields: list[str], *, first: Q | None = None) -> QuerySet:
     """Rows of `queryset` matching `query` in any of `fields`, best first (annotated `score`).
 
-    An empty query (no searchable term) matches nothing; callers list everything instead. The
-    bigram array and the text vector are aliases, not annotations: the WHERE clause uses them (and
-    their indexes), and no row brings them back to be parsed into Python."""
+    `first`: rows that also match this condition are included whether or not they match the
+    query, and come before every other row (annotated `first`, True or False), so that a caller's
+    exact match and the ranked ones are one statement.
+
+    An empty query (no searchable term) matches nothing but `first`; callers list everything
+    instead. The bigram array and the text vector are aliases, not annotations: the WHERE clause
+    uses them (and their indexes), and no row brings them back to be parsed into Python."""
     terms, words = search_terms(query)
     if not terms:
-        return queryset.none()
+        if first is None:
+            return queryset.none()
+        return queryset.filter(first).annotate(first=Value(True), score=Value(0.0)).order_by("pk")
 
     def contains(term: str) -> Q:
         return reduce(operator.or_, (Q(**{f"{field}__icontains": term}) for field in fields))
@@ -121,4 +127,7 @@ def ranked(queryset: QuerySet, query: str, fields: list[str]) -> QuerySet:
     else:
         score = hits
     matches = reduce(operator.or_, alternatives)
-    return queryset.annotate(score=score).filter(matches).order_by("-score", "pk")
+    if first is None:
+        return queryset.annotate(score=score).filter(matches).order_by("-score", "pk")
+    flagged = queryset.annotate(first=ExpressionWrapper(first, output_field=BooleanField()), score=score)
+    return flagged.filter(first | matches).order_by("-first", "-score", "pk")

@@ -19,11 +19,12 @@ def find_courses(query: str, *, university: str = "", limit: int = 5) -> list[Co
         rows = rows.filter(
             Q(university__slug__iexact=university) | Q(university__name__icontains=university) | Q(university__name_en__icontains=university)
         )
-    exact = list(rows.filter(code__iexact=query.strip())[:limit])
-    if exact:
-        return exact
+    # One statement: rows with the exact code come first, and when there are any, only they count.
     rows = rows.annotate(topics_text=Cast("weekly_topics", TextField()))
-    return list(ranked(rows, query, ["code", "name", "name_en", "department", "description", "topics_text"])[:limit])
+    found = list(ranked(rows, query, ["code", "name", "name_en", "department", "description", "topics_text"],
+                        first=Q(code__iexact=query.strip()))[:limit])
+    exact = [course for course in found if course.first]
+    return exact or found
 
 
 def curriculum_topics(*, subject: str = "", grade_band: str = "", query: str = "", limit: int = 10) -> list[CurriculumTopic]:

@@ -31,6 +31,30 @@ def test_course_overview_finds_courses_by_chinese_words_inside_longer_names(demo
     assert call("get_course_overview", course="微積分", university="nthu").data["results"] == []
 
 
+def test_an_exact_course_code_wins_alone_and_the_lookup_is_one_statement(demo_catalogue):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from catalogue.models import Course
+    from catalogue.selectors import find_courses
+
+    # Another course whose description names EDS101 matches the words too; the exact code wins alone.
+    other = Course.objects.exclude(code="EDS101").first()
+    Course.objects.filter(pk=other.pk).update(description=other.description + " Builds on EDS101.")
+    with CaptureQueriesContext(connection) as queries:
+        assert [c.code for c in find_courses("eds101")] == ["EDS101"]
+    assert len(queries) == 1
+    assert [c.code for c in find_courses("EDS101 builds")][0] == other.code  # not the code itself: ranked
+    # A code with no searchable term (one Latin letter) is still found by the code alone.
+    Course.objects.filter(pk=other.pk).update(code="Q")
+    assert [c.code for c in find_courses(" q ")] == ["Q"]
+    assert find_courses("z") == []
+    # No exact code: the ranked rows, still in one statement.
+    with CaptureQueriesContext(connection) as queries:
+        assert [c.code for c in find_courses("dynamic programming")] == ["CSIE1212", "CS135"]
+    assert len(queries) == 1
+
+
 def test_an_unknown_course_is_an_empty_result_with_a_note(demo_catalogue):
     result = call("get_course_overview", course="QUANTUM999")
     assert result.ok and result.sources == []
