@@ -8,7 +8,7 @@ import logging
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -22,7 +22,7 @@ NEWS = {ResearchTask.Status.COMPLETED, ResearchTask.Status.FAILED}
 
 
 def _asked(user) -> QuerySet[NotificationPreference]:
-    """The user's preference row if it asks for the e-mail (`user` may be an OuterRef)."""
+    """The user's preference row if it asks for the e-mail (`user`: the user or their id)."""
     return NotificationPreference.objects.filter(user=user, email_when_done=True)
 
 
@@ -35,16 +35,15 @@ def set_email_when_done(user, on: bool) -> NotificationPreference:
     return preference
 
 
-def research_finished(task_id: int) -> bool:
+def research_finished(task: ResearchTask) -> bool:
     """E-mail the owner of a finished research a link to its result, if they asked for it and
     have an address. Returns whether a message was sent; a mail server failure is logged, never
-    raised (the research itself is done and stored)."""
-    # Only what the check and the message need: the row's large JSON columns (plan, report,
-    # verification) would be read and parsed after every research, mostly to send nothing.
-    # Whether the owner asked, in the same statement: nearly every research ends without an e-mail.
-    task = (ResearchTask.objects.select_related("user").only("status", "language", "task_uuid", "user_question", "user__email")
-            .annotate(owner_asked=Exists(_asked(OuterRef("user")))).filter(pk=task_id).first())
-    if task is None or task.status not in NEWS or not task.user.email or not task.owner_asked:
+    raised (the research itself is done and stored).
+
+    `task`: the row as finish() just stored it, its owner loaded with it. Nothing is read again
+    but whether the owner asked, and only for an outcome worth telling to someone with an address:
+    nearly every research ends without an e-mail."""
+    if task.status not in NEWS or not task.user.email or not email_when_done(task.user_id):
         return False
     link = settings.UEDU_SITE_URL + reverse("research_result", args=[task.task_uuid])
     with translation.override(task.language or settings.LANGUAGE_CODE):

@@ -410,8 +410,7 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
         settlement.settle(task)
         # Last in the transaction: the terminal event is visible (at commit) right after it is stored.
         events.record_event(task.pk, task.task_uuid, result.status, data)
-        task_id = task.pk
-        transaction.on_commit(lambda: notifications.research_finished(task_id))  # the e-mail, if asked for
+        transaction.on_commit(lambda: notifications.research_finished(task))  # the e-mail, if asked for
     return True
 
 

@@ -40,22 +40,22 @@ def test_the_worker_emails_the_link_to_the_result_when_the_student_asked_for_it(
 def test_no_email_unless_the_student_turned_it_on(db, personas):
     task = stored_research(personas.student, personas.channel)
     assert not NotificationPreference.objects.filter(user=personas.student).exists()
-    assert notifications.research_finished(task.pk) is False
+    assert notifications.research_finished(task) is False
     notifications.set_email_when_done(personas.student, True)
     notifications.set_email_when_done(personas.student, False)  # and off again
-    assert notifications.research_finished(task.pk) is False
+    assert notifications.research_finished(task) is False
     assert mail.outbox == []
 
 
 def test_a_cancelled_research_or_a_user_without_an_address_gets_no_email(db, personas):
     notifications.set_email_when_done(personas.student, True)
     cancelled = stored_research(personas.student, personas.channel, status="cancelled")
-    assert notifications.research_finished(cancelled.pk) is False
+    assert notifications.research_finished(cancelled) is False
     nameless = make_user("s_no_mail")
     nameless.email = ""
     nameless.save()
     notifications.set_email_when_done(nameless, True)
-    assert notifications.research_finished(stored_research(nameless, personas.channel).pk) is False
+    assert notifications.research_finished(stored_research(nameless, personas.channel)) is False
     assert mail.outbox == []
 
 
@@ -64,7 +64,8 @@ def test_a_failed_english_research_is_reported_in_english(db, personas, settings
     notifications.set_email_when_done(personas.student, True)
     task = stored_research(personas.student, personas.channel, question="How do rubrics help?", status="failed", error="boom")
     ResearchTask.objects.filter(pk=task.pk).update(language="en")
-    assert notifications.research_finished(task.pk) is True
+    task.refresh_from_db()
+    assert notifications.research_finished(task) is True
     [message] = mail.outbox
     assert message.subject == "Your Deep Research stopped"
     assert f"https://dr.example.test/deep_research/task/{task.task_uuid}" in message.body
