@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from urllib.parse import urlparse
 
-import jsonschema
+import jsonschema_rs
 
 from .answer import Numbering, Segment, expand_claim_markers, join, marker_ids, rewrite_markers, scrub_links, segments
 from .claims import ClaimSet
@@ -95,11 +95,11 @@ REPORT_SCHEMA = {
                            "origin": {"type": "string", "enum": ["internal", "external"]}, "locator": _STR, "flagged": {"type": "boolean"}}}},
     },
 }
-_VALIDATOR = jsonschema.Draft202012Validator(REPORT_SCHEMA)
+_VALIDATOR = jsonschema_rs.Draft202012Validator(REPORT_SCHEMA)
 
 
 def validate(report: dict) -> None:
-    """Raises jsonschema.ValidationError when the report breaks its published schema."""
+    """Raises jsonschema_rs.ValidationError when the report breaks its published schema."""
     _VALIDATOR.validate(report)
 
 
