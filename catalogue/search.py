@@ -29,6 +29,13 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\ua
 _WORD = re.compile(r"[^\W_]+")
 MAX_TERMS = 24  # a long question must not become a hundred-clause query
 
+# Output fields shared by every query, as Django's own expressions share theirs (class attributes):
+# a field built per expression is ~25 us, and a ranked query over six fields built ~50 of them
+# (docs/performance.md, eighth pass). `EMPTY` is the Value("") Django would build, typed up front.
+TEXT = TextField()
+EMPTY = Value("", output_field=CharField())
+_BOOLEAN = BooleanField()
+
 
 class _JoinedText(Func):
     """The fields joined as text, exactly as SearchVector joins them (each coalesced to '', a
@@ -39,7 +46,7 @@ class _JoinedText(Func):
     def _as_text(self) -> Func:
         clone = self.copy()
         clone.set_source_expressions([
-            Coalesce(e if isinstance(e.output_field, (CharField, TextField)) else Cast(e, TextField()), Value(""))
+            Coalesce(e if isinstance(e.output_field, (CharField, TextField)) else Cast(e, TEXT), EMPTY)
             for e in clone.get_source_expressions()
         ])
         return clone
@@ -129,5 +136,5 @@ def ranked(queryset: QuerySet, query: str, fields: list[str], *, first: Q | None
     matches = reduce(operator.or_, alternatives)
     if first is None:
         return queryset.annotate(score=score).filter(matches).order_by("-score", "pk")
-    flagged = queryset.annotate(first=ExpressionWrapper(first, output_field=BooleanField()), score=score)
+    flagged = queryset.annotate(first=ExpressionWrapper(first, output_field=_BOOLEAN), score=score)
     return flagged.filter(first | matches).order_by("-first", "-score", "pk")
