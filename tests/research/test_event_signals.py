@@ -6,6 +6,8 @@ import asyncio
 import threading
 import uuid
 
+import pytest
+import redis
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
@@ -107,10 +109,17 @@ def test_another_channel_layer_gets_its_wake_ups_through_its_own_group_send(sett
 def test_a_redis_behind_sentinel_is_left_to_the_layers_own_group_send(settings):
     """A Sentinel host has no fixed address to publish on: the publisher makes no client of its
     own for it (and _publish then calls the layer's group_send)."""
+    live = settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"]
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
                                            "CONFIG": {"hosts": [{"sentinels": [("127.0.0.1", 26379)], "master_name": "uedu"}]}}}
     assert events._Publisher()._shards() is None
+    # A plain host gets one client of the publisher's own, holding one connection.
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+                                           "CONFIG": {"hosts": live, "prefix": "p"}}}
+    prefix, clients = events._Publisher()._shards()
+    assert prefix == "p" and len(clients) == 1 and clients[0].connection is not None
+    # A host that is down fails the publish, which is logged; the next publish tries again.
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
                                            "CONFIG": {"hosts": ["redis://127.0.0.1:6399/0"], "prefix": "p"}}}
-    prefix, clients = events._Publisher()._shards()
-    assert prefix == "p" and len(clients) == 1
+    with pytest.raises(redis.exceptions.ConnectionError):
+        events._Publisher()._shards()
