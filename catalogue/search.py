@@ -20,7 +20,7 @@ from functools import reduce
 
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
-from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector, SearchVectorField
 from django.db.models import BooleanField, CharField, ExpressionWrapper, F, FloatField, Func, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast, Coalesce
 
@@ -79,6 +79,20 @@ class TermHits(_JoinedText):
         return sql, [self.terms, *params]
 
 
+class TextVector(_JoinedText):
+    """to_tsvector('english', f1 || ' ' || f2 …): the SQL of Django's SearchVector(*fields,
+    config="english"), which the full-text index is built on, so the index still answers it
+    (`tests/catalogue/test_search_index.py`). SearchVector builds a new output field for every
+    empty string and cast of every compile (a ranked query compiles it twice); this one shares
+    them (docs/performance.md, eighth pass)."""
+
+    output_field = SearchVectorField()
+
+    def as_sql(self, compiler, connection, **extra):
+        text, params = Func.as_sql(self._as_text(), compiler, connection, template="%(expressions)s")
+        return f"to_tsvector(%s::regconfig, {text})", ["english", *params]
+
+
 def search_indexes(prefix: str, fields: list[str]) -> list[GinIndex]:
     """The two GIN indexes that answer `ranked(…, fields)` on one table: the CJK bigram array and
     the English full-text vector, both over the very expressions the query builds."""
@@ -124,9 +138,10 @@ def ranked(queryset: QuerySet, query: str, fields: list[str], *, first: Q | None
     alternatives = [contains(term) for term in single]
     if bigrams:
         queryset = queryset.alias(_bigrams=CJKBigrams(*fields))
-        alternatives.append(Q(_bigrams__overlap=bigrams))
+        # One array parameter, not ARRAY[%s, %s, …] of a Value (and a new output field) per bigram.
+        alternatives.append(Q(_bigrams__overlap=Value(bigrams, output_field=CJKBigrams.output_field)))
     if words:
-        vector = SearchVector(*fields, config="english")
+        vector = TextVector(*fields)
         fts = SearchQuery(" OR ".join(words), search_type="websearch", config="english")
         queryset = queryset.alias(_fts=vector, _rank=SearchRank(vector, fts))
         alternatives.append(Q(_fts=fts))
