@@ -41,7 +41,7 @@ def test_a_worker_killed_mid_research_is_failed_by_the_reaper_and_keeps_its_step
     # The worker dies while one step is done and the other still waits on a slow OpenAlex (the
     # reflection's latency keeps it from going on, should that step end first after all).
     llm.reset(Scenario(latency={"reflection": 30}, preferred_tools=["search_channel_materials", "search_external_papers"]))
-    works = fake_openalex.routes["/works"]
+    works = fake_openalex.routes["/works"]  # the server is shared by the session: put it back after
     fake_openalex.route("/works", lambda request: replace(works(request), delay=30))
     doomed = stack.start_worker(queues="doomed", UEDU_DR_HEARTBEAT_SECONDS=1, **outside_world_env(llm, fake_openalex))
     try:
@@ -54,6 +54,7 @@ def test_a_worker_killed_mid_research_is_failed_by_the_reaper_and_keeps_its_step
         doomed.popen.wait(10)
     finally:
         doomed.stop()
+        fake_openalex.route("/works", works)
 
     settings.UEDU_DR_HEARTBEAT_SECONDS = 1
     settings.UEDU_DR_STALE_AFTER_SECONDS = 3
