@@ -8,6 +8,7 @@ import json
 import pytest
 
 from agent.engine.llm import LLMClient, LLMConfig, LLMMalformed, LLMUnavailable, UsageMeter
+from tests.support.fake_http import FakeHTTPServer, Reply as HTTPReply
 from tests.support.scripted_llm import ScriptedLLM
 
 SCHEMA = {
@@ -107,34 +108,6 @@ def test_a_server_that_refuses_tools_is_asked_for_the_choice_as_json(server):
     assert [bool(c.get("tools")) for c in server.calls()] == [True, False]
 
 
-class _RawServer:
-    """Answers each POST with the next (status, content type, body) given, as bytes on the wire:
-    replies no well-behaved server sends, which the scripted server never does."""
-
-    def __init__(self, replies: list[tuple[int, str, bytes]]):
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-        import threading
-
-        replies = list(replies)
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status, content_type, body = replies.pop(0)
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-
 def _completion(message: dict, usage: object) -> bytes:
     return json.dumps({"id": "c1", "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                        "usage": usage}).encode()
@@ -148,15 +121,22 @@ def test_odd_replies_read_as_what_they_say_and_the_transcript_keeps_them_as_sent
 
     odd_call = {"role": "assistant", "content": None,
                 "tool_calls": [{"type": "function", "function": {"name": "search_external_papers", "arguments": {"query": "dashboards"}}}]}
-    raw = _RawServer([
-        (200, "application/json", _completion(odd_call, {"prompt_tokens": "12", "completion_tokens": 7, "completion_tokens_details": None})),
-        (200, "application/json", _completion({"role": "assistant", "content": [{"type": "text", "text": "hi"}]}, None)),
-        (200, "text/plain", b"upstream proxy error"),
-        (200, "application/json", b'{"choices": "none"}'),
-    ])
-    try:
+    replies = [
+        (_completion(odd_call, {"prompt_tokens": "12", "completion_tokens": 7, "completion_tokens_details": None}), "application/json"),
+        (_completion({"role": "assistant", "content": [{"type": "text", "text": "hi"}]}, None), "application/json"),
+        (b"upstream proxy error", "text/plain"),
+        (b'{"choices": "none"}', "application/json"),
+    ]
+
+    def next_reply(request) -> HTTPReply:
+        body, content_type = replies.pop(0)
+        return HTTPReply(body=body, headers={"Content-Type": content_type})
+
+    # Raw bytes on the wire: replies no well-behaved server sends, which the scripted server never does.
+    with FakeHTTPServer() as raw:
+        raw.route("/v1/chat/completions", next_reply)
         recorded: list[dict] = []
-        llm = LLMClient(LLMConfig(models={"default": "m"}, base_url=raw.url, api_key="x", timeout=5, max_retries=0,
+        llm = LLMClient(LLMConfig(models={"default": "m"}, base_url=f"{raw.url}/v1", api_key="x", timeout=5, max_retries=0,
                                   prices={"m": [1.0, 2.0]}), UsageMeter(), recorder=recorded.append)
         turn = llm.with_tools("action", ACTION, TOOLS)
         assert [(c.id, c.name, c.arguments) for c in turn.tool_calls] == [("call_0", "search_external_papers", {"query": "dashboards"})]
@@ -176,6 +156,3 @@ def test_odd_replies_read_as_what_they_say_and_the_transcript_keeps_them_as_sent
         with pytest.raises(LLMEmpty, match="without choices"):
             llm.text("chat", BLOOM)
         assert llm.meter.total.calls == 1  # none of the three sent a usage
-    finally:
-        raw.httpd.shutdown()
-        raw.httpd.server_close()

@@ -90,6 +90,10 @@ class FakeHTTPServer:
             def do_GET(self) -> None:
                 fake._serve(self)
 
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))  # the body is not routed on
+                fake._serve(self)
+
             def log_message(self, *args) -> None:  # keep test output clean
                 pass
 
