@@ -28,6 +28,8 @@ from django.db.models.functions import Cast, Coalesce
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
 _WORD = re.compile(r"[^\W_]+")
 MAX_TERMS = 24  # a long question must not become a hundred-clause query
+# The full-text configuration of the index, the query's vector and the query itself: they must agree.
+FTS_CONFIG = "english"
 
 # Output fields shared by every query, as Django's own expressions share theirs (class attributes):
 # a field built per expression is ~25 us, and a ranked query over six fields built ~50 of them
@@ -90,7 +92,7 @@ class TextVector(_JoinedText):
 
     def as_sql(self, compiler, connection, **extra):
         text, params = Func.as_sql(self._as_text(), compiler, connection, template="%(expressions)s")
-        return f"to_tsvector(%s::regconfig, {text})", ["english", *params]
+        return f"to_tsvector(%s::regconfig, {text})", [FTS_CONFIG, *params]
 
 
 def search_indexes(prefix: str, fields: list[str]) -> list[GinIndex]:
@@ -98,7 +100,7 @@ def search_indexes(prefix: str, fields: list[str]) -> list[GinIndex]:
     the English full-text vector, both over the very expressions the query builds."""
     return [
         GinIndex(CJKBigrams(*fields), name=f"{prefix}_cjk"[:30]),
-        GinIndex(SearchVector(*fields, config="english"), name=f"{prefix}_fts"[:30]),
+        GinIndex(SearchVector(*fields, config=FTS_CONFIG), name=f"{prefix}_fts"[:30]),
     ]
 
 
@@ -142,7 +144,7 @@ def ranked(queryset: QuerySet, query: str, fields: list[str], *, first: Q | None
         alternatives.append(Q(_bigrams__overlap=Value(bigrams, output_field=CJKBigrams.output_field)))
     if words:
         vector = TextVector(*fields)
-        fts = SearchQuery(" OR ".join(words), search_type="websearch", config="english")
+        fts = SearchQuery(" OR ".join(words), search_type="websearch", config=FTS_CONFIG)
         queryset = queryset.alias(_fts=vector, _rank=SearchRank(vector, fts))
         alternatives.append(Q(_fts=fts))
         score = hits + F("_rank")
