@@ -90,9 +90,9 @@ def build(admin_url: str, db_name: str, state: str) -> dict:
     import psycopg
 
     timings = {}
-    if state != "absent":
+    if state != "absent":  # partial, or a rebuild asked for
         with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE "{db_name}" WITH (FORCE)')
+            conn.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{db_name}"')
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, env=dict(os.environ))
@@ -173,12 +173,17 @@ def build(admin_url: str, db_name: str, state: str) -> dict:
         cursor.execute("RESET maintenance_work_mem")
     timings["channel_index_build_seconds"] = round(time.monotonic() - t, 1)
     raw.commit()
+    # VACUUM cannot run inside a transaction block. The connection goes back to the mode Django
+    # set it to (autocommit): left out of it, the next statement through Django opened a
+    # transaction that the term shares' atomic block then could not start from, so a fresh
+    # build failed right after building.
+    django_mode = raw.autocommit
     raw.autocommit = True
     with raw.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE channels_app_materialchunk")
         cursor.execute("CREATE TABLE bench_corpus_ready (built_at timestamptz, timings jsonb)")
         cursor.execute("INSERT INTO bench_corpus_ready VALUES (now(), %s)", [json.dumps(timings)])
-    raw.autocommit = False
+    raw.autocommit = django_mode
     return timings
 
 
@@ -218,7 +223,8 @@ def main() -> int:
 
     db_name = f"uedu_bench_retrieval_{corpus.fingerprint(N, CHANNELS, SHARES)}"
     admin_url = point_django_at(db_name)
-    state = "absent" if args.rebuild else database_state(admin_url, db_name)
+    # --rebuild used to say "absent" here, so the build then failed on the database it was to replace.
+    state = "rebuild" if args.rebuild else database_state(admin_url, db_name)
     build_timings = None
     if state != "ready":
         log(f"building the cached data set {db_name} ({state}) …")
