@@ -9,8 +9,7 @@ from django.db.models.functions import Cast
 from channels_app.selectors import channels_for_user
 
 from .models import Advisor, AdvisorPaper, Course, CurriculumTopic, PlatformDocument, ResearchCluster, TeamPaper, University
-from . import search
-from .search import ranked
+from .search import TEXT, ranked
 
 
 def find_courses(query: str, *, university: str = "", limit: int = 5) -> list[Course]:
@@ -21,7 +20,7 @@ def find_courses(query: str, *, university: str = "", limit: int = 5) -> list[Co
             Q(university__slug__iexact=university) | Q(university__name__icontains=university) | Q(university__name_en__icontains=university)
         )
     # One statement: rows with the exact code come first, and when there are any, only they count.
-    rows = rows.annotate(topics_text=Cast("weekly_topics", search.TEXT))
+    rows = rows.annotate(topics_text=Cast("weekly_topics", TEXT))
     found = list(ranked(rows, query, ["code", "name", "name_en", "department", "description", "topics_text"],
                         first=Q(code__iexact=query.strip()))[:limit])
     exact = [course for course in found if course.first]
