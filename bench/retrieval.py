@@ -223,7 +223,7 @@ def main() -> int:
 
     db_name = f"uedu_bench_retrieval_{corpus.fingerprint(N, CHANNELS, SHARES)}"
     admin_url = point_django_at(db_name)
-    # --rebuild used to say "absent" here, so the build then failed on the database it was to replace.
+    # Any state but "absent" makes build() drop the database first.
     state = "rebuild" if args.rebuild else database_state(admin_url, db_name)
     build_timings = None
     if state != "ready":
