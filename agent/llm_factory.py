@@ -9,10 +9,9 @@ from typing import Iterator
 
 from django.conf import settings
 
+from agent.engine.llm import LLMClient, LLMConfig, LLMNotConfigured, Recorder, UsageMeter
 from quotas import services as quotas
 from quotas.models import CostReservation
-
-from agent.engine.llm import LLMClient, LLMConfig, LLMNotConfigured, Recorder, UsageMeter
 
 
 def llm_config() -> LLMConfig:
@@ -30,7 +29,9 @@ def llm_configured() -> bool:
     return bool(settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY)
 
 
-def make_client(meter: UsageMeter | None = None, recorder: Recorder | None = None, preamble: str = "") -> LLMClient:
+def make_client(
+    meter: UsageMeter | None = None, recorder: Recorder | None = None, preamble: str = ""
+) -> LLMClient:
     return LLMClient(llm_config(), meter=meter, recorder=recorder, preamble=preamble)
 
 
@@ -63,7 +64,9 @@ CALL_BOUNDS = {
 
 
 @contextmanager
-def metered_client(kind: str, *, user, daily_limit: int | None = None, preamble: str = "") -> Iterator[LLMClient]:
+def metered_client(
+    kind: str, *, user, daily_limit: int | None = None, preamble: str = ""
+) -> Iterator[LLMClient]:
     """A client for one operation of `kind`, paid for against the platform's daily cap: the
     worst case is reserved before any request is sent (ServiceError 503 when the cap is reached,
     429 when the user's own daily budget for this kind is used) and settled at the metered cost
@@ -76,12 +79,16 @@ def metered_client(kind: str, *, user, daily_limit: int | None = None, preamble:
         quotas.settle_cost(reference, Decimal(str(round(meter.total.cost_usd, 6))))
 
 
-def ask_about_question(kind: str, system_prompt: str, question: str, schema: dict, name: str, *, user,
-                       max_tokens: int) -> dict:
+def ask_about_question(
+    kind: str, system_prompt: str, question: str, schema: dict, name: str, *, user, max_tokens: int
+) -> dict:
     """One light structured call about a student's question (the judge, the context check, the
     Bloom classifier), metered against the daily cap for `user`. Raises LLMError, or
     ServiceError when the cap refuses it; each caller decides what a failure means for it."""
-    messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": f"Student's question:\n{question}"}]
+    messages = [
+        {"role": "system", "content": system_prompt},
+        {"role": "user", "content": f"Student's question:\n{question}"},
+    ]
     with metered_client(kind, user=user) as client:
         return client.structured(CALL_BOUNDS[kind].role, messages, schema, name, max_tokens=max_tokens)
 

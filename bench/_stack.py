@@ -21,7 +21,9 @@ BIN = Path(sys.executable).parent
 
 def uptime() -> str:
     """`uptime` in UTC: every bench prints it with its figures (this machine is shared)."""
-    return subprocess.run(["uptime"], capture_output=True, text=True, env=dict(os.environ, TZ="UTC")).stdout.strip()
+    return subprocess.run(
+        ["uptime"], capture_output=True, text=True, env=dict(os.environ, TZ="UTC")
+    ).stdout.strip()
 
 
 class BenchStack:
@@ -32,7 +34,9 @@ class BenchStack:
         self.processes: list[subprocess.Popen] = []
         base = os.environ.get("DATABASE_URL")
         if base:
-            raise SystemExit("benchmarks create their own scratch database on the embedded PostgreSQL; unset DATABASE_URL")
+            raise SystemExit(
+                "benchmarks create their own scratch database on the embedded PostgreSQL; unset DATABASE_URL"
+            )
         db = devstack.ensure_postgres()
         self.db_name = f"bench_{name}_{os.getpid()}"
         self.admin_url = devstack.postgres_url(dict(db, NAME="postgres"))
@@ -43,10 +47,16 @@ class BenchStack:
         self.valkey_process = valkey
         self.redis_url = f"redis://127.0.0.1:{valkey.port}/0"
         self.secret_key = secrets.token_urlsafe(48)  # a throwaway key for the production-settings processes
-        os.environ.update(DATABASE_URL=self.database_url, REDIS_URL=self.redis_url,
-                          DJANGO_SETTINGS_MODULE="uedu_dr.settings.dev", LOG_LEVEL="WARNING")
+        os.environ.update(
+            DATABASE_URL=self.database_url,
+            REDIS_URL=self.redis_url,
+            DJANGO_SETTINGS_MODULE="uedu_dr.settings.dev",
+            LOG_LEVEL="WARNING",
+        )
         atexit.register(self.close)
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, env=self.env())
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, env=self.env()
+        )
         import django
 
         django.setup()
@@ -59,11 +69,18 @@ class BenchStack:
 
     def env(self, **extra) -> dict:
         env = dict(os.environ)
-        env.update(DATABASE_URL=self.database_url, REDIS_URL=self.redis_url, PYTHONUNBUFFERED="1", LOG_LEVEL="WARNING")
+        env.update(
+            DATABASE_URL=self.database_url,
+            REDIS_URL=self.redis_url,
+            PYTHONUNBUFFERED="1",
+            LOG_LEVEL="WARNING",
+        )
         env.update({k: str(v) for k, v in extra.items()})
         return env
 
-    def spawn(self, cmd: list[str], *, ready: str | None = None, timeout: float = 90, **env) -> subprocess.Popen:
+    def spawn(
+        self, cmd: list[str], *, ready: str | None = None, timeout: float = 90, **env
+    ) -> subprocess.Popen:
         log = open(self.tmp / f"proc-{len(self.processes)}.log", "w+")
         proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env(**env), stdout=log, stderr=subprocess.STDOUT)
         proc.log_path = log.name  # type: ignore[attr-defined]
@@ -90,9 +107,26 @@ class BenchStack:
         # The worker runs as it is deployed: the production settings (DEBUG off, so no per-query
         # SQL log), with the scratch database and Valkey passed in the environment.
         env = dict(DJANGO_SETTINGS_MODULE="uedu_dr.settings.production", SECRET_KEY=self.secret_key, **env)
-        return self.spawn([str(BIN / "celery"), "-A", "uedu_dr", "worker", "--pool", "threads", "--concurrency", str(concurrency),
-                           "-l", "info", "--without-gossip", "--without-mingle", "-n", f"{name}-{os.getpid()}@%h"],
-                          ready=" ready.", **env)
+        return self.spawn(
+            [
+                str(BIN / "celery"),
+                "-A",
+                "uedu_dr",
+                "worker",
+                "--pool",
+                "threads",
+                "--concurrency",
+                str(concurrency),
+                "-l",
+                "info",
+                "--without-gossip",
+                "--without-mingle",
+                "-n",
+                f"{name}-{os.getpid()}@%h",
+            ],
+            ready=" ready.",
+            **env,
+        )
 
     def close(self) -> None:
         for proc in reversed(self.processes):

@@ -60,18 +60,26 @@ CPU_TARGET_MS = 85.0
 
 def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: bool, workers: int) -> dict:
     import psutil
+    from django.contrib.auth import get_user_model
     from django.db import connection
     from django.utils import timezone
 
     from channels_app.models import Channel
-    from django.contrib.auth import get_user_model
     from research.models import ResearchTask
     from research.services import lifecycle
 
     llm_url = stack.scripted_llm(latency=latency)
     # As `make run` starts them: `workers` threads-pool processes, each able to take the whole batch.
-    pool = [stack.worker(concurrency=max(64, n + 8), name=f"bench{i}", OPENAI_BASE_URL=llm_url, OPENAI_API_KEY="bench",
-                         UEDU_DEEP_RESEARCH_DAILY_CAP_USD="100000") for i in range(workers)]
+    pool = [
+        stack.worker(
+            concurrency=max(64, n + 8),
+            name=f"bench{i}",
+            OPENAI_BASE_URL=llm_url,
+            OPENAI_API_KEY="bench",
+            UEDU_DEEP_RESEARCH_DAILY_CAP_USD="100000",
+        )
+        for i in range(workers)
+    ]
     teacher = get_user_model().objects.get(username="teacher")  # unlimited quota
     channel = Channel.objects.get(slug="demo-course")
     question = "請比較學習分析與布魯姆分類法在課程設計中的角色"
@@ -81,7 +89,9 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
 
         def one(i: int) -> int:
             try:
-                return lifecycle.task_start(user=teacher, channel=channel, question=f"{question} #{latency}-{size}-{i}")[0].pk
+                return lifecycle.task_start(
+                    user=teacher, channel=channel, question=f"{question} #{latency}-{size}-{i}"
+                )[0].pk
             finally:
                 connection.close()
 
@@ -91,7 +101,11 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         pending = set(tasks)
         deadline = time.monotonic() + 600
         while pending and time.monotonic() < deadline:
-            done = set(ResearchTask.objects.filter(pk__in=pending, status__in=ResearchTask.TERMINAL).values_list("pk", flat=True))
+            done = set(
+                ResearchTask.objects.filter(pk__in=pending, status__in=ResearchTask.TERMINAL).values_list(
+                    "pk", flat=True
+                )
+            )
             pending -= done
             if pending:
                 # The end is read from the rows (finished_at), so polling often buys no accuracy
@@ -127,9 +141,23 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     if profile:
         out = ROOT / "var" / "bench" / f"concurrency-{latency}.speedscope.json"
         out.parent.mkdir(parents=True, exist_ok=True)
-        spy = subprocess.Popen([shutil.which("py-spy", path=str(ROOT / ".venv" / "bin")) or "py-spy", "record", "-p",
-                                str(pool[0].pid), "-r", "100", *os.environ.get("SPY_FLAGS", "--gil").split(), "-f", "speedscope", "-o", str(out)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        spy = subprocess.Popen(
+            [
+                shutil.which("py-spy", path=str(ROOT / ".venv" / "bin")) or "py-spy",
+                "record",
+                "-p",
+                str(pool[0].pid),
+                "-r",
+                "100",
+                *os.environ.get("SPY_FLAGS", "--gil").split(),
+                "-f",
+                "speedscope",
+                "-o",
+                str(out),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(1)
     procs = [psutil.Process(worker.pid) for worker in pool]
     # The machine's speed just before the batch, as well as after it: it moves by up to 2x within
@@ -146,7 +174,11 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     times_after = [proc.cpu_times() for proc in procs]
     user_used = sum(a.user - b.user for a, b in zip(times_after, times_before))
     cpu_used = user_used + sum(a.system - b.system for a, b in zip(times_after, times_before))
-    box_used, llm_used, own_used = _box_cpu() - box_before, _cpu(stack.llm_process) - llm_before, _cpu(own) - own_before
+    box_used, llm_used, own_used = (
+        _box_cpu() - box_before,
+        _cpu(stack.llm_process) - llm_before,
+        _cpu(own) - own_before,
+    )
     steal = _steal() - steal_before
     pg_used, valkey_used = _postgres_cpu() - pg_before, _cpu(valkey) - valkey_before
     sessions = _sessions() - sessions_before
@@ -178,13 +210,20 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         "engine_cpu_ms_per_research": round(cpu_used * 1000 / n, 1),
         # The workers' CPU split between their own code (user) and the kernel working for them
         # (system: sockets, futexes, thread switches).
-        "worker_user_system_ms_per_research": [round(user_used * 1000 / n, 1), round((cpu_used - user_used) * 1000 / n, 1)],
+        "worker_user_system_ms_per_research": [
+            round(user_used * 1000 / n, 1),
+            round((cpu_used - user_used) * 1000 / n, 1),
+        ],
         # Where the rest of the box's CPU went during the batch, per research: the scripted LLM
         # server, this bench (starting and polling), PostgreSQL, Valkey, and the rest (the OS, others).
-        "box_cpu_ms_per_research": {"workers": round(cpu_used * 1000 / n, 1), "postgres": round(pg_used * 1000 / n, 1),
-                                    "valkey": round(valkey_used * 1000 / n, 1), "scripted_llm": round(llm_used * 1000 / n, 1),
-                                    "bench": round(own_used * 1000 / n, 1),
-                                    "rest": round((box_used - cpu_used - pg_used - valkey_used - llm_used - own_used) * 1000 / n, 1)},
+        "box_cpu_ms_per_research": {
+            "workers": round(cpu_used * 1000 / n, 1),
+            "postgres": round(pg_used * 1000 / n, 1),
+            "valkey": round(valkey_used * 1000 / n, 1),
+            "scripted_llm": round(llm_used * 1000 / n, 1),
+            "bench": round(own_used * 1000 / n, 1),
+            "rest": round((box_used - cpu_used - pg_used - valkey_used - llm_used - own_used) * 1000 / n, 1),
+        },
         # Time the hypervisor gave this VM's vCPUs to something else during the batch (steal), per
         # research: time the batch waited for a core it was owed, which lengthens its makespan.
         "steal_ms_per_research": round(steal * 1000 / n, 1),
@@ -202,7 +241,11 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
 
 def _reference_cpu_ms() -> float:
     """CPU ms of a fixed piece of Python work (JSON, dicts, strings), the best of three."""
-    doc = {"claims": [{"text": f"claim {i} " * 8, "citations": [i, i + 1], "verdict": "supported"} for i in range(200)]}
+    doc = {
+        "claims": [
+            {"text": f"claim {i} " * 8, "citations": [i, i + 1], "verdict": "supported"} for i in range(200)
+        ]
+    }
     best = float("inf")
     for _ in range(3):
         started = time.thread_time()
@@ -217,7 +260,11 @@ def _reference_cpu_ms() -> float:
 def _reference_after_wait(wait: float = 0.5, repeat: int = 7) -> dict:
     """The median CPU of a ~0.2 ms piece of Python work run back to back, and run after `wait`
     seconds asleep (as a research's thread runs after each LLM call), in ms, and their ratio."""
-    doc = {"claims": [{"text": f"claim {i} " * 8, "citations": [i, i + 1], "verdict": "supported"} for i in range(30)]}
+    doc = {
+        "claims": [
+            {"text": f"claim {i} " * 8, "citations": [i, i + 1], "verdict": "supported"} for i in range(30)
+        ]
+    }
 
     def work() -> float:
         started = time.thread_time()
@@ -233,7 +280,11 @@ def _reference_after_wait(wait: float = 0.5, repeat: int = 7) -> dict:
         time.sleep(wait)
         cold.append(work())
     cold_ms = sorted(cold)[repeat // 2]
-    return {"back_to_back_ms": round(hot * 1000, 3), "after_wait_ms": round(cold_ms * 1000, 3), "ratio": round(cold_ms / hot, 2)}
+    return {
+        "back_to_back_ms": round(hot * 1000, 3),
+        "after_wait_ms": round(cold_ms * 1000, 3),
+        "ratio": round(cold_ms / hot, 2),
+    }
 
 
 def _cpu(process) -> float:
@@ -283,19 +334,31 @@ def _box_cpu() -> float:
 def _received(worker: subprocess.Popen) -> int:
     """Researches this worker has taken so far (Celery logs each task it receives)."""
     with open(worker.log_path, errors="replace") as log:  # type: ignore[attr-defined]
-        return sum("execute_research_task[" in line and "Task " in line and "received" in line for line in log)
+        return sum(
+            "execute_research_task[" in line and "Task " in line and "received" in line for line in log
+        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=50)
-    parser.add_argument("--latency", type=float, action="append",
-                        help="seconds per scripted LLM call; repeatable; the first is the headline (default 0.5 and 1.0)")
+    parser.add_argument(
+        "--latency",
+        type=float,
+        action="append",
+        help="seconds per scripted LLM call; repeatable; the first is the headline (default 0.5 and 1.0)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="N=1 runs (the median is used)")
-    parser.add_argument("--profile", action="store_true", help="record the first worker with py-spy during each batch")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                        help="worker processes, as `make run` starts them (default: one per core); the headline "
-                             "latency is also run with one worker, side by side")
+    parser.add_argument(
+        "--profile", action="store_true", help="record the first worker with py-spy during each batch"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes, as `make run` starts them (default: one per core); the headline "
+        "latency is also run with one worker, side by side",
+    )
     args = parser.parse_args()
     latencies = args.latency or [0.5, 1.0]
 
@@ -322,13 +385,17 @@ def main() -> int:
     failures = []
     for run in runs + ([single] if single else []):
         if run["completed"] != args.n:
-            failures.append(f"{args.n - run['completed']} of {args.n} researches did not complete at {run['latency_s']} s: {run['statuses']}")
+            failures.append(
+                f"{args.n - run['completed']} of {args.n} researches did not complete at {run['latency_s']} s: {run['statuses']}"
+            )
     if head["makespan_ratio"] > RATIO_TARGET:
         failures.append(f"makespan ratio {head['makespan_ratio']} > {RATIO_TARGET} at {head['latency_s']} s")
     if head["engine_cpu_ms_per_research"] > CPU_TARGET_MS:
-        failures.append(f"worker CPU {head['engine_cpu_ms_per_research']} ms per research > {CPU_TARGET_MS} (the fixed "
-                        f"reference work took {head['reference_cpu_ms_before']} ms before the batch and "
-                        f"{head['reference_cpu_ms']} ms after it)")
+        failures.append(
+            f"worker CPU {head['engine_cpu_ms_per_research']} ms per research > {CPU_TARGET_MS} (the fixed "
+            f"reference work took {head['reference_cpu_ms_before']} ms before the batch and "
+            f"{head['reference_cpu_ms']} ms after it)"
+        )
     result = {
         "bench": "concurrency",
         "n": args.n,
@@ -340,7 +407,9 @@ def main() -> int:
         "workers": head["workers"],
         "researches_per_worker": head["researches_per_worker"],
         "makespan_ratio_one_worker": single["makespan_ratio"] if single else head["makespan_ratio"],
-        "cpu_ms_one_worker": single["engine_cpu_ms_per_research"] if single else head["engine_cpu_ms_per_research"],
+        "cpu_ms_one_worker": single["engine_cpu_ms_per_research"]
+        if single
+        else head["engine_cpu_ms_per_research"],
         "makespan_ratio_by_latency": {str(r["latency_s"]): r["makespan_ratio"] for r in runs},
         "completed_by_latency": {str(r["latency_s"]): r["completed"] for r in runs},
         "cpu_ms_by_latency": {str(r["latency_s"]): r["engine_cpu_ms_per_research"] for r in runs},

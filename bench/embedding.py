@@ -44,14 +44,21 @@ def _cpu_ms(encode, texts: list[str]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=15, help="encodings of each question per runtime and case")
-    parser.add_argument("--wait", type=float, default=0.5, help="seconds asleep before each 'after a wait' encoding")
+    parser.add_argument(
+        "--repeat", type=int, default=15, help="encodings of each question per runtime and case"
+    )
+    parser.add_argument(
+        "--wait", type=float, default=0.5, help="seconds asleep before each 'after a wait' encoding"
+    )
     args = parser.parse_args()
 
     from channels_app import local_encoders
 
     cache = Path(os.environ.get("UEDU_EMBEDDING_CACHE_DIR", ROOT / "var" / "models"))
-    runtimes = {"torch": local_encoders.load("torch", 1, 64, cache), "onnx": local_encoders.load("onnx", 1, 64, cache)}
+    runtimes = {
+        "torch": local_encoders.load("torch", 1, 64, cache),
+        "onnx": local_encoders.load("onnx", 1, 64, cache),
+    }
     if runtimes["onnx"].runtime != "onnx":
         raise SystemExit("the ONNX encoder could not be loaded (see the warning above)")
     for encoder in runtimes.values():  # warm: first calls allocate
@@ -67,7 +74,9 @@ def main() -> int:
                 after_wait[name].append(_cpu_ms(encoder.encode, [question]))
                 back_to_back[name].append(_cpu_ms(encoder.encode, [question]))
         for name, encoder in runtimes.items():
-            batch8[name].append(_cpu_ms(encoder.encode, [QUESTIONS[i % len(QUESTIONS)] for i in range(8)]) / 8)
+            batch8[name].append(
+                _cpu_ms(encoder.encode, [QUESTIONS[i % len(QUESTIONS)] for i in range(8)]) / 8
+            )
 
     probes = [*QUESTIONS, "word " * 400]
     reference, exported = runtimes["torch"].encode(probes), runtimes["onnx"].encode(probes)
@@ -91,17 +100,21 @@ def main() -> int:
         failures.append(f"vectors differ by {max_diff:.2e} > {MAX_DIFF_TARGET:.0e}")
     for failure in failures:
         print("target missed:", failure, file=sys.stderr)
-    print(json.dumps({
-        "bench": "embedding",
-        "queries": len(QUESTIONS) * args.repeat,
-        "wait_s": args.wait,
-        "torch": figures["torch"],
-        "onnx": figures["onnx"],
-        "cpu_ratio_after_wait": round(ratio, 3),
-        "max_abs_diff": max_diff,
-        "uptime": uptime(),
-        "ok": not failures,
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "embedding",
+                "queries": len(QUESTIONS) * args.repeat,
+                "wait_s": args.wait,
+                "torch": figures["torch"],
+                "onnx": figures["onnx"],
+                "cpu_ratio_after_wait": round(ratio, 3),
+                "max_abs_diff": max_diff,
+                "uptime": uptime(),
+                "ok": not failures,
+            }
+        )
+    )
     return 1 if failures else 0
 
 

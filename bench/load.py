@@ -66,18 +66,32 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
     parser.add_argument("--window", type=float, default=60.0, help="seconds over which the starts are spread")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per scripted LLM call")
-    parser.add_argument("--dump", help="write every received event (task, seq, type, created, asked, received) to this JSON file")
+    parser.add_argument(
+        "--dump",
+        help="write every received event (task, seq, type, created, asked, received) to this JSON file",
+    )
     # 0.06: 18 worst cases ($1.80) at 300 students. Researches that finish quickly commit about
     # $2 at the peak of the run, so the cap refuses some starts (503) and its accounting is
     # tested under load; at 0.2 it was never reached once the stack kept up.
-    parser.add_argument("--cap-share", type=float, default=0.06, help="the daily cap admits this share of the worst cases at once")
+    parser.add_argument(
+        "--cap-share",
+        type=float,
+        default=0.06,
+        help="the daily cap admits this share of the worst cases at once",
+    )
     args = parser.parse_args()
 
     worst = Decimal("0.10")
     cap = (worst * int(args.students * args.cap_share)).quantize(Decimal("0.01"))
-    common = {"UEDU_DR_QUOTA_STUDENT": "1", "UEDU_DR_WORST_CASE_USD": str(worst), "UEDU_DEEP_RESEARCH_DAILY_CAP_USD": str(cap),
-              "UEDU_DR_RATE_START": "100/m", "ALLOWED_HOSTS": "127.0.0.1,localhost", "DEBUG": "false",
-              "UEDU_DR_COUNTER_SEARCH": "off"}
+    common = {
+        "UEDU_DR_QUOTA_STUDENT": "1",
+        "UEDU_DR_WORST_CASE_USD": str(worst),
+        "UEDU_DEEP_RESEARCH_DAILY_CAP_USD": str(cap),
+        "UEDU_DR_RATE_START": "100/m",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DEBUG": "false",
+        "UEDU_DR_COUNTER_SEARCH": "off",
+    }
     stack = BenchStack("load")
     try:
         os.environ.update(common)
@@ -91,7 +105,9 @@ def main() -> int:
         bases = []
         for _ in range(args.daphne):
             port = free_port()
-            stack.spawn([str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "uedu_dr.asgi:application"], **env)
+            stack.spawn(
+                [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "uedu_dr.asgi:application"], **env
+            )
             bases.append(f"http://127.0.0.1:{port}")
         for base in bases:
             _wait_http(base + "/healthz")
@@ -116,15 +132,51 @@ def main() -> int:
         if args.dump:
             Path(args.dump).write_text(json.dumps({uuid: got for uuid, got in result["received"].items()}))
         result.update(_verify(result.pop("tasks"), result.pop("received"), starts, cap, worst))
-        result.update({"bench": "load", "students": args.students, "daphne": args.daphne, "workers": args.workers,
-                       "window_s": args.window, "latency_s": args.latency, "cap_usd": float(cap), "worst_case_usd": float(worst),
-                       "uptime": uptime()})
-        keys = ("bench", "students", "accepted", "completed", "lost_events", "duplicate_events", "quota_overruns", "cap_overruns",
-                "http_5xx", "p95_event_latency_ms", "daphne", "workers", "p50_event_latency_ms", "p95_event_latency_from_creation_ms",
-                "http_429", "http_503",
-                "http_503_by_code", "recorded_cost_usd", "max_committed_usd", "cap_usd", "window_s", "latency_s", "statuses", "uptime")
+        result.update(
+            {
+                "bench": "load",
+                "students": args.students,
+                "daphne": args.daphne,
+                "workers": args.workers,
+                "window_s": args.window,
+                "latency_s": args.latency,
+                "cap_usd": float(cap),
+                "worst_case_usd": float(worst),
+                "uptime": uptime(),
+            }
+        )
+        keys = (
+            "bench",
+            "students",
+            "accepted",
+            "completed",
+            "lost_events",
+            "duplicate_events",
+            "quota_overruns",
+            "cap_overruns",
+            "http_5xx",
+            "p95_event_latency_ms",
+            "daphne",
+            "workers",
+            "p50_event_latency_ms",
+            "p95_event_latency_from_creation_ms",
+            "http_429",
+            "http_503",
+            "http_503_by_code",
+            "recorded_cost_usd",
+            "max_committed_usd",
+            "cap_usd",
+            "window_s",
+            "latency_s",
+            "statuses",
+            "uptime",
+        )
         ordered = {k: result[k] for k in keys}
-        failures = [k for k in ("lost_events", "duplicate_events", "quota_overruns", "cap_overruns", "http_5xx") if ordered[k]]
+        failures = [
+            k
+            for k in ("lost_events", "duplicate_events", "quota_overruns", "cap_overruns", "http_5xx")
+            if ordered[k]
+        ]
         if ordered["p95_event_latency_ms"] is None or ordered["p95_event_latency_ms"] > P95_TARGET_MS:
             failures.append(f"p95_event_latency_ms > {P95_TARGET_MS}")
         if ordered["completed"] != ordered["accepted"]:
@@ -160,14 +212,22 @@ def _students(n: int):
 
     User = get_user_model()
     teacher = User.objects.create_user("bench-teacher")
-    channel = Channel.objects.create(slug="bench-course", name="Bench course", owner=teacher, deep_research_enabled=True)
+    channel = Channel.objects.create(
+        slug="bench-course", name="Bench course", owner=teacher, deep_research_enabled=True
+    )
     users = []
     for i in range(n):
         user = User.objects.create_user(f"bench-student-{i:03d}")
         Membership.objects.create(user=user, channel=channel, role=Membership.Role.STUDENT)
         client = Client()
         client.force_login(user)
-        users.append({"id": user.pk, "token": Token.objects.create(user=user).key, "session": client.cookies["sessionid"].value})
+        users.append(
+            {
+                "id": user.pk,
+                "token": Token.objects.create(user=user).key,
+                "session": client.cookies["sessionid"].value,
+            }
+        )
     return users, channel.pk
 
 
@@ -191,8 +251,11 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
         for _ in range(5):  # reconnect with the last seq if the socket drops
             asked = time.time()
             try:
-                async with websockets.connect(url.replace("last_seq=0", f"last_seq={last}"), open_timeout=20,
-                                              additional_headers={"Cookie": f"sessionid={user['session']}", "Origin": base}) as ws:
+                async with websockets.connect(
+                    url.replace("last_seq=0", f"last_seq={last}"),
+                    open_timeout=20,
+                    additional_headers={"Cookie": f"sessionid={user['session']}", "Origin": base},
+                ) as ws:
                     async for raw in ws:
                         event = json.loads(raw)
                         if event.get("seq") is not None:
@@ -203,14 +266,21 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
             except (OSError, websockets.ConnectionClosed):
                 await asyncio.sleep(0.5)
 
-    async def student(number: int, user: dict, delay: float, client: httpx.AsyncClient, streams: list) -> None:
+    async def student(
+        number: int, user: dict, delay: float, client: httpx.AsyncClient, streams: list
+    ) -> None:
         # Starts go to one daphne, the student's socket to the next: events cross processes.
         base, stream_base = bases[number % len(bases)], bases[(number + 1) % len(bases)]
         await asyncio.sleep(delay)
         for attempt in range(2):  # the second attempt is over the quota of one
-            response = await client.post(f"{base}/api/deep_research/start", headers={"Authorization": f"Token {user['token']}",
-                                         "Accept": "application/json"},
-                                         json={"question": f"請比較學習分析與布魯姆分類法（第 {attempt + 1} 次）", "channel_id": channel_id})
+            response = await client.post(
+                f"{base}/api/deep_research/start",
+                headers={"Authorization": f"Token {user['token']}", "Accept": "application/json"},
+                json={
+                    "question": f"請比較學習分析與布魯姆分類法（第 {attempt + 1} 次）",
+                    "channel_id": channel_id,
+                },
+            )
             codes.append(response.status_code)
             if response.status_code == 201:
                 uuid = response.json()["task_uuid"]
@@ -229,10 +299,19 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
     streams: list = []
     limits = httpx.Limits(max_connections=200, max_keepalive_connections=50)
     async with httpx.AsyncClient(timeout=60, limits=limits) as client:
-        await asyncio.gather(*(student(i, u, random.uniform(0, args.window), client, streams) for i, u in enumerate(users)))
+        await asyncio.gather(
+            *(student(i, u, random.uniform(0, args.window), client, streams) for i, u in enumerate(users))
+        )
     await asyncio.gather(*streams)
     stop.set()
-    return {"codes": codes, "errors": errors, "starts": starts, "tasks": tasks, "received": received, "committed": committed}
+    return {
+        "codes": codes,
+        "errors": errors,
+        "starts": starts,
+        "tasks": tasks,
+        "received": received,
+        "committed": committed,
+    }
 
 
 def _watch_cap(samples: list[float], stop: threading.Event) -> None:
@@ -256,13 +335,17 @@ def _verify(tasks: list[str], received: dict, starts: dict[int, int], cap: Decim
     from research.models import ResearchEvent, ResearchTask, TranscriptEntry
 
     deadline = time.monotonic() + 300
-    while ResearchTask.objects.filter(status__in=["queued", "running"]).exists() and time.monotonic() < deadline:
+    while (
+        ResearchTask.objects.filter(status__in=["queued", "running"]).exists() and time.monotonic() < deadline
+    ):
         time.sleep(1)
     statuses = dict(ResearchTask.objects.values_list("status").annotate(n=Count("id")))
     lost = duplicates = 0
     latencies, from_creation = [], []
     for uuid in tasks:
-        stored = list(ResearchEvent.objects.filter(task__task_uuid=uuid).order_by("seq").values_list("seq", flat=True))
+        stored = list(
+            ResearchEvent.objects.filter(task__task_uuid=uuid).order_by("seq").values_list("seq", flat=True)
+        )
         got = [seq for seq, *_ in received.get(uuid, [])]
         lost += len(set(stored) - set(got))
         duplicates += len(got) - len(set(got))
@@ -273,17 +356,25 @@ def _verify(tasks: list[str], received: dict, starts: dict[int, int], cap: Decim
     # Quotas, counted from what the clients saw and from the task rows, not from the ledger.
     quota = settings.UEDU_DR_QUOTA_STUDENT
     rows = dict(ResearchTask.objects.values_list("user").annotate(n=Count("id")))
-    quota_overruns = sum(max(0, max(starts.get(user, 0), rows.get(user, 0)) - quota) for user in set(starts) | set(rows))
+    quota_overruns = sum(
+        max(0, max(starts.get(user, 0), rows.get(user, 0)) - quota) for user in set(starts) | set(rows)
+    )
     # The cap, from the LLM usage stored in the transcripts at the configured prices.
     config = llm_config()
     per_task: dict[int, float] = {}
-    for task_id, model, response in TranscriptEntry.objects.values_list("task_id", "model", "response").iterator():
+    for task_id, model, response in TranscriptEntry.objects.values_list(
+        "task_id", "model", "response"
+    ).iterator():
         usage = (response or {}).get("usage") or {}
         price_in, price_out = config.price(model)
-        cost = ((usage.get("prompt_tokens") or 0) * price_in + (usage.get("completion_tokens") or 0) * price_out) / 1_000_000
+        cost = (
+            (usage.get("prompt_tokens") or 0) * price_in + (usage.get("completion_tokens") or 0) * price_out
+        ) / 1_000_000
         per_task[task_id] = per_task.get(task_id, 0.0) + cost
     total = sum(per_task.values())
-    cap_overruns = (1 if total > float(cap) + 1e-9 else 0) + sum(1 for cost in per_task.values() if cost > float(worst) + 1e-9)
+    cap_overruns = (1 if total > float(cap) + 1e-9 else 0) + sum(
+        1 for cost in per_task.values() if cost > float(worst) + 1e-9
+    )
     latencies.sort()
     from_creation.sort()
     return {
@@ -297,7 +388,9 @@ def _verify(tasks: list[str], received: dict, starts: dict[int, int], cap: Decim
         "recorded_cost_usd": round(total, 4),
         "p95_event_latency_ms": round(latencies[int(0.95 * (len(latencies) - 1))], 1) if latencies else None,
         "p50_event_latency_ms": round(statistics.median(latencies), 1) if latencies else None,
-        "p95_event_latency_from_creation_ms": round(from_creation[int(0.95 * (len(from_creation) - 1))], 1) if from_creation else None,
+        "p95_event_latency_from_creation_ms": round(from_creation[int(0.95 * (len(from_creation) - 1))], 1)
+        if from_creation
+        else None,
     }
 
 

@@ -59,7 +59,6 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-
 def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
@@ -95,7 +94,9 @@ def build(admin_url: str, db_name: str, state: str) -> dict:
             conn.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{db_name}"')
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, env=dict(os.environ))
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, env=dict(os.environ)
+    )
 
     import django
 
@@ -124,8 +125,15 @@ def build(admin_url: str, db_name: str, state: str) -> dict:
     for i, channel in enumerate(channels):
         rows = Material.objects.bulk_create(
             [
-                Material(channel=channel, original_name=f"course-{i}-reader-{m}.pdf", kind="pdf", size_bytes=1,
-                         sha256=f"{i:032x}{m:032x}", status="ready", embedding_model=model)
+                Material(
+                    channel=channel,
+                    original_name=f"course-{i}-reader-{m}.pdf",
+                    kind="pdf",
+                    size_bytes=1,
+                    sha256=f"{i:032x}{m:032x}",
+                    status="ready",
+                    embedding_model=model,
+                )
                 for m in range((int(counts[i]) + PER_MATERIAL - 1) // PER_MATERIAL)
             ]
         )
@@ -152,8 +160,19 @@ def build(admin_url: str, db_name: str, state: str) -> dict:
                 position = int(seen[c])
                 seen[c] += 1
                 text = corpus.chunk_text(texts, int(a[row]), int(b[row]), float(alpha[row]))
-                copy.write_row([materials[c][position // PER_MATERIAL], channels[c].pk, position % PER_MATERIAL,
-                                position % 40 + 1, text, lexical.search_text(text), vectors[row], model, corpus.DIM])
+                copy.write_row(
+                    [
+                        materials[c][position // PER_MATERIAL],
+                        channels[c].pk,
+                        position % PER_MATERIAL,
+                        position % 40 + 1,
+                        text,
+                        lexical.search_text(text),
+                        vectors[row],
+                        model,
+                        corpus.DIM,
+                    ]
+                )
                 if row % 100_000 == 0:
                     log(f"  {row:,} rows")
     raw.commit()
@@ -195,7 +214,9 @@ def ensure_term_shares(db_name: str) -> dict:
 
     from channels_app import term_shares
 
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, env=dict(os.environ))
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, env=dict(os.environ)
+    )
     t = time.monotonic()
     with connection.cursor() as cursor:
         cursor.execute(
@@ -217,8 +238,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--rebuild", action="store_true", help="drop the cached data set and build it again")
     parser.add_argument("--build-only", action="store_true")
-    parser.add_argument("--strategy", choices=["exact", "channel_index", "shared_index"],
-                        help="force the semantic side's strategy (to compare designs); default: the product's choice")
+    parser.add_argument(
+        "--strategy",
+        choices=["exact", "channel_index", "shared_index"],
+        help="force the semantic side's strategy (to compare designs); default: the product's choice",
+    )
     args = parser.parse_args()
 
     db_name = f"uedu_bench_retrieval_{corpus.fingerprint(N, CHANNELS, SHARES)}"
@@ -235,7 +259,9 @@ def main() -> int:
         django.setup()
     term_timings = ensure_term_shares(db_name)
     if args.build_only:
-        print(json.dumps({"bench": "retrieval", "built": db_name, "timings": build_timings, "uptime": uptime()}))
+        print(
+            json.dumps({"bench": "retrieval", "built": db_name, "timings": build_timings, "uptime": uptime()})
+        )
         return 0
 
     import numpy as np
@@ -296,7 +322,9 @@ def main() -> int:
         vectors = embeddings.embed_texts(texts)
         rows = channel_rows(connection, channel.pk)
         strategy = retrieval.semantic_strategy(channel.pk, corpus.DIM)
-        log(f"case {share:.1%}: channel {channel.slug} with {rows:,} chunks ({subject[0]}), strategy {strategy} …")
+        log(
+            f"case {share:.1%}: channel {channel.slug} with {rows:,} chunks ({subject[0]}), strategy {strategy} …"
+        )
         exact_times, hybrid_times, vector_pools, truth_hybrid = [], [], [], []
         for round_ in range(args.rounds):
             exact(channel.pk, vectors[-1])  # warm
@@ -315,7 +343,12 @@ def main() -> int:
             truth = exact_hybrid(channel.pk, text, vector_pool)
             got = [p.chunk_id for p in retrieval.hybrid_search(channel.pk, text, k=K, query_vector=vector)]
             hybrid_recall.append(len(set(got) & set(truth)) / len(truth))
-            vector_only = [p.chunk_id for p in retrieval.hybrid_search(channel.pk, text, k=K, query_vector=vector, use_lexical=False)]
+            vector_only = [
+                p.chunk_id
+                for p in retrieval.hybrid_search(
+                    channel.pk, text, k=K, query_vector=vector, use_lexical=False
+                )
+            ]
             vector_recall.append(len(set(vector_only) & set(vector_pool[:K])) / K)
         case = {
             "channel_share": share,
@@ -335,9 +368,18 @@ def main() -> int:
         cases.append(case)
 
     failures = [
-        f"{c['channel_share']:.1%}: " + ", ".join(
-            ([f"recall@10 {c['recall_at_10']} < {RECALL_TARGET}"] if c["recall_at_10"] < RECALL_TARGET else [])
-            + ([f"p95 ratio {c['p95_ratio']} > {P95_RATIO_TARGET}"] if c["p95_ratio"] > P95_RATIO_TARGET else [])
+        f"{c['channel_share']:.1%}: "
+        + ", ".join(
+            (
+                [f"recall@10 {c['recall_at_10']} < {RECALL_TARGET}"]
+                if c["recall_at_10"] < RECALL_TARGET
+                else []
+            )
+            + (
+                [f"p95 ratio {c['p95_ratio']} > {P95_RATIO_TARGET}"]
+                if c["p95_ratio"] > P95_RATIO_TARGET
+                else []
+            )
         )
         for c in cases
         if c["recall_at_10"] < RECALL_TARGET or c["p95_ratio"] > P95_RATIO_TARGET

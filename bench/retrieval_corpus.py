@@ -44,66 +44,246 @@ PCA_COMPONENTS = 96
 DUPLICATE_SHARE = 0.03
 
 _SUBJECT_ROOTS = [
-    ("linear algebra", "matrix eigenvalue eigenvector determinant basis span rank kernel projection orthogonal subspace transpose inverse diagonalization trace singular decomposition vector scalar column pivot echelon elimination norm"),
-    ("calculus", "derivative integral limit continuity series convergence gradient chain rule antiderivative tangent slope area volume substitution partial differential taylor polynomial sequence extremum curvature optimization riemann"),
-    ("statistics", "variance regression hypothesis sample population confidence interval p-value distribution median estimator bias likelihood correlation bootstrap anova chi-square t-test histogram quartile outlier residual bayesian"),
-    ("organic chemistry", "alkane alkene benzene aromatic nucleophile electrophile carbonyl ester amine isomer chirality reaction mechanism substitution elimination oxidation reduction functional group spectroscopy resonance aldehyde ketone polymer"),
-    ("cell biology", "mitochondria membrane nucleus ribosome protein enzyme cytoplasm organelle mitosis meiosis chromosome transcription translation receptor signaling apoptosis vesicle cytoskeleton metabolism atp lysosome golgi"),
-    ("microeconomics", "demand supply elasticity equilibrium marginal utility consumer producer surplus monopoly oligopoly competition price ceiling externality tax subsidy cost revenue profit game theory incentive market welfare"),
-    ("macroeconomics", "inflation unemployment gdp monetary fiscal policy interest rate central bank recession growth aggregate demand exchange rate deficit debt money supply productivity business cycle stimulus trade balance"),
-    ("data structures", "array linked list stack queue heap hash table tree graph binary search traversal recursion pointer node insertion deletion balanced complexity sorting priority trie adjacency iterator"),
-    ("algorithms", "dynamic programming greedy divide conquer shortest path spanning tree complexity big-o recurrence memoization backtracking np-complete reduction approximation randomized sorting merge quicksort heuristic invariant proof"),
-    ("operating systems", "process thread scheduler kernel memory paging virtual address deadlock semaphore mutex interrupt file system context switch cache swap synchronization system call fork pipe buffer latency"),
-    ("computer networks", "packet router protocol tcp udp ip address routing latency bandwidth congestion handshake socket dns http ethernet switch subnet firewall encryption throughput layer"),
-    ("machine learning", "classifier training overfitting regularization gradient descent neural network loss function feature label validation cross-entropy decision tree clustering embedding hyperparameter precision recall dropout transformer dataset"),
-    ("educational psychology", "motivation cognition memory learning theory constructivism scaffolding feedback metacognition self-efficacy attention assessment zone development behaviourism reinforcement schema transfer mindset engagement anxiety"),
-    ("curriculum design", "learning outcome bloom taxonomy alignment assessment rubric syllabus module objective formative summative competency backward design activity evaluation sequence prerequisite credit mapping standard reflection"),
-    ("learning analytics", "dashboard log data engagement prediction dropout clickstream intervention visualization model privacy indicator cohort retention early warning learner profile sequence mining feedback loop course"),
-    ("research ethics", "informed consent irb privacy confidentiality risk benefit participant vulnerable anonymity data protection approval protocol deception debriefing withdrawal beneficence justice autonomy review board"),
-    ("world history", "empire revolution treaty dynasty colonial trade war migration industrialization nationalism independence reform monarchy republic ancient medieval renaissance enlightenment civilization conquest diplomacy"),
-    ("taiwan history", "qing dynasty japanese rule martial law democratization kuomintang aboriginal migration land reform export economy constitution election identity strait dutch spanish colonial trade formosa chiang"),
-    ("english literature", "novel poetry sonnet metaphor narrator character plot theme romanticism modernism tragedy comedy irony symbolism drama verse prose shakespeare victorian criticism allegory"),
-    ("physics mechanics", "force mass acceleration velocity momentum energy work power friction gravity newton law torque rotation oscillation wave spring collision projectile equilibrium inertia"),
-    ("electromagnetism", "electric field charge potential current resistance capacitor magnetic flux induction circuit voltage ohm coulomb faraday maxwell inductor dielectric conductor wave polarization"),
-    ("thermodynamics", "heat temperature entropy enthalpy pressure volume ideal gas cycle engine efficiency adiabatic isothermal work internal energy equilibrium carnot phase transition calorimetry conduction"),
-    ("genetics", "gene allele dominant recessive mutation dna rna inheritance genotype phenotype chromosome crossing linkage pedigree mendel expression sequencing crispr heredity population variation"),
-    ("ecology", "ecosystem population community niche biodiversity food web predator prey succession habitat carrying capacity biome energy flow nutrient cycle invasive species conservation climate symbiosis"),
-    ("accounting", "balance sheet income statement cash flow asset liability equity depreciation revenue expense ledger journal accrual audit inventory receivable payable ratio tax budget cost"),
-    ("corporate finance", "valuation discount rate net present value capital budgeting cost capital dividend leverage risk return portfolio bond stock option merger acquisition beta wacc liquidity"),
-    ("marketing", "segmentation targeting positioning brand consumer behaviour advertising pricing channel promotion survey market research campaign social media loyalty product lifecycle customer value"),
-    ("sociology", "social class inequality institution culture norm socialization deviance stratification gender race family religion education urbanization globalization identity structure agency conflict"),
-    ("philosophy", "ethics metaphysics epistemology logic argument premise conclusion virtue utilitarianism deontology knowledge belief justification free will mind consciousness kant aristotle plato existentialism"),
-    ("political science", "democracy constitution election party legislature executive judiciary federalism sovereignty rights voting policy ideology regime authoritarian representation public opinion coalition governance"),
-    ("software engineering", "requirement design pattern testing unit test integration refactoring version control code review agile sprint deployment architecture module interface documentation maintenance bug continuous"),
-    ("databases", "relational table query sql index transaction normalization join primary key foreign key schema acid concurrency lock replication backup view constraint optimizer b-tree"),
-    ("numerical methods", "approximation error interpolation newton method root finding iteration convergence stability floating point quadrature finite difference matrix solver condition number ode discretization mesh"),
-    ("probability", "random variable expectation probability distribution conditional independence bayes theorem binomial poisson normal central limit law large numbers variance markov chain sample space event joint"),
-    ("discrete mathematics", "set relation function graph proof induction combinatorics permutation combination logic predicate boolean lattice recurrence counting pigeonhole modular arithmetic prime tree"),
-    ("anatomy", "muscle bone nerve artery vein organ heart lung kidney liver skeletal tissue joint spinal cord brain digestive respiratory circulatory endocrine ligament"),
-    ("pharmacology", "drug dose receptor agonist antagonist absorption metabolism half-life toxicity side effect clinical trial efficacy prescription interaction bioavailability clearance therapeutic placebo"),
-    ("public health", "epidemiology incidence prevalence vaccination outbreak surveillance risk factor intervention screening mortality morbidity health policy cohort study prevention pandemic sanitation nutrition"),
-    ("environmental science", "pollution emission carbon climate change renewable energy sustainability waste recycling water quality air deforestation biodiversity greenhouse gas solar wind resource"),
-    ("architecture", "structure facade floor plan elevation material concrete steel timber daylight ventilation urban design sketch model zoning sustainability space circulation form function"),
-    ("music theory", "scale chord harmony melody rhythm interval key signature cadence counterpoint tempo meter modulation tonic dominant notation composition timbre dynamics motif"),
-    ("art history", "painting sculpture renaissance baroque impressionism modern perspective composition patron museum iconography fresco canvas abstract expressionism portrait landscape style movement"),
-    ("linguistics", "phoneme morpheme syntax semantics pragmatics grammar dialect language acquisition phonetics lexicon sentence structure tone corpus discourse bilingualism sociolinguistics variation"),
-    ("chinese literature", "classical poetry tang dynasty song lyric novel prose confucian daoist narrative allusion rhyme couplet essay vernacular drama opera calligraphy classic text"),
-    ("law", "contract tort liability statute precedent court judge plaintiff defendant evidence negligence damages appeal constitution criminal civil procedure jurisdiction property"),
-    ("management", "leadership strategy organization team motivation decision making planning control performance change culture stakeholder project resource negotiation communication structure goal"),
-    ("astronomy", "star galaxy planet orbit telescope light year redshift black hole supernova nebula cosmology big bang spectrum gravity solar system exoplanet luminosity dark matter"),
-    ("geology", "rock mineral plate tectonics earthquake volcano sediment erosion fossil stratigraphy magma crust mantle fault weathering igneous metamorphic groundwater landform"),
-    ("nutrition", "protein carbohydrate fat vitamin mineral calorie diet metabolism fiber obesity diabetes digestion energy balance supplement hydration meal plan deficiency cholesterol"),
-    ("robotics", "sensor actuator kinematics control loop pid motor trajectory localization mapping slam manipulator gripper feedback servo path planning vision autonomy controller"),
-    ("cryptography", "encryption decryption key cipher hash signature public key private key rsa aes certificate protocol integrity authentication random nonce attack block stream"),
-    ("human computer interaction", "usability user interface prototype evaluation interview persona task analysis accessibility interaction design wireframe heuristic feedback user study affordance cognitive load navigation"),
-    ("signal processing", "fourier transform frequency filter sampling aliasing convolution spectrum noise amplitude phase discrete signal impulse response bandwidth modulation wavelet quantization"),
-    ("quantum mechanics", "wave function operator eigenstate uncertainty superposition measurement spin hamiltonian schrodinger equation tunneling entanglement probability amplitude potential well quantization orbital"),
-    ("sports science", "training endurance strength aerobic anaerobic heart rate recovery injury biomechanics flexibility performance fatigue muscle oxygen exercise program coaching warm-up"),
-    ("journalism", "news source interview editor headline fact checking ethics reporting investigation media audience deadline press freedom bias story publication verification"),
-    ("education technology", "learning management system online course video lecture quiz discussion forum blended learning mooc gamification adaptive platform analytics digital tool flipped classroom"),
-    ("teacher education", "lesson plan classroom management pedagogy practicum mentor reflection differentiated instruction assessment student teacher curriculum observation inclusion questioning feedback"),
-    ("bioinformatics", "sequence alignment genome protein structure blast database phylogenetic tree gene expression microarray motif annotation variant calling read mapping assembly pipeline"),
-    ("urban planning", "zoning transportation land use housing density infrastructure public space community development policy sprawl transit neighborhood green space regeneration population"),
+    (
+        "linear algebra",
+        "matrix eigenvalue eigenvector determinant basis span rank kernel projection orthogonal subspace transpose inverse diagonalization trace singular decomposition vector scalar column pivot echelon elimination norm",
+    ),
+    (
+        "calculus",
+        "derivative integral limit continuity series convergence gradient chain rule antiderivative tangent slope area volume substitution partial differential taylor polynomial sequence extremum curvature optimization riemann",
+    ),
+    (
+        "statistics",
+        "variance regression hypothesis sample population confidence interval p-value distribution median estimator bias likelihood correlation bootstrap anova chi-square t-test histogram quartile outlier residual bayesian",
+    ),
+    (
+        "organic chemistry",
+        "alkane alkene benzene aromatic nucleophile electrophile carbonyl ester amine isomer chirality reaction mechanism substitution elimination oxidation reduction functional group spectroscopy resonance aldehyde ketone polymer",
+    ),
+    (
+        "cell biology",
+        "mitochondria membrane nucleus ribosome protein enzyme cytoplasm organelle mitosis meiosis chromosome transcription translation receptor signaling apoptosis vesicle cytoskeleton metabolism atp lysosome golgi",
+    ),
+    (
+        "microeconomics",
+        "demand supply elasticity equilibrium marginal utility consumer producer surplus monopoly oligopoly competition price ceiling externality tax subsidy cost revenue profit game theory incentive market welfare",
+    ),
+    (
+        "macroeconomics",
+        "inflation unemployment gdp monetary fiscal policy interest rate central bank recession growth aggregate demand exchange rate deficit debt money supply productivity business cycle stimulus trade balance",
+    ),
+    (
+        "data structures",
+        "array linked list stack queue heap hash table tree graph binary search traversal recursion pointer node insertion deletion balanced complexity sorting priority trie adjacency iterator",
+    ),
+    (
+        "algorithms",
+        "dynamic programming greedy divide conquer shortest path spanning tree complexity big-o recurrence memoization backtracking np-complete reduction approximation randomized sorting merge quicksort heuristic invariant proof",
+    ),
+    (
+        "operating systems",
+        "process thread scheduler kernel memory paging virtual address deadlock semaphore mutex interrupt file system context switch cache swap synchronization system call fork pipe buffer latency",
+    ),
+    (
+        "computer networks",
+        "packet router protocol tcp udp ip address routing latency bandwidth congestion handshake socket dns http ethernet switch subnet firewall encryption throughput layer",
+    ),
+    (
+        "machine learning",
+        "classifier training overfitting regularization gradient descent neural network loss function feature label validation cross-entropy decision tree clustering embedding hyperparameter precision recall dropout transformer dataset",
+    ),
+    (
+        "educational psychology",
+        "motivation cognition memory learning theory constructivism scaffolding feedback metacognition self-efficacy attention assessment zone development behaviourism reinforcement schema transfer mindset engagement anxiety",
+    ),
+    (
+        "curriculum design",
+        "learning outcome bloom taxonomy alignment assessment rubric syllabus module objective formative summative competency backward design activity evaluation sequence prerequisite credit mapping standard reflection",
+    ),
+    (
+        "learning analytics",
+        "dashboard log data engagement prediction dropout clickstream intervention visualization model privacy indicator cohort retention early warning learner profile sequence mining feedback loop course",
+    ),
+    (
+        "research ethics",
+        "informed consent irb privacy confidentiality risk benefit participant vulnerable anonymity data protection approval protocol deception debriefing withdrawal beneficence justice autonomy review board",
+    ),
+    (
+        "world history",
+        "empire revolution treaty dynasty colonial trade war migration industrialization nationalism independence reform monarchy republic ancient medieval renaissance enlightenment civilization conquest diplomacy",
+    ),
+    (
+        "taiwan history",
+        "qing dynasty japanese rule martial law democratization kuomintang aboriginal migration land reform export economy constitution election identity strait dutch spanish colonial trade formosa chiang",
+    ),
+    (
+        "english literature",
+        "novel poetry sonnet metaphor narrator character plot theme romanticism modernism tragedy comedy irony symbolism drama verse prose shakespeare victorian criticism allegory",
+    ),
+    (
+        "physics mechanics",
+        "force mass acceleration velocity momentum energy work power friction gravity newton law torque rotation oscillation wave spring collision projectile equilibrium inertia",
+    ),
+    (
+        "electromagnetism",
+        "electric field charge potential current resistance capacitor magnetic flux induction circuit voltage ohm coulomb faraday maxwell inductor dielectric conductor wave polarization",
+    ),
+    (
+        "thermodynamics",
+        "heat temperature entropy enthalpy pressure volume ideal gas cycle engine efficiency adiabatic isothermal work internal energy equilibrium carnot phase transition calorimetry conduction",
+    ),
+    (
+        "genetics",
+        "gene allele dominant recessive mutation dna rna inheritance genotype phenotype chromosome crossing linkage pedigree mendel expression sequencing crispr heredity population variation",
+    ),
+    (
+        "ecology",
+        "ecosystem population community niche biodiversity food web predator prey succession habitat carrying capacity biome energy flow nutrient cycle invasive species conservation climate symbiosis",
+    ),
+    (
+        "accounting",
+        "balance sheet income statement cash flow asset liability equity depreciation revenue expense ledger journal accrual audit inventory receivable payable ratio tax budget cost",
+    ),
+    (
+        "corporate finance",
+        "valuation discount rate net present value capital budgeting cost capital dividend leverage risk return portfolio bond stock option merger acquisition beta wacc liquidity",
+    ),
+    (
+        "marketing",
+        "segmentation targeting positioning brand consumer behaviour advertising pricing channel promotion survey market research campaign social media loyalty product lifecycle customer value",
+    ),
+    (
+        "sociology",
+        "social class inequality institution culture norm socialization deviance stratification gender race family religion education urbanization globalization identity structure agency conflict",
+    ),
+    (
+        "philosophy",
+        "ethics metaphysics epistemology logic argument premise conclusion virtue utilitarianism deontology knowledge belief justification free will mind consciousness kant aristotle plato existentialism",
+    ),
+    (
+        "political science",
+        "democracy constitution election party legislature executive judiciary federalism sovereignty rights voting policy ideology regime authoritarian representation public opinion coalition governance",
+    ),
+    (
+        "software engineering",
+        "requirement design pattern testing unit test integration refactoring version control code review agile sprint deployment architecture module interface documentation maintenance bug continuous",
+    ),
+    (
+        "databases",
+        "relational table query sql index transaction normalization join primary key foreign key schema acid concurrency lock replication backup view constraint optimizer b-tree",
+    ),
+    (
+        "numerical methods",
+        "approximation error interpolation newton method root finding iteration convergence stability floating point quadrature finite difference matrix solver condition number ode discretization mesh",
+    ),
+    (
+        "probability",
+        "random variable expectation probability distribution conditional independence bayes theorem binomial poisson normal central limit law large numbers variance markov chain sample space event joint",
+    ),
+    (
+        "discrete mathematics",
+        "set relation function graph proof induction combinatorics permutation combination logic predicate boolean lattice recurrence counting pigeonhole modular arithmetic prime tree",
+    ),
+    (
+        "anatomy",
+        "muscle bone nerve artery vein organ heart lung kidney liver skeletal tissue joint spinal cord brain digestive respiratory circulatory endocrine ligament",
+    ),
+    (
+        "pharmacology",
+        "drug dose receptor agonist antagonist absorption metabolism half-life toxicity side effect clinical trial efficacy prescription interaction bioavailability clearance therapeutic placebo",
+    ),
+    (
+        "public health",
+        "epidemiology incidence prevalence vaccination outbreak surveillance risk factor intervention screening mortality morbidity health policy cohort study prevention pandemic sanitation nutrition",
+    ),
+    (
+        "environmental science",
+        "pollution emission carbon climate change renewable energy sustainability waste recycling water quality air deforestation biodiversity greenhouse gas solar wind resource",
+    ),
+    (
+        "architecture",
+        "structure facade floor plan elevation material concrete steel timber daylight ventilation urban design sketch model zoning sustainability space circulation form function",
+    ),
+    (
+        "music theory",
+        "scale chord harmony melody rhythm interval key signature cadence counterpoint tempo meter modulation tonic dominant notation composition timbre dynamics motif",
+    ),
+    (
+        "art history",
+        "painting sculpture renaissance baroque impressionism modern perspective composition patron museum iconography fresco canvas abstract expressionism portrait landscape style movement",
+    ),
+    (
+        "linguistics",
+        "phoneme morpheme syntax semantics pragmatics grammar dialect language acquisition phonetics lexicon sentence structure tone corpus discourse bilingualism sociolinguistics variation",
+    ),
+    (
+        "chinese literature",
+        "classical poetry tang dynasty song lyric novel prose confucian daoist narrative allusion rhyme couplet essay vernacular drama opera calligraphy classic text",
+    ),
+    (
+        "law",
+        "contract tort liability statute precedent court judge plaintiff defendant evidence negligence damages appeal constitution criminal civil procedure jurisdiction property",
+    ),
+    (
+        "management",
+        "leadership strategy organization team motivation decision making planning control performance change culture stakeholder project resource negotiation communication structure goal",
+    ),
+    (
+        "astronomy",
+        "star galaxy planet orbit telescope light year redshift black hole supernova nebula cosmology big bang spectrum gravity solar system exoplanet luminosity dark matter",
+    ),
+    (
+        "geology",
+        "rock mineral plate tectonics earthquake volcano sediment erosion fossil stratigraphy magma crust mantle fault weathering igneous metamorphic groundwater landform",
+    ),
+    (
+        "nutrition",
+        "protein carbohydrate fat vitamin mineral calorie diet metabolism fiber obesity diabetes digestion energy balance supplement hydration meal plan deficiency cholesterol",
+    ),
+    (
+        "robotics",
+        "sensor actuator kinematics control loop pid motor trajectory localization mapping slam manipulator gripper feedback servo path planning vision autonomy controller",
+    ),
+    (
+        "cryptography",
+        "encryption decryption key cipher hash signature public key private key rsa aes certificate protocol integrity authentication random nonce attack block stream",
+    ),
+    (
+        "human computer interaction",
+        "usability user interface prototype evaluation interview persona task analysis accessibility interaction design wireframe heuristic feedback user study affordance cognitive load navigation",
+    ),
+    (
+        "signal processing",
+        "fourier transform frequency filter sampling aliasing convolution spectrum noise amplitude phase discrete signal impulse response bandwidth modulation wavelet quantization",
+    ),
+    (
+        "quantum mechanics",
+        "wave function operator eigenstate uncertainty superposition measurement spin hamiltonian schrodinger equation tunneling entanglement probability amplitude potential well quantization orbital",
+    ),
+    (
+        "sports science",
+        "training endurance strength aerobic anaerobic heart rate recovery injury biomechanics flexibility performance fatigue muscle oxygen exercise program coaching warm-up",
+    ),
+    (
+        "journalism",
+        "news source interview editor headline fact checking ethics reporting investigation media audience deadline press freedom bias story publication verification",
+    ),
+    (
+        "education technology",
+        "learning management system online course video lecture quiz discussion forum blended learning mooc gamification adaptive platform analytics digital tool flipped classroom",
+    ),
+    (
+        "teacher education",
+        "lesson plan classroom management pedagogy practicum mentor reflection differentiated instruction assessment student teacher curriculum observation inclusion questioning feedback",
+    ),
+    (
+        "bioinformatics",
+        "sequence alignment genome protein structure blast database phylogenetic tree gene expression microarray motif annotation variant calling read mapping assembly pipeline",
+    ),
+    (
+        "urban planning",
+        "zoning transportation land use housing density infrastructure public space community development policy sprawl transit neighborhood green space regeneration population",
+    ),
 ]
 
 _TEMPLATES = [
@@ -151,9 +331,12 @@ def _edited(rng, text: str, subject: tuple[str, list[str]]) -> str:
     for i in rng.choice(positions, size=min(2, len(positions)), replace=False) if positions else []:
         words[i] = terms[int(rng.integers(len(terms)))] + ("." if words[i].endswith(".") else "")
     edited = " ".join(words)
-    return edited.replace("Remember that", "Note that").replace("the assignment asks", "the homework asks").replace(
-        "Review the examples", "Go over the examples"
-    ).replace("we will debate", "we discuss")
+    return (
+        edited.replace("Remember that", "Note that")
+        .replace("the assignment asks", "the homework asks")
+        .replace("Review the examples", "Go over the examples")
+        .replace("we will debate", "we discuss")
+    )
 
 
 def _cache_dir(root: Path) -> Path:
@@ -299,4 +482,6 @@ def fit_report(real: dict, seed: int = 3) -> dict:
 
 
 def fingerprint(n: int, channels: int, shares: tuple[float, ...]) -> str:
-    return hashlib.sha1(json.dumps([VERSION, n, channels, shares, BASE_PASSAGES, PAIRS]).encode()).hexdigest()[:10]
+    return hashlib.sha1(
+        json.dumps([VERSION, n, channels, shares, BASE_PASSAGES, PAIRS]).encode()
+    ).hexdigest()[:10]

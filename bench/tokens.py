@@ -75,23 +75,31 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--action-rounds", type=int, default=3)
     parser.add_argument("--tools-per-round", type=int, default=2)
-    parser.add_argument("--sufficient-after", type=int, default=3, help="rounds of gathering before the scripted reflection is satisfied")
+    parser.add_argument(
+        "--sufficient-after",
+        type=int,
+        default=3,
+        help="rounds of gathering before the scripted reflection is satisfied",
+    )
     args = parser.parse_args()
 
     stack = BenchStack("tokens")
     try:
-        llm_url = stack.scripted_llm(action_rounds=args.action_rounds, tools_per_round=args.tools_per_round,
-                                     sufficient_after=args.sufficient_after)
+        llm_url = stack.scripted_llm(
+            action_rounds=args.action_rounds,
+            tools_per_round=args.tools_per_round,
+            sufficient_after=args.sufficient_after,
+        )
         from django.conf import settings
         from django.core.management import call_command
 
         settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = llm_url, "bench"
         settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = 100000
         call_command("load_demo_data", verbosity=0)
-        from channels_app.models import Channel
         from django.contrib.auth import get_user_model
 
         from agent.tools import REGISTRY
+        from channels_app.models import Channel
         from research.models import ResearchTask
         from research.services import lifecycle, runner
 
@@ -107,7 +115,9 @@ def main() -> int:
             runner.execute_task(task.pk)
             task = ResearchTask.objects.get(pk=task.pk)
             if task.status != "completed":
-                raise SystemExit(f"the research did not complete: {task.status} {task.stop_reason} {task.error}")
+                raise SystemExit(
+                    f"the research did not complete: {task.status} {task.stop_reason} {task.error}"
+                )
             steps = list(task.steps.order_by("index"))
             prompt = completion = baseline = schema_tokens = calls = 0
             issued = 0  # tool calls the research's earlier action turns asked for (steps are indexed in that order)
@@ -117,16 +127,26 @@ def main() -> int:
                 tool_names = request.get("tool_names") or []
                 sent = sum(message_tokens(count, m) for m in messages)
                 response_format = request.get("response_format")
-                format_tokens = count(json.dumps(response_format, ensure_ascii=False)) if response_format else 0
-                tools_tokens = sum(count(json.dumps(specs[name], ensure_ascii=False)) for name in tool_names if name in specs)
+                format_tokens = (
+                    count(json.dumps(response_format, ensure_ascii=False)) if response_format else 0
+                )
+                tools_tokens = sum(
+                    count(json.dumps(specs[name], ensure_ascii=False)) for name in tool_names if name in specs
+                )
                 call_prompt = sent + format_tokens + tools_tokens
                 answer = (response.get("choices") or [{}])[0].get("message", {})
                 call_completion = message_tokens(count, answer) - 4
                 # The naive agent: instructions + question + schemas + every observation so far, in full.
-                observations = sum(count(json.dumps(s.result_full, ensure_ascii=False)) for s in steps[:issued] if s.result_full is not None)
+                observations = sum(
+                    count(json.dumps(s.result_full, ensure_ascii=False))
+                    for s in steps[:issued]
+                    if s.result_full is not None
+                )
                 issued += len(answer.get("tool_calls") or [])
                 instructions = sum(message_tokens(count, m) for m in messages if m.get("role") == "system")
-                naive = instructions + 4 + count(task.user_question) + format_tokens + tools_tokens + observations
+                naive = (
+                    instructions + 4 + count(task.user_question) + format_tokens + tools_tokens + observations
+                )
                 phase = phases[entry.role]
                 phase["calls"] += 1
                 phase["prompt_tokens"] += call_prompt
@@ -138,15 +158,24 @@ def main() -> int:
                 baseline += naive
                 schema_tokens += tools_tokens
                 calls += 1
-            row = {"question": question[:60], "llm_calls": calls, "tool_calls": len(steps), "prompt_tokens": prompt,
-                   "completion_tokens": completion, "tool_schema_tokens": schema_tokens, "baseline_prompt_tokens": baseline}
+            row = {
+                "question": question[:60],
+                "llm_calls": calls,
+                "tool_calls": len(steps),
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "tool_schema_tokens": schema_tokens,
+                "baseline_prompt_tokens": baseline,
+            }
             print(json.dumps(row, ensure_ascii=False), file=sys.stderr)
             per_research.append(row)
     finally:
         stack.close()
 
     n = len(per_research)
-    by_phase = {role: {k: round(v / n, 1) for k, v in values.items()} for role, values in sorted(phases.items())}
+    by_phase = {
+        role: {k: round(v / n, 1) for k, v in values.items()} for role, values in sorted(phases.items())
+    }
     for role, values in by_phase.items():
         print(f"{role:12s} {json.dumps(values)}", file=sys.stderr)
     prompt = statistics.mean(r["prompt_tokens"] for r in per_research)
@@ -156,8 +185,12 @@ def main() -> int:
         "researches": n,
         "llm_calls_per_research": round(statistics.mean(r["llm_calls"] for r in per_research), 1),
         "prompt_tokens_per_research": round(prompt),
-        "completion_tokens_per_research": round(statistics.mean(r["completion_tokens"] for r in per_research)),
-        "tool_schema_tokens_per_research": round(statistics.mean(r["tool_schema_tokens"] for r in per_research)),
+        "completion_tokens_per_research": round(
+            statistics.mean(r["completion_tokens"] for r in per_research)
+        ),
+        "tool_schema_tokens_per_research": round(
+            statistics.mean(r["tool_schema_tokens"] for r in per_research)
+        ),
         "baseline_prompt_tokens_per_research": round(baseline),
         "prompt_tokens_ratio": round(prompt / baseline, 3) if baseline else None,
         "per_phase": by_phase,

@@ -5,7 +5,16 @@ from django.utils.translation import gettext_lazy as _
 
 from channels_app.admin_scoping import GuardedModelAdmin
 
-from .models import Advisor, AdvisorPaper, Course, CurriculumTopic, PlatformDocument, ResearchCluster, TeamPaper, University
+from .models import (
+    Advisor,
+    AdvisorPaper,
+    Course,
+    CurriculumTopic,
+    PlatformDocument,
+    ResearchCluster,
+    TeamPaper,
+    University,
+)
 
 
 class CatalogueAdmin(GuardedModelAdmin):
@@ -18,7 +27,10 @@ class CatalogueAdmin(GuardedModelAdmin):
     def demo_badge(self, obj):
         if not obj.is_demo:
             return ""
-        return format_html('<strong style="color:#fff;background:#b45309;padding:1px 6px;border-radius:3px">{}</strong>', "DEMO")
+        return format_html(
+            '<strong style="color:#fff;background:#b45309;padding:1px 6px;border-radius:3px">{}</strong>',
+            "DEMO",
+        )
 
 
 @admin.register(University)

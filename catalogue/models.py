@@ -31,9 +31,15 @@ def normalise_doi(value: str) -> str:
 
     DOIs are case-insensitive by definition, so lower-casing makes them comparable."""
     doi = (value or "").strip().lower()
-    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:"):
+    for prefix in (
+        "https://doi.org/",
+        "http://doi.org/",
+        "https://dx.doi.org/",
+        "http://dx.doi.org/",
+        "doi:",
+    ):
         if doi.startswith(prefix):
-            doi = doi[len(prefix):]
+            doi = doi[len(prefix) :]
     return doi.strip()
 
 
@@ -85,9 +91,15 @@ class Course(CatalogueRow):
         GRADUATE = "graduate", _("Graduate")
         GENERAL = "general", _("General education")
 
-    university = models.ForeignKey(University, on_delete=models.CASCADE, related_name="courses", verbose_name=_("university"))
+    university = models.ForeignKey(
+        University, on_delete=models.CASCADE, related_name="courses", verbose_name=_("university")
+    )
     # No slash: the code is part of the course page's URL.
-    code = models.CharField(_("course code"), max_length=40, validators=[RegexValidator(r"^[^/]+$", _("A course code cannot contain '/'."))])
+    code = models.CharField(
+        _("course code"),
+        max_length=40,
+        validators=[RegexValidator(r"^[^/]+$", _("A course code cannot contain '/'."))],
+    )
     name = models.CharField(_("name"), max_length=200)
     name_en = models.CharField(_("English name"), max_length=200, blank=True)
     department = models.CharField(_("department"), max_length=200, blank=True)
@@ -100,7 +112,9 @@ class Course(CatalogueRow):
 
     class Meta:
         ordering = ["university__name", "code"]
-        constraints = [models.UniqueConstraint(fields=["university", "code"], name="course_code_unique_per_university")]
+        constraints = [
+            models.UniqueConstraint(fields=["university", "code"], name="course_code_unique_per_university")
+        ]
         verbose_name = _("course")
         verbose_name_plural = _("courses")
 
@@ -184,18 +198,27 @@ class Advisor(CatalogueRow):
     name_en = models.CharField(_("English name"), max_length=120, blank=True)
     title = models.CharField(_("position"), max_length=120, blank=True)
     university = models.ForeignKey(
-        University, on_delete=models.PROTECT, related_name="advisors", null=True, blank=True, verbose_name=_("university")
+        University,
+        on_delete=models.PROTECT,
+        related_name="advisors",
+        null=True,
+        blank=True,
+        verbose_name=_("university"),
     )
     department = models.CharField(_("department"), max_length=200, blank=True)
     research_interests = models.TextField(_("research interests"), blank=True)
-    profile_url = models.URLField(_("profile link"), blank=True, help_text=_("The advisor's official profile page."))
+    profile_url = models.URLField(
+        _("profile link"), blank=True, help_text=_("The advisor's official profile page.")
+    )
     openalex_id = models.CharField(
         _("OpenAlex author id"),
         max_length=20,
         blank=True,
         validators=[RegexValidator(OPENALEX_AUTHOR_ID, _("An OpenAlex author id looks like A5023888391."))],
     )
-    clusters = models.ManyToManyField(ResearchCluster, related_name="advisors", blank=True, verbose_name=_("research clusters"))
+    clusters = models.ManyToManyField(
+        ResearchCluster, related_name="advisors", blank=True, verbose_name=_("research clusters")
+    )
 
     class Meta:
         ordering = ["name"]
@@ -221,9 +244,13 @@ class Advisor(CatalogueRow):
 class PaperFields(CatalogueRow):
     title = models.CharField(_("title"), max_length=500)
     authors = models.TextField(_("authors"), blank=True, help_text=_("As printed, separated by semicolons."))
-    year = models.PositiveSmallIntegerField(_("year"), null=True, blank=True, validators=[MaxValueValidator(2100)])
+    year = models.PositiveSmallIntegerField(
+        _("year"), null=True, blank=True, validators=[MaxValueValidator(2100)]
+    )
     venue = models.CharField(_("venue"), max_length=300, blank=True)
-    doi = models.CharField(_("DOI"), max_length=200, blank=True, help_text=_("Without the https://doi.org/ prefix."))
+    doi = models.CharField(
+        _("DOI"), max_length=200, blank=True, help_text=_("Without the https://doi.org/ prefix.")
+    )
     url = models.URLField(_("link"), max_length=500, blank=True)
     abstract = models.TextField(_("abstract"), blank=True)
 
@@ -240,7 +267,9 @@ class PaperFields(CatalogueRow):
 
 
 class AdvisorPaper(PaperFields):
-    advisor = models.ForeignKey(Advisor, on_delete=models.CASCADE, related_name="papers", verbose_name=_("advisor"))
+    advisor = models.ForeignKey(
+        Advisor, on_delete=models.CASCADE, related_name="papers", verbose_name=_("advisor")
+    )
     openalex_id = models.CharField(
         _("OpenAlex work id"),
         max_length=20,
@@ -253,8 +282,14 @@ class AdvisorPaper(PaperFields):
         ordering = ["-year", "title"]
         # The import is idempotent because of these: one row per advisor and OpenAlex work / DOI.
         constraints = [
-            models.UniqueConstraint(fields=["advisor", "openalex_id"], condition=~Q(openalex_id=""), name="advisor_paper_unique_openalex"),
-            models.UniqueConstraint(fields=["advisor", "doi"], condition=~Q(doi=""), name="advisor_paper_unique_doi"),
+            models.UniqueConstraint(
+                fields=["advisor", "openalex_id"],
+                condition=~Q(openalex_id=""),
+                name="advisor_paper_unique_openalex",
+            ),
+            models.UniqueConstraint(
+                fields=["advisor", "doi"], condition=~Q(doi=""), name="advisor_paper_unique_doi"
+            ),
         ]
         verbose_name = _("advisor paper")
         verbose_name_plural = _("advisor papers")
@@ -309,7 +344,9 @@ class PlatformDocument(CatalogueRow):
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     title = models.CharField(_("title"), max_length=300)
     body = models.TextField(_("body"))
-    visibility = models.CharField(_("visibility"), max_length=16, choices=Visibility.choices, default=Visibility.STAFF)
+    visibility = models.CharField(
+        _("visibility"), max_length=16, choices=Visibility.choices, default=Visibility.STAFF
+    )
     channel = models.ForeignKey(
         "channels_app.Channel",
         on_delete=models.CASCADE,
@@ -319,7 +356,9 @@ class PlatformDocument(CatalogueRow):
         verbose_name=_("channel"),
         help_text=_("Required when the visibility is one channel; empty otherwise."),
     )
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("author"))
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, verbose_name=_("author")
+    )
 
     class Meta:
         ordering = ["title"]
@@ -329,7 +368,8 @@ class PlatformDocument(CatalogueRow):
             # A channel document without a channel would be visible to nobody (or, worse, to a
             # query that forgot the channel); the database refuses it, not just the form.
             models.CheckConstraint(
-                condition=(Q(visibility="channel") & Q(channel__isnull=False)) | (~Q(visibility="channel") & Q(channel__isnull=True)),
+                condition=(Q(visibility="channel") & Q(channel__isnull=False))
+                | (~Q(visibility="channel") & Q(channel__isnull=True)),
                 name="platform_document_channel_iff_channel_visibility",
             )
         ]

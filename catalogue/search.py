@@ -21,7 +21,18 @@ from functools import reduce
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector, SearchVectorField
-from django.db.models import BooleanField, CharField, ExpressionWrapper, F, FloatField, Func, Q, QuerySet, TextField, Value
+from django.db.models import (
+    BooleanField,
+    CharField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Func,
+    Q,
+    QuerySet,
+    TextField,
+    Value,
+)
 from django.db.models.functions import Cast, Coalesce
 
 # Han (incl. extension A and compatibility), kana and hangul.
@@ -47,10 +58,12 @@ class _JoinedText(Func):
 
     def _as_text(self) -> Func:
         clone = self.copy()
-        clone.set_source_expressions([
-            Coalesce(e if isinstance(e.output_field, (CharField, TextField)) else Cast(e, TEXT), EMPTY)
-            for e in clone.get_source_expressions()
-        ])
+        clone.set_source_expressions(
+            [
+                Coalesce(e if isinstance(e.output_field, (CharField, TextField)) else Cast(e, TEXT), EMPTY)
+                for e in clone.get_source_expressions()
+            ]
+        )
         return clone
 
 
@@ -76,7 +89,9 @@ class TermHits(_JoinedText):
         self.terms = [t.lower() for t in terms]
 
     def as_sql(self, compiler, connection, **extra):
-        haystack, params = Func.as_sql(self._as_text(), compiler, connection, template="%(expressions)s", **extra)
+        haystack, params = Func.as_sql(
+            self._as_text(), compiler, connection, template="%(expressions)s", **extra
+        )
         sql = f"(SELECT count(*) FROM unnest(%s::text[]) AS term WHERE strpos(lower({haystack}), term) > 0)::float"
         return sql, [self.terms, *params]
 

@@ -8,7 +8,16 @@ from django.db.models.functions import Cast
 
 from channels_app.selectors import channels_for_user
 
-from .models import Advisor, AdvisorPaper, Course, CurriculumTopic, PlatformDocument, ResearchCluster, TeamPaper, University
+from .models import (
+    Advisor,
+    AdvisorPaper,
+    Course,
+    CurriculumTopic,
+    PlatformDocument,
+    ResearchCluster,
+    TeamPaper,
+    University,
+)
 from .search import TEXT, ranked
 
 
@@ -17,17 +26,27 @@ def find_courses(query: str, *, university: str = "", limit: int = 5) -> list[Co
     rows = Course.objects.select_related("university")
     if university:
         rows = rows.filter(
-            Q(university__slug__iexact=university) | Q(university__name__icontains=university) | Q(university__name_en__icontains=university)
+            Q(university__slug__iexact=university)
+            | Q(university__name__icontains=university)
+            | Q(university__name_en__icontains=university)
         )
     # One statement: rows with the exact code come first, and when there are any, only they count.
     rows = rows.annotate(topics_text=Cast("weekly_topics", TEXT))
-    found = list(ranked(rows, query, ["code", "name", "name_en", "department", "description", "topics_text"],
-                        first=Q(code__iexact=query.strip()))[:limit])
+    found = list(
+        ranked(
+            rows,
+            query,
+            ["code", "name", "name_en", "department", "description", "topics_text"],
+            first=Q(code__iexact=query.strip()),
+        )[:limit]
+    )
     exact = [course for course in found if course.first]
     return exact or found
 
 
-def curriculum_topics(*, subject: str = "", grade_band: str = "", query: str = "", limit: int = 10) -> list[CurriculumTopic]:
+def curriculum_topics(
+    *, subject: str = "", grade_band: str = "", query: str = "", limit: int = 10
+) -> list[CurriculumTopic]:
     rows = CurriculumTopic.objects.all()
     if subject:
         rows = rows.filter(subject=subject)
@@ -48,16 +67,32 @@ def team_papers(*, query: str = "", limit: int = 10) -> list[TeamPaper]:
     return list(rows[:limit])
 
 
-def advisor_papers(*, query: str, advisor: str = "", year_from: int | None = None, limit: int = 10) -> list[AdvisorPaper]:
+def advisor_papers(
+    *, query: str, advisor: str = "", year_from: int | None = None, limit: int = 10
+) -> list[AdvisorPaper]:
     """Papers of Uedu advisors matching the query in the paper or in the advisor's name/interests."""
     rows = AdvisorPaper.objects.select_related("advisor", "advisor__university")
     if advisor:
-        rows = rows.filter(Q(advisor__slug__iexact=advisor) | Q(advisor__name__icontains=advisor) | Q(advisor__name_en__icontains=advisor))
+        rows = rows.filter(
+            Q(advisor__slug__iexact=advisor)
+            | Q(advisor__name__icontains=advisor)
+            | Q(advisor__name_en__icontains=advisor)
+        )
     if year_from:
         rows = rows.filter(year__gte=year_from)
     if query.strip():
         rows = ranked(
-            rows, query, ["title", "abstract", "venue", "authors", "advisor__name", "advisor__name_en", "advisor__research_interests"]
+            rows,
+            query,
+            [
+                "title",
+                "abstract",
+                "venue",
+                "authors",
+                "advisor__name",
+                "advisor__name_en",
+                "advisor__research_interests",
+            ],
         )
     return list(rows[:limit])
 
@@ -72,7 +107,9 @@ def research_clusters(*, query: str = "", limit: int = 20) -> list[ResearchClust
 def cluster_by_name(cluster: str) -> ResearchCluster | None:
     """A cluster by slug, or by (English) name when that picks exactly one."""
     cluster = cluster.strip()
-    advisors = Prefetch("advisors", queryset=Advisor.objects.select_related("university").prefetch_related("papers"))
+    advisors = Prefetch(
+        "advisors", queryset=Advisor.objects.select_related("university").prefetch_related("papers")
+    )
     rows = ResearchCluster.objects.prefetch_related(advisors)
     found = rows.filter(slug__iexact=cluster).first()
     if found is None:

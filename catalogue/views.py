@@ -13,7 +13,17 @@ from .models import Advisor, Course, CurriculumTopic, ResearchCluster, TeamPaper
 from .selectors import documents_visible_to
 
 
-def _page(request, row, *, heading: str, facts: list[tuple[str, object]], body: str = "", items=None, papers=(), links=None):
+def _page(
+    request,
+    row,
+    *,
+    heading: str,
+    facts: list[tuple[str, object]],
+    body: str = "",
+    items=None,
+    papers=(),
+    links=None,
+):
     """items: (url, label, note) rows; papers: AdvisorPaper rows, each with an anchor #paper-<pk>."""
     return render(
         request,
@@ -34,19 +44,33 @@ def _page(request, row, *, heading: str, facts: list[tuple[str, object]], body: 
 def university(request, slug: str):
     row = get_object_or_404(University, slug=slug)
     courses = [(c.get_absolute_url(), str(c), "") for c in row.courses.all()]
-    return _page(request, row, heading=f"{row.name} {row.name_en}", facts=[(_("City"), row.city)], body=row.description,
-                 items=courses, links=[(_("Website"), row.website)])
+    return _page(
+        request,
+        row,
+        heading=f"{row.name} {row.name_en}",
+        facts=[(_("City"), row.city)],
+        body=row.description,
+        items=courses,
+        links=[(_("Website"), row.website)],
+    )
 
 
 @login_required
 def course(request, university: str, code: str):
-    row = get_object_or_404(Course.objects.select_related("university"), university__slug=university, code=code)
+    row = get_object_or_404(
+        Course.objects.select_related("university"), university__slug=university, code=code
+    )
     weeks = [("", f"{_('Week')} {i}: {topic}", "") for i, topic in enumerate(row.weekly_topics, 1)]
     return _page(
         request,
         row,
         heading=f"{row.code} {row.name} {row.name_en}",
-        facts=[(_("University"), row.university.name), (_("Department"), row.department), (_("Credits"), row.credits), (_("Level"), row.get_level_display())],
+        facts=[
+            (_("University"), row.university.name),
+            (_("Department"), row.department),
+            (_("Credits"), row.credits),
+            (_("Level"), row.get_level_display()),
+        ],
         body=row.description,
         items=weeks,
         links=[(_("Course page"), row.url)],
@@ -60,7 +84,11 @@ def curriculum(request, code: str):
         request,
         row,
         heading=f"{row.curriculum_code} {row.topic}",
-        facts=[(_("Subject"), row.get_subject_display()), (_("Grade band"), row.get_grade_band_display()), (_("Learning goals"), row.learning_goals)],
+        facts=[
+            (_("Subject"), row.get_subject_display()),
+            (_("Grade band"), row.get_grade_band_display()),
+            (_("Learning goals"), row.learning_goals),
+        ],
         body=row.description,
     )
 
@@ -69,7 +97,14 @@ def curriculum(request, code: str):
 def cluster(request, slug: str):
     row = get_object_or_404(ResearchCluster, slug=slug)
     advisors = [(a.get_absolute_url(), str(a), a.research_interests) for a in row.advisors.all()]
-    return _page(request, row, heading=f"{row.name} {row.name_en}", facts=[(_("Keywords"), row.keywords)], body=row.description, items=advisors)
+    return _page(
+        request,
+        row,
+        heading=f"{row.name} {row.name_en}",
+        facts=[(_("Keywords"), row.keywords)],
+        body=row.description,
+        items=advisors,
+    )
 
 
 @login_required
@@ -98,7 +133,12 @@ def team_paper(request, slug: str):
         request,
         row,
         heading=row.title,
-        facts=[(_("Authors"), row.authors), (_("Year"), row.year), (_("Venue"), row.venue), (_("DOI"), row.doi)],
+        facts=[
+            (_("Authors"), row.authors),
+            (_("Year"), row.year),
+            (_("Venue"), row.venue),
+            (_("DOI"), row.doi),
+        ],
         body=row.abstract,
         links=[(_("Link"), row.external_link)],
     )
@@ -107,4 +147,10 @@ def team_paper(request, slug: str):
 @login_required
 def document(request, slug: str):
     row = get_object_or_404(documents_visible_to(request.user), slug=slug)
-    return _page(request, row, heading=row.title, facts=[(_("Visibility"), row.get_visibility_display())], body=row.body)
+    return _page(
+        request,
+        row,
+        heading=row.title,
+        facts=[(_("Visibility"), row.get_visibility_display())],
+        body=row.body,
+    )

@@ -60,7 +60,9 @@ def channels_q(user, roles) -> Q:
         conditions.append(Q(owner=user))
     member_roles = roles - {OWNER, SUPER_TA_WITH_NDA}
     if member_roles:
-        conditions.append(Q(pk__in=Membership.objects.filter(user=user, role__in=member_roles).values("channel")))
+        conditions.append(
+            Q(pk__in=Membership.objects.filter(user=user, role__in=member_roles).values("channel"))
+        )
     if SUPER_TA_WITH_NDA in roles:
         conditions.append(Q(pk__in=_super_ta_with_nda_channels(user)))
     return reduce(or_, conditions) if conditions else Q(pk__in=[])
@@ -109,7 +111,10 @@ def role_in(user, channel: Channel) -> str | None:
 
 def teaches_anywhere(user) -> bool:
     """Owner of a channel or a teacher member of one (the quota's teacher role)."""
-    return Channel.objects.filter(owner=user).exists() or Membership.objects.filter(user=user, role=TEACHER).exists()
+    return (
+        Channel.objects.filter(owner=user).exists()
+        or Membership.objects.filter(user=user, role=TEACHER).exists()
+    )
 
 
 def assists_anywhere(user) -> bool:
@@ -120,5 +125,7 @@ def assists_anywhere(user) -> bool:
 def teaching_staff_q(user_ref: str = "user", channel_ref: str = "channel") -> Q:
     """Rows written by the channel's teaching staff (owner, teachers, TAs, Super TAs): the
     students' consent framework does not cover them."""
-    staff = Membership.objects.filter(channel=OuterRef(channel_ref), user=OuterRef(user_ref), role__in=[TEACHER, TA, SUPER_TA])
+    staff = Membership.objects.filter(
+        channel=OuterRef(channel_ref), user=OuterRef(user_ref), role__in=[TEACHER, TA, SUPER_TA]
+    )
     return Q(**{user_ref: F(f"{channel_ref}__owner")}) | Q(Exists(staff))

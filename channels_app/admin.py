@@ -10,14 +10,28 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from . import materials as material_services
-from .admin_scoping import OWNER, ChannelScopedAdmin, ChannelScopedInline, GuardedModelAdmin, PlatformAdminOnly, is_platform_admin
+from .admin_scoping import (
+    OWNER,
+    ChannelScopedAdmin,
+    ChannelScopedInline,
+    GuardedModelAdmin,
+    PlatformAdminOnly,
+    is_platform_admin,
+)
 from .models import Channel, ChannelTermShare, ChatLog, Material, MaterialChunk, Membership
 
 # What a teacher may change on their own channel: the Deep Research section and the course text.
 # Name, code, slug and owner come from the registrar (platform admins).
 TEACHER_EDITABLE = {
-    "description", "syllabus", "deep_research_enabled", "web_tools_enabled", "auto_suggest_threshold", "system_prompt",
-    "plan_review", "web_allowed_domains", "web_denied_domains",
+    "description",
+    "syllabus",
+    "deep_research_enabled",
+    "web_tools_enabled",
+    "auto_suggest_threshold",
+    "system_prompt",
+    "plan_review",
+    "web_allowed_domains",
+    "web_denied_domains",
 }
 
 
@@ -113,8 +127,20 @@ class ChannelAdmin(ChannelScopedAdmin):
     inlines = [MembershipInline]
     fieldsets = [
         (None, {"fields": ["name", "slug", "course_code", "owner", "description", "syllabus"]}),
-        (_("Deep Research"), {"fields": ["deep_research_enabled", "web_tools_enabled", "auto_suggest_threshold", "plan_review",
-                                         "web_allowed_domains", "web_denied_domains", "system_prompt"]}),
+        (
+            _("Deep Research"),
+            {
+                "fields": [
+                    "deep_research_enabled",
+                    "web_tools_enabled",
+                    "auto_suggest_threshold",
+                    "plan_review",
+                    "web_allowed_domains",
+                    "web_denied_domains",
+                    "system_prompt",
+                ]
+            },
+        ),
     ]
 
     def get_readonly_fields(self, request, obj=None):
@@ -194,15 +220,38 @@ class MaterialAdmin(ChannelScopedAdmin):
     channel_path = "channel"
     view_roles = change_roles = add_roles = delete_roles = {OWNER}
 
-    list_display = ["original_name", "channel", "kind", "status", "error_code", "unit_count", "chunk_count", "size_bytes", "created_at"]
+    list_display = [
+        "original_name",
+        "channel",
+        "kind",
+        "status",
+        "error_code",
+        "unit_count",
+        "chunk_count",
+        "size_bytes",
+        "created_at",
+    ]
     list_filter = ["status", "kind", "error_code", "channel"]
     search_fields = ["original_name", "sha256", "channel__slug", "channel__name"]
     list_select_related = ["channel"]
     autocomplete_fields = ["channel"]
     actions = ["reindex"]
     readonly_fields = [
-        "channel", "original_name", "kind", "file", "size_bytes", "sha256", "status", "error_code", "error",
-        "unit_count", "chunk_count", "embedding_model", "uploaded_by", "created_at", "indexed_at",
+        "channel",
+        "original_name",
+        "kind",
+        "file",
+        "size_bytes",
+        "sha256",
+        "status",
+        "error_code",
+        "error",
+        "unit_count",
+        "chunk_count",
+        "embedding_model",
+        "uploaded_by",
+        "created_at",
+        "indexed_at",
     ]
 
     def get_form(self, request, obj=None, change=False, **kwargs):
@@ -227,17 +276,36 @@ class MaterialAdmin(ChannelScopedAdmin):
         obj.pk = material.pk
         obj.refresh_from_db()
         if not created:
-            self.message_user(request, gettext("This file is already in the channel; the existing material is shown."), messages.WARNING)
+            self.message_user(
+                request,
+                gettext("This file is already in the channel; the existing material is shown."),
+                messages.WARNING,
+            )
         elif material.status == Material.Status.FAILED:
-            self.message_user(request, gettext("The file cannot be indexed: %(error)s") % {"error": material.error}, messages.ERROR)
+            self.message_user(
+                request,
+                gettext("The file cannot be indexed: %(error)s") % {"error": material.error},
+                messages.ERROR,
+            )
 
     @admin.action(description=_("Re-index selected materials"))
     def reindex(self, request, queryset):
         queued = sum(1 for material in queryset if material_services.material_reindex(material))
-        self.message_user(request, ngettext("%(count)d material queued for indexing.", "%(count)d materials queued for indexing.", queued) % {"count": queued})
+        self.message_user(
+            request,
+            ngettext(
+                "%(count)d material queued for indexing.", "%(count)d materials queued for indexing.", queued
+            )
+            % {"count": queued},
+        )
         skipped = queryset.count() - queued
         if skipped:
-            self.message_user(request, gettext("%(count)d refused uploads have no stored file and were skipped.") % {"count": skipped}, messages.WARNING)
+            self.message_user(
+                request,
+                gettext("%(count)d refused uploads have no stored file and were skipped.")
+                % {"count": skipped},
+                messages.WARNING,
+            )
 
 
 @admin.register(MaterialChunk)
@@ -248,7 +316,16 @@ class MaterialChunkAdmin(PlatformAdminOnly, GuardedModelAdmin):
     list_filter = ["embedding_model", "embedding_dim"]
     search_fields = ["text", "material__original_name"]
     list_select_related = ["material", "material__channel"]
-    fields = ["material", "channel", "ordinal", "page", "text", "search_text", "embedding_model", "embedding_dim"]
+    fields = [
+        "material",
+        "channel",
+        "ordinal",
+        "page",
+        "text",
+        "search_text",
+        "embedding_model",
+        "embedding_dim",
+    ]
     readonly_fields = fields
 
     def get_queryset(self, request):

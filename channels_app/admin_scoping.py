@@ -41,13 +41,34 @@ from django.contrib.admin.utils import get_fields_from_path
 from django.core.exceptions import FieldDoesNotExist
 from django.http import Http404
 
-from .access import CONTENT_ROLES, OWNER, STUDENT, SUPER_TA, SUPER_TA_WITH_NDA, TA, channel_ids, is_platform_admin
+from .access import (
+    CONTENT_ROLES,
+    OWNER,
+    STUDENT,
+    SUPER_TA,
+    SUPER_TA_WITH_NDA,
+    TA,
+    channel_ids,
+    is_platform_admin,
+)
 from .models import Channel
 
 __all__ = [
-    "CONTENT_ROLES", "OWNER", "STUDENT", "SUPER_TA", "SUPER_TA_WITH_NDA", "TA", "ChannelScopedAdmin", "ChannelScopedInline",
-    "DeclaredLookupsOnly", "GuardedModelAdmin",
-    "PlatformAdminOnly", "ReadOnlyRecords", "channel_ids", "is_platform_admin", "request_channel_ids",
+    "CONTENT_ROLES",
+    "OWNER",
+    "STUDENT",
+    "SUPER_TA",
+    "SUPER_TA_WITH_NDA",
+    "TA",
+    "ChannelScopedAdmin",
+    "ChannelScopedInline",
+    "DeclaredLookupsOnly",
+    "GuardedModelAdmin",
+    "PlatformAdminOnly",
+    "ReadOnlyRecords",
+    "channel_ids",
+    "is_platform_admin",
+    "request_channel_ids",
 ]
 
 
@@ -73,12 +94,22 @@ class DeclaredLookupsOnly:
                 continue
             path = item[0] if isinstance(item, (list, tuple)) else item
             # What Django's field filters put in the query string for this path.
-            allowed |= {path, f"{path}__exact", f"{path}__isnull", f"{path}__gte", f"{path}__lt", f"{path}__isempty"}
+            allowed |= {
+                path,
+                f"{path}__exact",
+                f"{path}__isnull",
+                f"{path}__gte",
+                f"{path}__lt",
+                f"{path}__isempty",
+            }
             try:
                 field = get_fields_from_path(self.model, path)[-1]
             except (FieldDoesNotExist, admin.utils.NotRelationField):
                 continue
-            if getattr(field, "remote_field", None) is not None and getattr(field, "target_field", None) is not None:
+            if (
+                getattr(field, "remote_field", None) is not None
+                and getattr(field, "target_field", None) is not None
+            ):
                 allowed.add(f"{path}__{field.target_field.name}__exact")
         if self.date_hierarchy:
             allowed |= {f"{self.date_hierarchy}__{part}" for part in ("year", "month", "day", "gte", "lt")}

@@ -37,12 +37,16 @@ def clean_domain_list(text: str) -> str:
             domains.append(line)
     if bad:
         raise forms.ValidationError(
-            _("Not a domain name: %(lines)s. Write one domain per line, like example.edu (no https://, no path)."),
+            _(
+                "Not a domain name: %(lines)s. Write one domain per line, like example.edu (no https://, no path)."
+            ),
             code="invalid_domain",
             params={"lines": ", ".join(bad[:5]) + ("…" if len(bad) > 5 else "")},
         )
     if len(domains) > MAX_DOMAINS:
-        raise forms.ValidationError(_("At most %(n)d domains per list."), code="too_many_domains", params={"n": MAX_DOMAINS})
+        raise forms.ValidationError(
+            _("At most %(n)d domains per list."), code="too_many_domains", params={"n": MAX_DOMAINS}
+        )
     return "\n".join(domains)
 
 
@@ -70,8 +74,16 @@ class DeepResearchSettingsForm(forms.ModelForm):
 
     class Meta:
         model = Channel
-        fields = ["deep_research_enabled", "web_tools_enabled", "web_allowed_domains", "web_denied_domains",
-                  "auto_suggest_threshold", "plan_review", "scholarly_extra_countries", "system_prompt"]
+        fields = [
+            "deep_research_enabled",
+            "web_tools_enabled",
+            "web_allowed_domains",
+            "web_denied_domains",
+            "auto_suggest_threshold",
+            "plan_review",
+            "scholarly_extra_countries",
+            "system_prompt",
+        ]
         labels = {
             "deep_research_enabled": _("Enable Deep Research in this channel"),
             "web_tools_enabled": _("Allow web tools (search and fetch pages on the open web)"),
@@ -81,11 +93,21 @@ class DeepResearchSettingsForm(forms.ModelForm):
             "scholarly_extra_countries": _("Also search scholarly papers from these countries"),
         }
         help_texts = {
-            "deep_research_enabled": _("Students see the teal magnifier button in the chat box only when this is on."),
-            "web_tools_enabled": _("Off: researches use the course materials, Uedu's data and scholarly sources only."),
-            "web_allowed_domains": _("One domain per line, e.g. edu.tw; its sub-domains count too. Empty: any domain not denied below."),
-            "web_denied_domains": _("One domain per line; web sources from these domains and their sub-domains are never used."),
-            "plan_review": _("Whether students see the research plan's sub-questions and may edit them before the research gathers evidence."),
+            "deep_research_enabled": _(
+                "Students see the teal magnifier button in the chat box only when this is on."
+            ),
+            "web_tools_enabled": _(
+                "Off: researches use the course materials, Uedu's data and scholarly sources only."
+            ),
+            "web_allowed_domains": _(
+                "One domain per line, e.g. edu.tw; its sub-domains count too. Empty: any domain not denied below."
+            ),
+            "web_denied_domains": _(
+                "One domain per line; web sources from these domains and their sub-domains are never used."
+            ),
+            "plan_review": _(
+                "Whether students see the research plan's sub-questions and may edit them before the research gathers evidence."
+            ),
         }
         widgets = {
             "web_allowed_domains": forms.Textarea(attrs={"rows": 3, "placeholder": "edu.tw\nopenalex.org"}),
@@ -96,12 +118,17 @@ class DeepResearchSettingsForm(forms.ModelForm):
         return clean_domain_list(self.cleaned_data.get("web_allowed_domains", ""))
 
     def clean_scholarly_extra_countries(self):
-        codes = [c.strip().lower() for c in (self.cleaned_data.get("scholarly_extra_countries") or "").split(",") if c.strip()]
+        codes = [
+            c.strip().lower()
+            for c in (self.cleaned_data.get("scholarly_extra_countries") or "").split(",")
+            if c.strip()
+        ]
         bad = [c for c in codes if not COUNTRY.match(c)]
         if bad:
             raise forms.ValidationError(
                 _("Not a two-letter country code: %(codes)s. Write codes like us, gb, separated by commas."),
-                code="invalid_country", params={"codes": ", ".join(bad[:5])},
+                code="invalid_country",
+                params={"codes": ", ".join(bad[:5])},
             )
         return ",".join(dict.fromkeys(codes))
 

@@ -18,7 +18,9 @@ from .lexical import CJK_RUN
 _CLOSERS = "」』”’）)】》〉\"'"
 # A sentence ends after a CJK terminator, or after . ! ? followed by whitespace; either may be
 # followed by closing quotes/brackets. A blank line (paragraph break) also ends a sentence.
-_SENTENCE_END = re.compile(rf"(?:[。！？；!?;][{_CLOSERS}]*|\.[{_CLOSERS}]*(?=\s)|[!?][{_CLOSERS}]*(?=\s))|\n\s*\n")
+_SENTENCE_END = re.compile(
+    rf"(?:[。！？；!?;][{_CLOSERS}]*|\.[{_CLOSERS}]*(?=\s)|[!?][{_CLOSERS}]*(?=\s))|\n\s*\n"
+)
 _CJK_CHAR = re.compile(CJK_RUN.pattern[:-1])  # one character of the same class
 _SOFT_BREAKS = re.compile(r"(?<=[，、,：:])|(?<=\s)")
 
@@ -51,7 +53,25 @@ def normalise(text: str) -> str:
 
 
 # A full stop after these is not a sentence end ("e.g. Bloom", "Dr. Chen", "p. 4").
-_ABBREVIATIONS = {"e.g", "i.e", "etc", "vs", "cf", "al", "dr", "mr", "mrs", "ms", "prof", "fig", "no", "p", "pp", "vol", "ch"}
+_ABBREVIATIONS = {
+    "e.g",
+    "i.e",
+    "etc",
+    "vs",
+    "cf",
+    "al",
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
+    "prof",
+    "fig",
+    "no",
+    "p",
+    "pp",
+    "vol",
+    "ch",
+}
 _LAST_WORD = re.compile(r"([\w.]+)\.$")
 
 
@@ -129,7 +149,9 @@ def chunk_units(units: list[Unit], *, max_tokens: int, overlap_tokens: int) -> l
     for unit in units:
         pieces: list[str] = []
         for sentence in sentences(normalise(unit.text)):
-            pieces.extend(_split_long(sentence, max_tokens) if approx_tokens(sentence) > max_tokens else [sentence])
+            pieces.extend(
+                _split_long(sentence, max_tokens) if approx_tokens(sentence) > max_tokens else [sentence]
+            )
         window: list[str] = []
         size = 0.0
         for piece in pieces:
@@ -142,7 +164,10 @@ def chunk_units(units: list[Unit], *, max_tokens: int, overlap_tokens: int) -> l
                 carried_size = 0.0
                 for previous in reversed(window):
                     previous_cost = approx_tokens(previous)
-                    if carried_size + previous_cost > overlap_tokens or carried_size + previous_cost + cost > max_tokens:
+                    if (
+                        carried_size + previous_cost > overlap_tokens
+                        or carried_size + previous_cost + cost > max_tokens
+                    ):
                         break
                     carried.insert(0, previous)
                     carried_size += previous_cost

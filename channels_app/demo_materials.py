@@ -120,25 +120,55 @@ ETHICS_SECTIONS = [
 ]
 
 # A table at the end of the last section (DOCX tables are extracted row by row, cells joined by "|").
-EXERCISE_TABLE = [("情境", "是否需要 IRB"), ("改進自己教學的匿名問卷", "通常不需要"), ("將學生資料投稿發表", "需要")]
+EXERCISE_TABLE = [
+    ("情境", "是否需要 IRB"),
+    ("改進自己教學的匿名問卷", "通常不需要"),
+    ("將學生資料投稿發表", "需要"),
+]
 
 # The PPTX: (title, bullet lines, speaker notes) per slide.
 SLIDES = [
-    ("Bloom 認知層次與 AI 助教", ["記憶 Remember → 理解 Understand → 應用 Apply", "分析 Analyze → 評鑑 Evaluate → 創造 Create"],
-     "說明：平台會自動判斷學生提問的 Bloom 層次，教師可以從儀表板看到全班提問的分布。"),
-    ("Writing objectives with Bloom's taxonomy",
-     ["Use one measurable verb per objective: list, explain, apply, compare, judge, design",
-      "Match the assessment to the level: a multiple-choice quiz rarely measures Create"],
-     "Ask students to rewrite a Remember-level objective as an Analyze-level one."),
-    ("什麼是檢索增強生成（RAG）", ["先檢索：從頻道教材找出相關段落", "再生成：語言模型根據段落作答並附上引用", "沒有被檢索到的段落就無法被引用"],
-     "強調引用的重要性：每一句主張都要能回到原始段落。"),
-    ("The RAG pipeline in this course",
-     ["Extract text with page and slide numbers", "Split into overlapping chunks at sentence ends (。！？ and . ! ?)",
-      "Embed each chunk and store it in pgvector with an HNSW index",
-      "Hybrid search: vector similarity + full-text on character bigrams, fused with reciprocal rank fusion"],
-     "Reciprocal rank fusion adds 1/(60 + rank) from each ranking, so a passage found by both rises to the top."),
-    ("評估檢索品質", ["Recall@10：正確段落是否出現在前十名", "引用正確率：答案中的引用是否真的支持該句", "中文關鍵詞查詢要另外測試"],
-     "練習：用「倒數排名融合」與「去識別化」各查一次，比較向量搜尋與關鍵詞搜尋的結果。"),
+    (
+        "Bloom 認知層次與 AI 助教",
+        ["記憶 Remember → 理解 Understand → 應用 Apply", "分析 Analyze → 評鑑 Evaluate → 創造 Create"],
+        "說明：平台會自動判斷學生提問的 Bloom 層次，教師可以從儀表板看到全班提問的分布。",
+    ),
+    (
+        "Writing objectives with Bloom's taxonomy",
+        [
+            "Use one measurable verb per objective: list, explain, apply, compare, judge, design",
+            "Match the assessment to the level: a multiple-choice quiz rarely measures Create",
+        ],
+        "Ask students to rewrite a Remember-level objective as an Analyze-level one.",
+    ),
+    (
+        "什麼是檢索增強生成（RAG）",
+        [
+            "先檢索：從頻道教材找出相關段落",
+            "再生成：語言模型根據段落作答並附上引用",
+            "沒有被檢索到的段落就無法被引用",
+        ],
+        "強調引用的重要性：每一句主張都要能回到原始段落。",
+    ),
+    (
+        "The RAG pipeline in this course",
+        [
+            "Extract text with page and slide numbers",
+            "Split into overlapping chunks at sentence ends (。！？ and . ! ?)",
+            "Embed each chunk and store it in pgvector with an HNSW index",
+            "Hybrid search: vector similarity + full-text on character bigrams, fused with reciprocal rank fusion",
+        ],
+        "Reciprocal rank fusion adds 1/(60 + rank) from each ranking, so a passage found by both rises to the top.",
+    ),
+    (
+        "評估檢索品質",
+        [
+            "Recall@10：正確段落是否出現在前十名",
+            "引用正確率：答案中的引用是否真的支持該句",
+            "中文關鍵詞查詢要另外測試",
+        ],
+        "練習：用「倒數排名融合」與「去識別化」各查一次，比較向量搜尋與關鍵詞搜尋的結果。",
+    ),
 ]
 
 
@@ -151,7 +181,9 @@ def build_pdf() -> bytes:
 
     pdfmetrics.registerFont(UnicodeCIDFont("MSung-Light"))
     title = ParagraphStyle("title", fontName="MSung-Light", fontSize=16, leading=22, spaceAfter=10)
-    body = ParagraphStyle("body", fontName="MSung-Light", fontSize=11, leading=17, spaceAfter=8, wordWrap="CJK")
+    body = ParagraphStyle(
+        "body", fontName="MSung-Light", fontSize=11, leading=17, spaceAfter=8, wordWrap="CJK"
+    )
     story = []
     for number, (heading, paragraphs) in enumerate(HANDOUT_PAGES):
         if number:
@@ -162,7 +194,13 @@ def build_pdf() -> bytes:
     buffer = io.BytesIO()
     # invariant=1: no creation date or random document id, so the bytes (and the hash) never change.
     SimpleDocTemplate(
-        buffer, pagesize=A4, invariant=1, title="EDS101 Handout", author="Uedu demo", leftMargin=60, rightMargin=60
+        buffer,
+        pagesize=A4,
+        invariant=1,
+        title="EDS101 Handout",
+        author="Uedu demo",
+        leftMargin=60,
+        rightMargin=60,
     ).build(story)
     return buffer.getvalue()
 
@@ -170,10 +208,16 @@ def build_pdf() -> bytes:
 def _fixed_zip(data: bytes) -> bytes:
     """Rewrite an Office ZIP with fixed timestamps: python-docx/-pptx stamp entries with the time."""
     out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
         for info in source.infolist():
-            target.writestr(zipfile.ZipInfo(info.filename, date_time=(2026, 1, 1, 0, 0, 0)), source.read(info.filename),
-                            compress_type=zipfile.ZIP_DEFLATED)
+            target.writestr(
+                zipfile.ZipInfo(info.filename, date_time=(2026, 1, 1, 0, 0, 0)),
+                source.read(info.filename),
+                compress_type=zipfile.ZIP_DEFLATED,
+            )
     return out.getvalue()
 
 
@@ -233,11 +277,15 @@ def load_demo_materials(stdout) -> None:
         return
     for name, build in ((PDF_NAME, build_pdf), (DOCX_NAME, build_docx), (PPTX_NAME, build_pptx)):
         upload = SimpleUploadedFile(name, build())
-        material, created = material_upload(channel=channel, user=channel.owner, uploaded_file=upload, enqueue=False)
+        material, created = material_upload(
+            channel=channel, user=channel.owner, uploaded_file=upload, enqueue=False
+        )
         if material.status != Material.Status.READY and material.file:
             # Index here, not in a worker: the demo must be searchable as soon as the command ends
             # (and a previous run that failed, e.g. without the model, is retried).
             Material.objects.filter(pk=material.pk).update(status=Material.Status.PENDING)
             material = index_material(material.pk) or material
         state = "added" if created else "already present"
-        stdout.write(f"  material {material.original_name}: {state}, {material.status}, {material.chunk_count} passages")
+        stdout.write(
+            f"  material {material.original_name}: {state}, {material.status}, {material.chunk_count} passages"
+        )

@@ -88,7 +88,7 @@ class LocalBackend:
             return
         start = 0
         for request in batch:
-            request.vectors, request.done = vectors[start:start + len(request.texts)], True
+            request.vectors, request.done = vectors[start : start + len(request.texts)], True
             start += len(request.texts)
 
 
@@ -113,7 +113,9 @@ class OpenAIBackend:
         self.model_name = model_name
         self.dimension = dimension
         # A local server needs no key, but the client refuses to start without one.
-        self._client = OpenAI(base_url=base_url or None, api_key=api_key or "not-needed", timeout=timeout, max_retries=2)
+        self._client = OpenAI(
+            base_url=base_url or None, api_key=api_key or "not-needed", timeout=timeout, max_retries=2
+        )
 
     def embed_texts(self, texts: list[str]) -> list[list[float]]:
         import openai
@@ -123,12 +125,16 @@ class OpenAIBackend:
         for start in range(0, len(texts), size):
             batch = texts[start : start + size]
             try:
-                response = self._client.embeddings.create(model=self.model_name, input=batch, encoding_format="float")
+                response = self._client.embeddings.create(
+                    model=self.model_name, input=batch, encoding_format="float"
+                )
             except openai.OpenAIError as exc:
                 raise EmbeddingError(f"the embedding service failed: {exc}") from exc
             items = sorted(response.data, key=lambda item: item.index)  # servers may answer out of order
             if len(items) != len(batch):
-                raise EmbeddingError(f"the embedding service returned {len(items)} vectors for {len(batch)} texts")
+                raise EmbeddingError(
+                    f"the embedding service returned {len(items)} vectors for {len(batch)} texts"
+                )
             vectors.extend(item.embedding for item in items)
         return vectors
 

@@ -63,23 +63,28 @@ def sniff(name: str, data: bytes) -> str:
     if kind not in SUPPORTED:
         raise MaterialError(
             "wrong_type",
-            _("Only PDF, DOCX and PPTX files can be indexed; “%(name)s” is not one of them.") % {"name": name},
+            _("Only PDF, DOCX and PPTX files can be indexed; “%(name)s” is not one of them.")
+            % {"name": name},
         )
     if not data:
         raise MaterialError("empty", _("The file is empty (0 bytes)."))
     if kind == "pdf":
         # The header may follow a little junk; readers accept it anywhere in the first kilobyte.
         if b"%PDF-" not in data[:1024]:
-            raise MaterialError("wrong_type", _("The file is named .pdf but its content is not a PDF document."))
+            raise MaterialError(
+                "wrong_type", _("The file is named .pdf but its content is not a PDF document.")
+            )
         return kind
     if data.startswith(_OLE2_MAGIC):
         if _OLE2_ENCRYPTION_INFO in data:
             raise MaterialError(
-                "encrypted", _("The file is password-protected. Remove the password in Office and upload it again.")
+                "encrypted",
+                _("The file is password-protected. Remove the password in Office and upload it again."),
             )
         raise MaterialError(
             "wrong_type",
-            _("The file is in the old Office format (.doc/.ppt). Save it as .%(kind)s and upload it again.") % {"kind": kind},
+            _("The file is in the old Office format (.doc/.ppt). Save it as .%(kind)s and upload it again.")
+            % {"kind": kind},
         )
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -87,17 +92,27 @@ def sniff(name: str, data: bytes) -> str:
             unzipped = sum(info.file_size for info in archive.infolist())
     except zipfile.BadZipFile:
         raise MaterialError(
-            "wrong_type", _("The file is named .%(kind)s but its content is not a %(upper)s document.") % {"kind": kind, "upper": kind.upper()}
+            "wrong_type",
+            _("The file is named .%(kind)s but its content is not a %(upper)s document.")
+            % {"kind": kind, "upper": kind.upper()},
         ) from None
     if _OOXML_MAIN_PART[kind] not in names:
         other = next((k for k, part in _OOXML_MAIN_PART.items() if part in names), None)
         if other:
-            message = _("The file is named .%(kind)s but it is a %(other)s document.") % {"kind": kind, "other": other.upper()}
+            message = _("The file is named .%(kind)s but it is a %(other)s document.") % {
+                "kind": kind,
+                "other": other.upper(),
+            }
         else:
-            message = _("The file is named .%(kind)s but its content is not a %(upper)s document.") % {"kind": kind, "upper": kind.upper()}
+            message = _("The file is named .%(kind)s but its content is not a %(upper)s document.") % {
+                "kind": kind,
+                "upper": kind.upper(),
+            }
         raise MaterialError("wrong_type", message)
     if unzipped > MAX_UNZIPPED_BYTES:
-        raise MaterialError("corrupt", _("The file expands to more than 512 MB when opened; it cannot be indexed."))
+        raise MaterialError(
+            "corrupt", _("The file expands to more than 512 MB when opened; it cannot be indexed.")
+        )
     return kind
 
 
@@ -116,20 +131,34 @@ def extract(kind: str, data: bytes) -> list[Unit]:
     Raises MaterialError('encrypted' | 'corrupt' | 'too_large' | 'empty')."""
     outcome = _run_bounded(kind, data)
     if outcome[0] == "encrypted":
-        raise MaterialError("encrypted", _("The PDF is password-protected. Remove the password and upload it again."))
+        raise MaterialError(
+            "encrypted", _("The PDF is password-protected. Remove the password and upload it again.")
+        )
     if outcome[0] == "error":
         # Parsers raise anything (KeyError, lxml errors, struct.error…) on damaged files.
         log.info("unreadable %s: %s", kind, outcome[1])
-        raise MaterialError("corrupt", _("The file is damaged and could not be read (%(detail)s).") % {"detail": outcome[1]})
+        raise MaterialError(
+            "corrupt", _("The file is damaged and could not be read (%(detail)s).") % {"detail": outcome[1]}
+        )
     if outcome[0] == "memory":
-        raise MaterialError("too_large", _("Reading the file needs more than %(mb)d MB of memory; split it into smaller files.")
-                            % {"mb": settings.UEDU_EXTRACTION_MAX_MEMORY_MB})
+        raise MaterialError(
+            "too_large",
+            _("Reading the file needs more than %(mb)d MB of memory; split it into smaller files.")
+            % {"mb": settings.UEDU_EXTRACTION_MAX_MEMORY_MB},
+        )
     if outcome[0] == "timeout":
-        raise MaterialError("too_large", _("Reading the file takes longer than %(s)d seconds; split it into smaller files.")
-                            % {"s": settings.UEDU_EXTRACTION_TIMEOUT_SECONDS})
+        raise MaterialError(
+            "too_large",
+            _("Reading the file takes longer than %(s)d seconds; split it into smaller files.")
+            % {"s": settings.UEDU_EXTRACTION_TIMEOUT_SECONDS},
+        )
     units = [Unit(number, text) for number, text in outcome[1] if text.strip()]
     if not units:
-        hint = _(" A scanned PDF needs text recognition (OCR) before it can be indexed.") if kind == "pdf" else ""
+        hint = (
+            _(" A scanned PDF needs text recognition (OCR) before it can be indexed.")
+            if kind == "pdf"
+            else ""
+        )
         raise MaterialError("empty", _("No text could be extracted from the file.") + hint)
     return units
 
@@ -139,7 +168,9 @@ def _run_bounded(kind: str, data: bytes) -> tuple:
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: never fork a threaded worker
     receiver, sender = context.Pipe(duplex=False)
     limit = settings.UEDU_EXTRACTION_MAX_MEMORY_MB * 1024 * 1024
-    child = context.Process(target=_extract_in_child, args=(kind, data, sender, limit), name=f"extract-{kind}")
+    child = context.Process(
+        target=_extract_in_child, args=(kind, data, sender, limit), name=f"extract-{kind}"
+    )
     child.start()
     sender.close()
     try:

@@ -73,7 +73,11 @@ class TorchEncoder:
 
     def encode(self, sentences: list[str]) -> list[list[float]]:
         return self._model.encode(
-            sentences, batch_size=self._batch_size, normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True
+            sentences,
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            convert_to_numpy=True,
         ).tolist()
 
 
@@ -173,11 +177,18 @@ def _export(target: Path) -> None:
             self.bert = bert
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
 
     # Traced on a padded batch of two lengths, so the attention mask is a real input of the graph.
-    sample = tokenizer(["a short one", "a somewhat longer sentence to pad the other"], padding=True, return_tensors="pt")
-    dynamic = {name: {0: "batch", 1: "tokens"} for name in ("input_ids", "attention_mask", "token_type_ids", "last_hidden_state")}
+    sample = tokenizer(
+        ["a short one", "a somewhat longer sentence to pad the other"], padding=True, return_tensors="pt"
+    )
+    dynamic = {
+        name: {0: "batch", 1: "tokens"}
+        for name in ("input_ids", "attention_mask", "token_type_ids", "last_hidden_state")
+    }
     handle, scratch = tempfile.mkstemp(dir=target.parent, prefix=".export-", suffix=".onnx")
     os.close(handle)
     try:
@@ -207,7 +218,9 @@ def _check_export(path: Path, directory: Path) -> None:
     exported = OnnxEncoder(path, directory, threads=1, batch_size=len(_PROBES)).encode(_PROBES)
     worst = max(abs(a - b) for ref, got in zip(reference, exported) for a, b in zip(ref, got))
     if worst > EXPORT_TOLERANCE:
-        raise RuntimeError(f"the ONNX export differs from torch by {worst:.2e} (tolerance {EXPORT_TOLERANCE:.0e})")
+        raise RuntimeError(
+            f"the ONNX export differs from torch by {worst:.2e} (tolerance {EXPORT_TOLERANCE:.0e})"
+        )
 
 
 def load(runtime: str, threads: int, batch_size: int, cache_dir: Path) -> TorchEncoder | OnnxEncoder:
@@ -220,5 +233,8 @@ def load(runtime: str, threads: int, batch_size: int, cache_dir: Path) -> TorchE
                 path.unlink(missing_ok=True)
                 return OnnxEncoder(export_onnx(cache_dir), model_dir(), threads, batch_size)
         except Exception:
-            log.warning("the ONNX encoder is not available; the local model runs on torch (more CPU per query)", exc_info=True)
+            log.warning(
+                "the ONNX encoder is not available; the local model runs on torch (more CPU per query)",
+                exc_info=True,
+            )
     return TorchEncoder(threads, batch_size)

@@ -79,7 +79,8 @@ def material_upload(*, channel: Channel, user, uploaded_file, enqueue: bool = Tr
         if size > limit:
             raise MaterialError(
                 "too_large",
-                _("The file is %(size)s; the limit is %(limit)s.") % {"size": filesizeformat(size), "limit": filesizeformat(limit)},
+                _("The file is %(size)s; the limit is %(limit)s.")
+                % {"size": filesizeformat(size), "limit": filesizeformat(limit)},
             )
         material.kind = sniff(name, data)
     except MaterialError as exc:
@@ -169,7 +170,9 @@ def index_material(material_id: int) -> Material | None:
         if len(chunks) > settings.UEDU_MATERIALS_MAX_CHUNKS:
             raise MaterialError(
                 "too_many_chunks",
-                _("The file holds too much text (%(count)s passages; the limit is %(limit)s). Split it into smaller files.")
+                _(
+                    "The file holds too much text (%(count)s passages; the limit is %(limit)s). Split it into smaller files."
+                )
                 % {"count": len(chunks), "limit": settings.UEDU_MATERIALS_MAX_CHUNKS},
             )
         try:
@@ -181,13 +184,21 @@ def index_material(material_id: int) -> Material | None:
         return Material.objects.filter(pk=material_id).first()
     except Exception as exc:  # a bug or an outage: record it rather than leave the row "processing"
         log.exception("indexing material %s failed", material_id)
-        _fail(material_id, "internal", _("Indexing failed unexpectedly (%(detail)s). Try re-indexing.") % {"detail": type(exc).__name__})
+        _fail(
+            material_id,
+            "internal",
+            _("Indexing failed unexpectedly (%(detail)s). Try re-indexing.") % {"detail": type(exc).__name__},
+        )
         return Material.objects.filter(pk=material_id).first()
 
     model, dim = embeddings.model_name(), embeddings.dimension()
     with transaction.atomic():
         # Lock the row: if it was deleted or queued again while we worked, our result is stale.
-        current = Material.objects.select_for_update().filter(pk=material_id, status=Material.Status.PROCESSING).first()
+        current = (
+            Material.objects.select_for_update()
+            .filter(pk=material_id, status=Material.Status.PROCESSING)
+            .first()
+        )
         if current is None:
             return None
         MaterialChunk.objects.filter(material_id=material_id).delete()
@@ -214,7 +225,17 @@ def index_material(material_id: int) -> Material | None:
         current.chunk_count = len(chunks)
         current.embedding_model = model
         current.indexed_at = timezone.now()
-        current.save(update_fields=["status", "error_code", "error", "unit_count", "chunk_count", "embedding_model", "indexed_at"])
+        current.save(
+            update_fields=[
+                "status",
+                "error_code",
+                "error",
+                "unit_count",
+                "chunk_count",
+                "embedding_model",
+                "indexed_at",
+            ]
+        )
     _ensure_channel_index(dim, current.channel_id)
     _refresh_term_shares(current.channel_id)
     return current
@@ -252,7 +273,11 @@ def reembed_materials(*, force: bool = False, log_line=lambda line: None) -> dic
     model, dim = embeddings.model_name(), embeddings.dimension()
     done, skipped, failed = 0, 0, []
     for material in Material.objects.filter(status=Material.Status.READY).order_by("pk").iterator():
-        chunks = list(MaterialChunk.objects.filter(material=material).order_by("ordinal").only("pk", "text", "embedding_model", "embedding_dim"))
+        chunks = list(
+            MaterialChunk.objects.filter(material=material)
+            .order_by("ordinal")
+            .only("pk", "text", "embedding_model", "embedding_dim")
+        )
         if not force and all(c.embedding_model == model and c.embedding_dim == dim for c in chunks):
             skipped += 1
             continue
@@ -265,7 +290,9 @@ def reembed_materials(*, force: bool = False, log_line=lambda line: None) -> dic
         for chunk, vector in zip(chunks, vectors):
             chunk.embedding, chunk.embedding_model, chunk.embedding_dim = vector, model, dim
         with transaction.atomic():
-            MaterialChunk.objects.bulk_update(chunks, ["embedding", "embedding_model", "embedding_dim"], batch_size=500)
+            MaterialChunk.objects.bulk_update(
+                chunks, ["embedding", "embedding_model", "embedding_dim"], batch_size=500
+            )
             Material.objects.filter(pk=material.pk).update(embedding_model=model)
         done += 1
         log_line(f"material {material.pk} ({material.original_name}): {len(chunks)} chunks re-embedded")
@@ -273,5 +300,12 @@ def reembed_materials(*, force: bool = False, log_line=lambda line: None) -> dic
     for index_dim, channel_id in vector_index.channels_needing_own_index():
         _ensure_channel_index(index_dim, channel_id)
     dropped = vector_index.drop_unused_indexes(keep=dim) if not failed else []
-    return {"model": model, "dimension": dim, "reembedded": done, "skipped": skipped, "failed": failed,
-            "index_created": created, "indexes_dropped": dropped}
+    return {
+        "model": model,
+        "dimension": dim,
+        "reembedded": done,
+        "skipped": skipped,
+        "failed": failed,
+        "index_created": created,
+        "indexes_dropped": dropped,
+    }

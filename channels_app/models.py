@@ -33,25 +33,32 @@ class Channel(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text=_("Suggest Deep Research when the judge's confidence is at least this value (0–1)."),
     )
+
     class PlanReview(models.TextChoices):
         OFF = "off", _("Off: research starts right after planning")
         OPTIONAL = "optional", _("Optional: the student may edit the plan for a short while")
         REQUIRED = "required", _("Required: the research waits for the student to confirm the plan")
 
-    plan_review = models.CharField(_("plan review"), max_length=12, choices=PlanReview.choices, default=PlanReview.OFF)
+    plan_review = models.CharField(
+        _("plan review"), max_length=12, choices=PlanReview.choices, default=PlanReview.OFF
+    )
     web_allowed_domains = models.TextField(
         _("allowed web domains"),
         blank=True,
         help_text=_("One domain per line. When set, web sources from other domains are not used."),
     )
     web_denied_domains = models.TextField(
-        _("denied web domains"), blank=True, help_text=_("One domain per line. Web sources from these domains are never used.")
+        _("denied web domains"),
+        blank=True,
+        help_text=_("One domain per line. Web sources from these domains are never used."),
     )
     scholarly_extra_countries = models.CharField(
         _("extra countries for scholarly search"),
         max_length=200,
         blank=True,
-        help_text=_("Two-letter country codes, separated by commas, searched besides the platform's default countries."),
+        help_text=_(
+            "Two-letter country codes, separated by commas, searched besides the platform's default countries."
+        ),
     )
     system_prompt = models.TextField(
         _("system prompt"),
@@ -116,16 +123,30 @@ class SuperTaNda(models.Model):
     Super TA membership open students' research content (channels_app.access); without it the
     Super TA is an ordinary TA there. Per channel, because the agreement names the course."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="super_ta_ndas", verbose_name=_("Super TA"))
-    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="super_ta_ndas", verbose_name=_("channel"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="super_ta_ndas",
+        verbose_name=_("Super TA"),
+    )
+    channel = models.ForeignKey(
+        Channel, on_delete=models.CASCADE, related_name="super_ta_ndas", verbose_name=_("channel")
+    )
     signed_on = models.DateField(_("NDA signed on"))
     recorded_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("recorded by")
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("recorded by"),
     )
     recorded_at = models.DateTimeField(_("recorded"), auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["user", "channel"], name="one_super_ta_nda_per_channel")]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "channel"], name="one_super_ta_nda_per_channel")
+        ]
         verbose_name = _("Super TA NDA")
         verbose_name_plural = _("Super TA NDAs")
 
@@ -162,7 +183,12 @@ class ChatLog(models.Model):
     type = models.CharField(_("type"), max_length=16, choices=Type.choices, default=Type.CHAT)
     content = models.TextField(_("content"))
     in_reply_to = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies", verbose_name=_("in reply to")
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="replies",
+        verbose_name=_("in reply to"),
     )
     deep_research_task = models.ForeignKey(
         "research.ResearchTask",
@@ -225,9 +251,16 @@ class Material(models.Model):
         MISSING_FILE = "missing_file", _("Stored file missing")
         INTERNAL = "internal", _("Unexpected indexing error")
 
-    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="materials", verbose_name=_("channel"))
+    channel = models.ForeignKey(
+        Channel, on_delete=models.CASCADE, related_name="materials", verbose_name=_("channel")
+    )
     uploaded_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("uploaded by")
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("uploaded by"),
     )
     # Refused uploads keep their row (with the error) but not their bytes.
     file = models.FileField(_("file"), upload_to=material_upload_to, max_length=400, blank=True)
@@ -236,7 +269,9 @@ class Material(models.Model):
     size_bytes = models.BigIntegerField(_("size (bytes)"))
     sha256 = models.CharField(_("SHA-256"), max_length=64)
 
-    status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    status = models.CharField(
+        _("status"), max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
     error_code = models.CharField(_("error type"), max_length=20, choices=ErrorCode.choices, blank=True)
     error = models.TextField(_("error"), blank=True)
     # Pages (PDF), slides (PPTX) or heading sections (DOCX) that held text.
@@ -249,7 +284,9 @@ class Material(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        constraints = [models.UniqueConstraint(fields=["channel", "sha256"], name="one_material_per_content_per_channel")]
+        constraints = [
+            models.UniqueConstraint(fields=["channel", "sha256"], name="one_material_per_content_per_channel")
+        ]
         verbose_name = _("material")
         verbose_name_plural = _("materials")
 
@@ -320,7 +357,9 @@ class ChannelTermShare(models.Model):
     share = models.FloatField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["channel", "lexeme"], name="one_share_per_channel_lexeme")]
+        constraints = [
+            models.UniqueConstraint(fields=["channel", "lexeme"], name="one_share_per_channel_lexeme")
+        ]
         verbose_name = _("channel term share")
         verbose_name_plural = _("channel term shares")
 

@@ -139,8 +139,10 @@ def semantic_strategy(channel_id: int, dim: int) -> str:
         if cursor.fetchone()[0] < settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS:
             strategy = EXACT
         else:
-            cursor.execute("SELECT 1 FROM pg_indexes WHERE tablename = %s AND indexname = %s",
-                           [vector_index.TABLE, vector_index.channel_index_name(dim, channel_id)])
+            cursor.execute(
+                "SELECT 1 FROM pg_indexes WHERE tablename = %s AND indexname = %s",
+                [vector_index.TABLE, vector_index.channel_index_name(dim, channel_id)],
+            )
             strategy = CHANNEL_INDEX if cursor.fetchone() else SHARED_INDEX
     with _strategies_lock:
         _strategies[key] = (time.monotonic(), strategy)
@@ -152,14 +154,20 @@ def _semantic_sql(dim: int, channel_id: int, strategy: str) -> str:
         # The uncast column: no HNSW index can serve this order, so PostgreSQL reads the channel's
         # rows through (channel, embedding_dim) and computes every distance: exact, and cheap
         # for a channel this size.
-        order, where = "embedding <=> %(vector)s::vector", f"channel_id = %(channel)s AND embedding_dim = {int(dim)}"
+        order, where = (
+            "embedding <=> %(vector)s::vector",
+            f"channel_id = %(channel)s AND embedding_dim = {int(dim)}",
+        )
     else:
         expression, cast = vector_index.vector_expression(dim), vector_index.query_cast(dim)
         order = f"{expression} <=> %(vector)s::{cast}"
         # `embedding_dim = <literal>` (and the channel id as a literal for its own index), not
         # parameters, so that the planner can match the partial index's predicate.
-        where = (vector_index.channel_predicate(dim, channel_id) if strategy == CHANNEL_INDEX
-                 else f"channel_id = %(channel)s AND embedding_dim = {int(dim)}")
+        where = (
+            vector_index.channel_predicate(dim, channel_id)
+            if strategy == CHANNEL_INDEX
+            else f"channel_id = %(channel)s AND embedding_dim = {int(dim)}"
+        )
     return f"""
         SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM (
             SELECT id, {order} AS distance
@@ -169,7 +177,9 @@ def _semantic_sql(dim: int, channel_id: int, strategy: str) -> str:
         ) nearest"""
 
 
-def _hybrid_sql(dim: int, *, semantic: bool, lexical_side: bool, channel_id: int = 0, strategy: str = SHARED_INDEX) -> str:
+def _hybrid_sql(
+    dim: int, *, semantic: bool, lexical_side: bool, channel_id: int = 0, strategy: str = SHARED_INDEX
+) -> str:
     semantic_sql = _semantic_sql(dim, channel_id, strategy) if semantic else ""
     lexical_sql = """
         SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
@@ -232,7 +242,9 @@ def hybrid_search(
     # saves three round trips per search: BEGIN, the settings and COMMIT.
     walks_graph = strategy != EXACT
     with transaction.atomic() if walks_graph else nullcontext(), connection.cursor() as cursor:
-        lexical_queries = _lexical_queries(cursor, query, params["channel"]) if use_lexical and query else None
+        lexical_queries = (
+            _lexical_queries(cursor, query, params["channel"]) if use_lexical and query else None
+        )
         if lexical_queries:
             params["candidates"], params["ranking"] = lexical_queries
         if not use_vectors and not lexical_queries:
@@ -246,14 +258,27 @@ def hybrid_search(
                 [str(max(settings.UEDU_RETRIEVAL_EF_SEARCH, params["pool"]))],
             )
         cursor.execute(
-            _hybrid_sql(dim, semantic=use_vectors, lexical_side=bool(lexical_queries), channel_id=params["channel"], strategy=strategy),
+            _hybrid_sql(
+                dim,
+                semantic=use_vectors,
+                lexical_side=bool(lexical_queries),
+                channel_id=params["channel"],
+                strategy=strategy,
+            ),
             params,
         )
         rows = cursor.fetchall()
     return [
         Passage(
-            chunk_id=row[0], material_id=row[1], file_name=row[2], kind=row[3], page=row[4], text=row[5],
-            score=float(row[6]), vector_rank=row[7], lexical_rank=row[8],
+            chunk_id=row[0],
+            material_id=row[1],
+            file_name=row[2],
+            kind=row[3],
+            page=row[4],
+            text=row[5],
+            score=float(row[6]),
+            vector_rank=row[7],
+            lexical_rank=row[8],
         )
         for row in rows
     ]

@@ -47,7 +47,9 @@ def manageable_channel_ids(user) -> set[int]:
 
 
 def channel_materials(channel: Channel) -> QuerySet[Material]:
-    return Material.objects.filter(channel=channel).select_related("uploaded_by").order_by("-created_at", "-id")
+    return (
+        Material.objects.filter(channel=channel).select_related("uploaded_by").order_by("-created_at", "-id")
+    )
 
 
 def material_pages(material: Material) -> list[tuple[int, str]]:

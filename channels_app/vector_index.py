@@ -57,7 +57,8 @@ def existing_dimensions() -> set[int]:
     """Dimensions that have an HNSW index on the chunk table."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexname LIKE 'chunk_embedding_hnsw_%%'", [TABLE]
+            "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexname LIKE 'chunk_embedding_hnsw_%%'",
+            [TABLE],
         )
         return {int(name.rsplit("_", 1)[1]) for (name,) in cursor.fetchall()}
 
@@ -116,7 +117,8 @@ def channel_indexes() -> set[tuple[int, int]]:
     """(dimension, channel id) of every per-channel HNSW index."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexname LIKE 'chunk\\_channel\\_hnsw\\_%%'", [TABLE]
+            "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexname LIKE 'chunk\\_channel\\_hnsw\\_%%'",
+            [TABLE],
         )
         out = set()
         for (name,) in cursor.fetchall():

@@ -11,9 +11,9 @@ from .forms import MaterialUploadForm
 from .models import Channel, Material
 from .selectors import (
     can_manage_channel,
-    is_member,
     channel_materials,
     channels_for_user,
+    is_member,
     manageable_channel_ids,
     material_pages,
 )
@@ -51,17 +51,26 @@ def material_list(request, slug):
             )
             name = material.original_name
             if not created:
-                messages.info(request, _("“%(name)s” is already in this channel; nothing was changed.") % {"name": name})
+                messages.info(
+                    request, _("“%(name)s” is already in this channel; nothing was changed.") % {"name": name}
+                )
             elif material.status == Material.Status.FAILED:
-                messages.error(request, _("“%(name)s” cannot be indexed: %(error)s") % {"name": name, "error": material.error})
+                messages.error(
+                    request,
+                    _("“%(name)s” cannot be indexed: %(error)s") % {"name": name, "error": material.error},
+                )
             else:
                 messages.success(request, _("“%(name)s” was uploaded and is being indexed.") % {"name": name})
             return redirect("material_list", slug=channel.slug)
     items = list(channel_materials(channel))
     busy = any(m.status in (Material.Status.PENDING, Material.Status.PROCESSING) for m in items)
     status = 400 if form.errors else 200  # a POST without a file shows the form's error, as a 400
-    return render(request, "channels_app/materials.html", {"channel": channel, "form": form, "materials": items, "busy": busy},
-                  status=status)
+    return render(
+        request,
+        "channels_app/materials.html",
+        {"channel": channel, "form": form, "materials": items, "busy": busy},
+        status=status,
+    )
 
 
 @login_required
@@ -112,5 +121,9 @@ def material_reindex(request, slug, pk):
     if material_services.material_reindex(material):
         messages.success(request, _("“%(name)s” is being indexed again.") % {"name": material.original_name})
     else:
-        messages.error(request, _("“%(name)s” has no stored file to index; upload a corrected file.") % {"name": material.original_name})
+        messages.error(
+            request,
+            _("“%(name)s” has no stored file to index; upload a corrected file.")
+            % {"name": material.original_name},
+        )
     return redirect("material_list", slug=channel.slug)

@@ -12,15 +12,15 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from uedu_dr.ratelimits import enforce_rate
+from channels_app.channel_settings import DeepResearchSettingsForm
+from channels_app.models import Channel, ChatLog
+from channels_app.selectors import can_manage_channel, is_member
 from research.selectors import get_visible_task, quota_view
 from research.services import context, judge
 from uedu_dr.errors import ServiceError
+from uedu_dr.ratelimits import enforce_rate
 
-from channels_app.channel_settings import DeepResearchSettingsForm
 from .conversation import Turn, conversation, research_turn
-from channels_app.models import Channel, ChatLog
-from channels_app.selectors import can_manage_channel, is_member
 from .services import AssistantUnavailable, send_chat_message
 from .templatetags.chat_ui import BLOOM_POLLS
 
@@ -69,7 +69,9 @@ def send(request, slug):
         exchange = send_chat_message(user=request.user, channel=channel, message=text)
     except AssistantUnavailable as exc:
         if _is_fetch(request):
-            return render(request, "chat/_turn.html", {"turn": Turn("chat", question=exc.request_log)}, status=503)
+            return render(
+                request, "chat/_turn.html", {"turn": Turn("chat", question=exc.request_log)}, status=503
+            )
         messages.error(request, exc.message)
         return redirect(reverse("channel_chat", args=[channel.slug]) + "#composer")
     except ServiceError as exc:

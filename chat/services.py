@@ -37,7 +37,8 @@ HISTORY_ROWS = follow_up.HISTORY_ROWS
 MAX_TOOL_CALLS = 4
 
 # Must not start like any research phase's prompt: the scripted test LLM tells roles apart by it.
-SYSTEM = """You are ClassroomGPT, the teaching assistant of the Uedu course channel "{channel}".
+SYSTEM = (
+    """You are ClassroomGPT, the teaching assistant of the Uedu course channel "{channel}".
 Answer the student's latest message in a single reply, in the language the student wrote in,
 clearly and concisely, in Markdown (no raw HTML, no images). You may call the tools offered once
 to look things up in the course's materials and Uedu's data; say so when you could not find
@@ -45,8 +46,9 @@ something rather than guessing. Earlier messages may include Deep Research answe
 sources [N]; when the student asks about such a result, answer from it and refer to its sources
 by their numbers.
 
-""" + prompts.UNTRUSTED_RULES
-
+"""
+    + prompts.UNTRUSTED_RULES
+)
 
 
 class AssistantUnavailable(ServiceError):
@@ -63,7 +65,9 @@ class ChatExchange:
     response: ChatLog
 
 
-def send_chat_message(*, user, channel: Channel, message: str, registry: ToolRegistry = REGISTRY) -> ChatExchange:
+def send_chat_message(
+    *, user, channel: Channel, message: str, registry: ToolRegistry = REGISTRY
+) -> ChatExchange:
     """Store the message, ask the model (one round of tools at most), store the answer with the
     sources its markers point at. `registry` is the product's shared tool registry unless a caller
     brings its own.
@@ -76,14 +80,24 @@ def send_chat_message(*, user, channel: Channel, message: str, registry: ToolReg
     message = validate_question(message)
     check_member(user, channel)
     language = question_language(message)
-    with metered_client(CostReservation.Kind.CHAT, user=user, daily_limit=chat_daily_limit(user),
-                        preamble=assistant_policy.teacher_rules(channel)) as client:
+    with metered_client(
+        CostReservation.Kind.CHAT,
+        user=user,
+        daily_limit=chat_daily_limit(user),
+        preamble=assistant_policy.teacher_rules(channel),
+    ) as client:
         history = conversation_context(user, channel)  # before the new row, which goes in last
         request = ChatLog.objects.create(
             channel=channel, user=user, kind=ChatLog.Kind.REQUEST, type=ChatLog.Type.CHAT, content=message
         )
-        messages = [{"role": "system", "content": system_prompt(channel)}, *history, {"role": "user", "content": message}]
-        toolbox = registry.bind(assistant_policy.tool_context(user_id=user.pk, channel=channel, language=language))
+        messages = [
+            {"role": "system", "content": system_prompt(channel)},
+            *history,
+            {"role": "user", "content": message},
+        ]
+        toolbox = registry.bind(
+            assistant_policy.tool_context(user_id=user.pk, channel=channel, language=language)
+        )
         turn = ChatTurn(
             toolbox=toolbox,
             student_text="\n".join(m["content"] for m in messages if m["role"] == "user"),
@@ -95,12 +109,19 @@ def send_chat_message(*, user, channel: Channel, message: str, registry: ToolReg
         except LLMError as exc:
             log.warning("chat answer failed in channel %s: %s", channel.pk, exc)
             raise AssistantUnavailable(
-                _("The assistant could not answer right now. Your message is saved; please try again in a moment."),
+                _(
+                    "The assistant could not answer right now. Your message is saved; please try again in a moment."
+                ),
                 request,
             ) from exc
     response = ChatLog.objects.create(
-        channel=channel, user=user, kind=ChatLog.Kind.RESPONSE, type=ChatLog.Type.CHAT, content=answer,
-        in_reply_to=request, citations_json=citations,
+        channel=channel,
+        user=user,
+        kind=ChatLog.Kind.RESPONSE,
+        type=ChatLog.Type.CHAT,
+        content=answer,
+        in_reply_to=request,
+        citations_json=citations,
     )
     return ChatExchange(request=request, response=response)
 
@@ -148,9 +169,13 @@ class ChatTurn:
         for param in self.toolbox.observed_url_params(call.name):
             value = call.arguments.get(param)
             seen = self.seen_urls | {s.url for _, s in self.sources.items() if s.url}
-            if isinstance(value, str) and not url_observed(value, seen_urls=seen, student_text=self.student_text):
-                return (f"Tool error: not run — {neutralise(value[:200])} is no address the student wrote or a source "
-                        "showed in this conversation; only those may be opened.")
+            if isinstance(value, str) and not url_observed(
+                value, seen_urls=seen, student_text=self.student_text
+            ):
+                return (
+                    f"Tool error: not run — {neutralise(value[:200])} is no address the student wrote or a source "
+                    "showed in this conversation; only those may be opened."
+                )
         try:
             result = self.toolbox.call(call.name, call.arguments)
         except Exception as exc:  # a broken tool is something to tell the model, not a failed chat
@@ -158,7 +183,11 @@ class ChatTurn:
             return f"Tool error: {type(exc).__name__}"
         ctx = self.toolbox.ctx
         # The same boundary as research: a source from a domain the channel refuses is not shown.
-        kept = [s for s in result.sources if not s.url or url_permitted(s.url, ctx.allowed_domains, ctx.denied_domains)]
+        kept = [
+            s
+            for s in result.sources
+            if not s.url or url_permitted(s.url, ctx.allowed_domains, ctx.denied_domains)
+        ]
         numbered = [(self.sources.add(s)[0], s) for s in kept]
         return render_tool_result(result, numbered, max_chars=2000)
 
@@ -178,9 +207,17 @@ class ChatTurn:
 
 def _citation(number: int, source: Source) -> dict:
     """A chat source in the shape of a research answer's citation (the bubble renders both alike)."""
-    return {"number": number, "source_id": number, "title": source.title, "url": source.url,
-            "source_tool": source.source_tool, "snippet": source.snippet, "tier": source.tier,
-            "origin": source.origin, "locator": source.locator}
+    return {
+        "number": number,
+        "source_id": number,
+        "title": source.title,
+        "url": source.url,
+        "source_tool": source.source_tool,
+        "snippet": source.snippet,
+        "tier": source.tier,
+        "origin": source.origin,
+        "locator": source.locator,
+    }
 
 
 _URL = re.compile(r"https?://[^\s)<>\]\"']+")
@@ -191,8 +228,12 @@ def _conversation_urls(messages: list[dict]) -> set[str]:
 
 
 def latest_research_citations(user, channel: Channel) -> list[dict]:
-    task = (ResearchTask.objects.filter(user=user, channel=channel, status=ResearchTask.Status.COMPLETED)
-            .order_by("-finished_at", "-pk").only("citations_json").first())
+    task = (
+        ResearchTask.objects.filter(user=user, channel=channel, status=ResearchTask.Status.COMPLETED)
+        .order_by("-finished_at", "-pk")
+        .only("citations_json")
+        .first()
+    )
     return list(task.citations_json or []) if task else []
 
 
@@ -200,7 +241,9 @@ def earlier_source_urls(user, channel: Channel) -> set[str]:
     """URLs of the sources the student's earlier answers in this channel showed (a research's
     citations, a chat answer's sources): fetch_url may open those."""
     urls: set[str] = set()
-    rows = ChatLog.objects.filter(user=user, channel=channel, kind=ChatLog.Kind.RESPONSE).select_related("deep_research_task")
+    rows = ChatLog.objects.filter(user=user, channel=channel, kind=ChatLog.Kind.RESPONSE).select_related(
+        "deep_research_task"
+    )
     for row in rows.order_by("-created_at", "-id")[:HISTORY_ROWS]:
         citations = row.deep_research_task.citations_json if row.deep_research_task else row.citations_json
         urls |= {c["url"] for c in citations or [] if isinstance(c, dict) and c.get("url")}

@@ -40,7 +40,9 @@ class Document:
     title: str = ""  # web pages and catalogue entries
     tool: str = ""  # catalogue entries: get_course_overview or get_hs_curriculum
     reliability: str = "normal"  # "low": a content farm, a forum post — citing it is pollution
-    financials: dict = field(default_factory=dict)  # ticker, company, cik, period, start, end, form, accession, filed, figures
+    financials: dict = field(
+        default_factory=dict
+    )  # ticker, company, cik, period, start, end, form, accession, filed, figures
 
     @property
     def paragraphs(self) -> list[str]:
@@ -90,12 +92,22 @@ class Item:
     @property
     def gold_documents(self) -> list[str]:
         """Documents that support a gold fact or a side of a known conflict."""
-        names = {n for g in self.gold_facts for n in g.documents} | {n for c in self.known_conflicts for s in c.sides for n in s.documents}
+        names = {n for g in self.gold_facts for n in g.documents} | {
+            n for c in self.known_conflicts for s in c.sides for n in s.documents
+        }
         return [d.name for d in self.documents if d.name in names]
 
     @property
     def traps(self) -> list[str]:
-        return [t for t, present in (("distractor", self.distractors), ("conflict", self.known_conflicts), ("planted", self.planted)) if present]
+        return [
+            t
+            for t, present in (
+                ("distractor", self.distractors),
+                ("conflict", self.known_conflicts),
+                ("planted", self.planted),
+            )
+            if present
+        ]
 
     def document(self, name: str) -> Document | None:
         return next((d for d in self.documents if d.name == name), None)
@@ -107,19 +119,36 @@ def _document(raw: dict, where: str) -> Document:
     if not name:
         raise DatasetError(f"{where}: every document needs a name")
     if kind not in KINDS:
-        raise DatasetError(f"{where}: document {name!r} has unknown kind {kind!r} (one of {', '.join(KINDS)})")
+        raise DatasetError(
+            f"{where}: document {name!r} has unknown kind {kind!r} (one of {', '.join(KINDS)})"
+        )
     if raw.get("pages"):
-        pages = [Page(title=str(p.get("title", "")), paragraphs=[str(x) for x in p.get("paragraphs", [])]) for p in raw["pages"]]
+        pages = [
+            Page(title=str(p.get("title", "")), paragraphs=[str(x) for x in p.get("paragraphs", [])])
+            for p in raw["pages"]
+        ]
     else:  # v1: a flat list of paragraphs (or one text)
         paragraphs = raw.get("paragraphs") or ([raw["text"]] if raw.get("text") else [])
         pages = [Page(title="", paragraphs=[str(p) for p in paragraphs])] if paragraphs else []
-    document = Document(name=name, kind=kind, format=raw.get("format") or (name.rsplit(".", 1)[-1].lower() if "." in name else "docx"),
-                        pages=pages, url=raw.get("url", ""), title=raw.get("title", ""), tool=raw.get("tool", ""),
-                        reliability=raw.get("reliability", "normal"), financials=raw.get("financials") or {})
+    document = Document(
+        name=name,
+        kind=kind,
+        format=raw.get("format") or (name.rsplit(".", 1)[-1].lower() if "." in name else "docx"),
+        pages=pages,
+        url=raw.get("url", ""),
+        title=raw.get("title", ""),
+        tool=raw.get("tool", ""),
+        reliability=raw.get("reliability", "normal"),
+        financials=raw.get("financials") or {},
+    )
     if kind == "material" and document.format not in FORMATS:
         document.format = "docx"
     if kind == "financials":
-        missing = [k for k in ("ticker", "company", "period", "start", "end", "form", "accession", "filed", "figures") if k not in document.financials]
+        missing = [
+            k
+            for k in ("ticker", "company", "period", "start", "end", "form", "accession", "filed", "figures")
+            if k not in document.financials
+        ]
         if missing:
             raise DatasetError(f"{where}: financials {name!r} lack {', '.join(missing)}")
     elif not any(page.paragraphs for page in pages):
@@ -127,7 +156,9 @@ def _document(raw: dict, where: str) -> Document:
     if kind == "web" and not document.url.startswith(("http://", "https://")):
         raise DatasetError(f"{where}: web page {name!r} needs an http(s) url")
     if kind == "catalogue" and document.tool not in ("get_course_overview", "get_hs_curriculum"):
-        raise DatasetError(f"{where}: catalogue entry {name!r} needs tool get_course_overview or get_hs_curriculum")
+        raise DatasetError(
+            f"{where}: catalogue entry {name!r} needs tool get_course_overview or get_hs_curriculum"
+        )
     return document
 
 
@@ -148,7 +179,10 @@ def _item(raw: dict, where: str) -> Item:
         raise DatasetError(f"{where}: document names must be unique within an item")
     every = sorted(names)
     if "gold_facts" in raw:
-        gold = [GoldFact(fact=g["fact"], documents=_names(where, g.get("documents") or [], names, "a gold fact")) for g in raw["gold_facts"]]
+        gold = [
+            GoldFact(fact=g["fact"], documents=_names(where, g.get("documents") or [], names, "a gold fact"))
+            for g in raw["gold_facts"]
+        ]
         if any(not g.documents for g in gold):
             raise DatasetError(f"{where}: every gold fact names the documents that support it")
     else:  # v1: expected facts, supported by the item's documents as a whole
@@ -158,20 +192,43 @@ def _item(raw: dict, where: str) -> Item:
         sides = conflict.get("sides", [])
         if len(sides) < 2:
             raise DatasetError(f"{where}: a known conflict needs two sides")
-        conflicts.append(Conflict(topic=conflict.get("topic", ""), sides=[
-            Side(statement=s, documents=every) if isinstance(s, str) else  # v1: sides without their sources
-            Side(statement=s["statement"], documents=_names(where, s.get("documents") or [], names, "a conflict side"))
-            for s in sides]))
-    planted = [Planted(document=_names(where, [p["document"]], names, "a planted instruction")[0], canary=p["canary"])
-               for p in raw.get("planted", [])]
+        conflicts.append(
+            Conflict(
+                topic=conflict.get("topic", ""),
+                sides=[
+                    Side(statement=s, documents=every)
+                    if isinstance(s, str)
+                    # v1: sides without their sources
+                    else Side(
+                        statement=s["statement"],
+                        documents=_names(where, s.get("documents") or [], names, "a conflict side"),
+                    )
+                    for s in sides
+                ],
+            )
+        )
+    planted = [
+        Planted(
+            document=_names(where, [p["document"]], names, "a planted instruction")[0], canary=p["canary"]
+        )
+        for p in raw.get("planted", [])
+    ]
     if any(not p.canary.strip() for p in planted):
         raise DatasetError(f"{where}: a planted instruction needs a canary")
     category = raw.get("category", "course")
     if category not in CATEGORIES:
         raise DatasetError(f"{where}: unknown category {category!r} (one of {', '.join(CATEGORIES)})")
-    return Item(id=str(raw["id"]), question=raw["question"], documents=documents, language=raw.get("language", "zh-hant"),
-                category=category, gold_facts=gold, distractors=_names(where, raw.get("distractors", []), names, "distractors"),
-                known_conflicts=conflicts, planted=planted)
+    return Item(
+        id=str(raw["id"]),
+        question=raw["question"],
+        documents=documents,
+        language=raw.get("language", "zh-hant"),
+        category=category,
+        gold_facts=gold,
+        distractors=_names(where, raw.get("distractors", []), names, "distractors"),
+        known_conflicts=conflicts,
+        planted=planted,
+    )
 
 
 FAILURES = "failures"  # the failure dataset kept in the database (promoted reports)

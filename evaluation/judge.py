@@ -17,11 +17,14 @@ from quotas import services as quotas
 from quotas.models import CostReservation
 from uedu_dr.errors import ServiceError
 
-JUDGE_PROMPT = """You judge whether the passages entail the statement: answer true only if a careful reader
+JUDGE_PROMPT = (
+    """You judge whether the passages entail the statement: answer true only if a careful reader
 would accept the statement as stated from the passages alone (not from your own knowledge); a
 statement that only partly follows, or goes beyond the passages, is false.
 
-""" + UNTRUSTED_RULES
+"""
+    + UNTRUSTED_RULES
+)
 
 SCHEMA = {
     "type": "object",
@@ -51,16 +54,26 @@ class JudgeSettings:
     api_key: str
 
     @classmethod
-    def resolve(cls, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None) -> "JudgeSettings":
+    def resolve(
+        cls, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None
+    ) -> "JudgeSettings":
         """Command-line values first, then the UEDU_EVAL_JUDGE_* settings, then the researcher's server."""
-        return cls(model=model or settings.UEDU_EVAL_JUDGE_MODEL or settings.UEDU_LLM_DEFAULT_MODEL,
-                   base_url=base_url or settings.UEDU_EVAL_JUDGE_BASE_URL or settings.OPENAI_BASE_URL,
-                   api_key=api_key or settings.UEDU_EVAL_JUDGE_API_KEY or settings.OPENAI_API_KEY)
+        return cls(
+            model=model or settings.UEDU_EVAL_JUDGE_MODEL or settings.UEDU_LLM_DEFAULT_MODEL,
+            base_url=base_url or settings.UEDU_EVAL_JUDGE_BASE_URL or settings.OPENAI_BASE_URL,
+            api_key=api_key or settings.UEDU_EVAL_JUDGE_API_KEY or settings.OPENAI_API_KEY,
+        )
 
     def client(self, meter: UsageMeter) -> LLMClient:
-        config = LLMConfig(models={"default": self.model}, base_url=self.base_url, api_key=self.api_key,
-                           timeout=settings.UEDU_LLM_TIMEOUT_SECONDS, max_retries=settings.UEDU_LLM_MAX_RETRIES,
-                           prices=settings.UEDU_LLM_PRICES, seed=7)
+        config = LLMConfig(
+            models={"default": self.model},
+            base_url=self.base_url,
+            api_key=self.api_key,
+            timeout=settings.UEDU_LLM_TIMEOUT_SECONDS,
+            max_retries=settings.UEDU_LLM_MAX_RETRIES,
+            prices=settings.UEDU_LLM_PRICES,
+            seed=7,
+        )
         return LLMClient(config, meter=meter)
 
 
@@ -74,8 +87,14 @@ class Judge:
     settled at the metered cost; a reached cap stops the evaluation (JudgeBudgetExceeded).
     `user`: who the calls are booked to (the admin replaying, or nobody for a command run)."""
 
-    def __init__(self, client: LLMClient, model: str = "", meter: UsageMeter | None = None, max_tokens: int | None = None,
-                 user=None):
+    def __init__(
+        self,
+        client: LLMClient,
+        model: str = "",
+        meter: UsageMeter | None = None,
+        max_tokens: int | None = None,
+        user=None,
+    ):
         self.client = client
         self.model = model
         self.meter = meter or client.meter
@@ -86,7 +105,13 @@ class Judge:
     @classmethod
     def from_settings(cls, judge: JudgeSettings, *, user=None) -> "Judge":
         meter = UsageMeter()
-        return cls(judge.client(meter), model=judge.model, meter=meter, max_tokens=settings.UEDU_EVAL_JUDGE_MAX_TOKENS, user=user)
+        return cls(
+            judge.client(meter),
+            model=judge.model,
+            meter=meter,
+            max_tokens=settings.UEDU_EVAL_JUDGE_MAX_TOKENS,
+            user=user,
+        )
 
     def worst_case_usd(self, messages: list[dict]) -> Decimal:
         """One batch at most: its prompt counted as one token a character (no tokenizer makes
@@ -98,11 +123,15 @@ class Judge:
 
     def _metered(self, messages: list[dict]) -> dict:
         try:
-            reference = quotas.reserve_call(self.user, CostReservation.Kind.EVAL_JUDGE, self.worst_case_usd(messages))
+            reference = quotas.reserve_call(
+                self.user, CostReservation.Kind.EVAL_JUDGE, self.worst_case_usd(messages)
+            )
         except ServiceError as exc:
             # The only refusal here is the cap's (platform_cap_reached); the operator reads it in English.
-            raise JudgeBudgetExceeded(f"the judge was refused ({exc.code}): the platform's daily cost cap "
-                                      "(UEDU_DEEP_RESEARCH_DAILY_CAP_USD) has no room for another judge call") from None
+            raise JudgeBudgetExceeded(
+                f"the judge was refused ({exc.code}): the platform's daily cost cap "
+                "(UEDU_DEEP_RESEARCH_DAILY_CAP_USD) has no room for another judge call"
+            ) from None
         before = self.meter.total.cost_usd
         try:
             return self.client.structured("judge", messages, SCHEMA, "entailment", max_tokens=ANSWER_TOKENS)
@@ -114,13 +143,22 @@ class Judge:
         verdicts = [False] * len(pairs)
         wanted = [(i, s, p) for i, (s, p) in enumerate(pairs) if p and any(x.strip() for x in p)]
         for start in range(0, len(wanted), BATCH):
-            if self.max_tokens is not None and self.meter is not None and self.meter.total_tokens >= self.max_tokens:
+            if (
+                self.max_tokens is not None
+                and self.meter is not None
+                and self.meter.total_tokens >= self.max_tokens
+            ):
                 # The judge spends tokens like the researcher: an evaluation stops at its budget.
-                raise JudgeBudgetExceeded(f"the judge used its budget of {self.max_tokens} tokens (UEDU_EVAL_JUDGE_MAX_TOKENS)")
+                raise JudgeBudgetExceeded(
+                    f"the judge used its budget of {self.max_tokens} tokens (UEDU_EVAL_JUDGE_MAX_TOKENS)"
+                )
             batch = wanted[start : start + BATCH]
             payload = [{"id": i, "statement": s, "passages": [x[:3000] for x in p]} for i, s, p in batch]
             data = self._metered(
-                [{"role": "system", "content": JUDGE_PROMPT}, {"role": "user", "content": "<observations>\n" + as_json(payload) + "\n</observations>"}]
+                [
+                    {"role": "system", "content": JUDGE_PROMPT},
+                    {"role": "user", "content": "<observations>\n" + as_json(payload) + "\n</observations>"},
+                ]
             )
             self.calls += 1
             asked = {i for i, _, _ in batch}

@@ -75,10 +75,22 @@ def _cells(line: str) -> list[str]:
 # interface words, not claims of the answer: they leave the body before it is cut into units.
 # (Markdown-era pipelines keep them in verification.TEXT; the claims-first one only has the opt-in MARKS.)
 _NOTES = {**getattr(verification, "TEXT", {}), **getattr(verification, "MARKS", {})}
-_MARKS = sorted({_NOTES[key][lang] for key in ("unverified", "uncited", "web_only") if key in _NOTES for lang in ("en", "zh")},
-                key=len, reverse=True)
-_NOTE_LINES = [re.compile("^>?\\s*" + ".*".join(re.escape(part) for part in _NOTES[key][lang].split("{n}")) + "\\s*$")
-               for key in ("web_note", "no_counter", "unresolved_after") if key in _NOTES for lang in ("en", "zh")]
+_MARKS = sorted(
+    {
+        _NOTES[key][lang]
+        for key in ("unverified", "uncited", "web_only")
+        if key in _NOTES
+        for lang in ("en", "zh")
+    },
+    key=len,
+    reverse=True,
+)
+_NOTE_LINES = [
+    re.compile("^>?\\s*" + ".*".join(re.escape(part) for part in _NOTES[key][lang].split("{n}")) + "\\s*$")
+    for key in ("web_note", "no_counter", "unresolved_after")
+    if key in _NOTES
+    for lang in ("en", "zh")
+]
 
 
 def body(markdown: str) -> str:
@@ -109,12 +121,22 @@ def table_units(markdown: str) -> list[Unit]:
             if not value or value in {"-", "–", "—", "n/a", "N/A"}:
                 continue
             head = _plain(header[column]) if column < len(header) else ""
-            units.append(Unit(text=f"{label} — {head}: {value}", citations=marker_ids(cell) or marker_ids(cells[0]), kind="cell"))
+            units.append(
+                Unit(
+                    text=f"{label} — {head}: {value}",
+                    citations=marker_ids(cell) or marker_ids(cells[0]),
+                    kind="cell",
+                )
+            )
     return units
 
 
 def sentence_units(markdown: str) -> list[Unit]:
-    return [Unit(text=_plain(s.text), citations=s.ids, kind="sentence") for s in segments(markdown) if s.sentence and is_factual(s)]
+    return [
+        Unit(text=_plain(s.text), citations=s.ids, kind="sentence")
+        for s in segments(markdown)
+        if s.sentence and is_factual(s)
+    ]
 
 
 def conflict_units(report: dict) -> list[Unit]:
@@ -122,16 +144,25 @@ def conflict_units(report: dict) -> list[Unit]:
     units = []
     for conflict in report.get("conflicts") or []:
         sides = conflict.get("sides") or []
-        text = f"{conflict.get('subject', '')}: " + "; ".join(_plain(side.get("statement", "")) for side in sides)
+        text = f"{conflict.get('subject', '')}: " + "; ".join(
+            _plain(side.get("statement", "")) for side in sides
+        )
         citations = list(dict.fromkeys(n for side in sides for n in side.get("citations", [])))
         units.append(Unit(text=text, citations=citations, kind="conflict"))
     return units
 
 
 def observe(task: ResearchTask) -> Observation:
-    observation = Observation(task_uuid=str(task.task_uuid), status=task.status, error=task.error or "", answer=task.final_answer or "",
-                              tokens=task.tokens_used, cost_usd=float(task.cost_usd), duration_seconds=task.duration_seconds,
-                              model=task.model_name or "")
+    observation = Observation(
+        task_uuid=str(task.task_uuid),
+        status=task.status,
+        error=task.error or "",
+        answer=task.final_answer or "",
+        tokens=task.tokens_used,
+        cost_usd=float(task.cost_usd),
+        duration_seconds=task.duration_seconds,
+        model=task.model_name or "",
+    )
     if task.status != ResearchTask.Status.COMPLETED:
         return observation
     text = body(task.final_answer)
@@ -140,7 +171,13 @@ def observe(task: ResearchTask) -> Observation:
     passages = passages_by_number(task)
     flagged = {c.get("id") for c in report.get("citations", []) if c.get("flagged")}
     for c in task.citations_json or []:
-        observation.sources[c["number"]] = CitedSource(number=c["number"], title=c.get("title", ""), url=c.get("url", ""), tier=c.get("tier", ""),
-                                                       tool=c.get("source_tool", ""), passage=passages.get(c["number"], ""),
-                                                       flagged=c["number"] in flagged)
+        observation.sources[c["number"]] = CitedSource(
+            number=c["number"],
+            title=c.get("title", ""),
+            url=c.get("url", ""),
+            tier=c.get("tier", ""),
+            tool=c.get("source_tool", ""),
+            passage=passages.get(c["number"], ""),
+            flagged=c["number"] in flagged,
+        )
     return observation

@@ -18,6 +18,7 @@ from agent.connectors import edgar
 from agent.engine.types import Source, ToolResult
 from agent.tools import REGISTRY
 from agent.tools.registry import Tool, ToolContext, ToolRegistry
+
 # The product's own renderers of a figure and a margin: the frozen get_financials must read to the
 # model exactly as the live tool does.
 from agent.tools.structured import _figure_source, _margin_source
@@ -125,24 +126,49 @@ def material_bytes(document: Document) -> bytes:
 
 # --------------------------------------------------------------------------- frozen sources
 
+
 def _financials(document: Document) -> edgar.Financials:
     f = document.financials
-    filing = edgar.Filing(accession=f["accession"], form=f["form"], filed=f["filed"],
-                          url=f"https://www.sec.gov/Archives/edgar/data/{f.get('cik', 0)}/{f['accession'].replace('-', '')}/")
+    filing = edgar.Filing(
+        accession=f["accession"],
+        form=f["form"],
+        filed=f["filed"],
+        url=f"https://www.sec.gov/Archives/edgar/data/{f.get('cik', 0)}/{f['accession'].replace('-', '')}/",
+    )
     figures = {}
     for key, value in f["figures"].items():
         label, concept, unit = FIGURE_LABELS[key]
-        figures[key] = edgar.Figure(key=key, label=label, value=float(value), unit=unit, concept=concept,
-                                    start=f["start"], end=f["end"], filings=[filing])
+        figures[key] = edgar.Figure(
+            key=key,
+            label=label,
+            value=float(value),
+            unit=unit,
+            concept=concept,
+            start=f["start"],
+            end=f["end"],
+            filings=[filing],
+        )
     margins = {}
     revenue = figures.get("revenue")
     for key, label, numerator_key in edgar.MARGINS:
         numerator = figures.get(numerator_key)
         if revenue and numerator and revenue.value:
-            margins[key] = {"label": label, "value": numerator.value / revenue.value,
-                            "formula": f"{numerator.label} / {revenue.label}", "numerator": numerator_key}
-    return edgar.Financials(ticker=f["ticker"], cik=int(f.get("cik", 0)), company=f["company"], period=f["period"],
-                            start=f["start"], end=f["end"], figures=figures, margins=margins)
+            margins[key] = {
+                "label": label,
+                "value": numerator.value / revenue.value,
+                "formula": f"{numerator.label} / {revenue.label}",
+                "numerator": numerator_key,
+            }
+    return edgar.Financials(
+        ticker=f["ticker"],
+        cik=int(f.get("cik", 0)),
+        company=f["company"],
+        period=f["period"],
+        start=f["start"],
+        end=f["end"],
+        figures=figures,
+        margins=margins,
+    )
 
 
 def financial_sources(document: Document) -> list[Source]:
@@ -153,28 +179,48 @@ def financial_sources(document: Document) -> list[Source]:
 
 
 def _page_text(document: Document) -> str:
-    return "\n\n".join(p for page in document.pages for p in ([page.title] if page.title else []) + page.paragraphs)
+    return "\n\n".join(
+        p for page in document.pages for p in ([page.title] if page.title else []) + page.paragraphs
+    )
 
 
 def web_source(document: Document) -> Source:
     text = _page_text(document)
     host = re.sub(r"^https?://([^/]+).*", r"\1", document.url)
-    return Source(title=document.title or document.name, snippet=text[:300], text=text, tier="web", url=document.url,
-                  locator=host, meta={"external": True, "eval_document": document.name})
+    return Source(
+        title=document.title or document.name,
+        snippet=text[:300],
+        text=text,
+        tier="web",
+        url=document.url,
+        locator=host,
+        meta={"external": True, "eval_document": document.name},
+    )
 
 
 def catalogue_source(document: Document) -> Source:
     text = _page_text(document)
-    return Source(title=document.title or document.name, snippet=text[:300], text=text, tier="internal",
-                  url=f"/catalogue/{re.sub(r'[^A-Za-z0-9]+', '-', document.name).strip('-').lower()}",
-                  locator=document.name, meta={"eval_document": document.name})
+    return Source(
+        title=document.title or document.name,
+        snippet=text[:300],
+        text=text,
+        tier="internal",
+        url=f"/catalogue/{re.sub(r'[^A-Za-z0-9]+', '-', document.name).strip('-').lower()}",
+        locator=document.name,
+        meta={"eval_document": document.name},
+    )
 
 
 def passages(document: Document) -> list[str]:
     """What a judge reads to decide whether this document supports a statement."""
     if document.kind == "financials":
         return [s.text for s in financial_sources(document)]
-    return [p for page in document.pages for p in ([page.title] if page.title else []) + page.paragraphs if p.strip()]
+    return [
+        p
+        for page in document.pages
+        for p in ([page.title] if page.title else []) + page.paragraphs
+        if p.strip()
+    ]
 
 
 # --------------------------------------------------------------------------- frozen tools
@@ -195,8 +241,15 @@ def _ranked(documents: list[Document], query: str) -> list[Document]:
 
 def _frozen(name: str, fn) -> Tool:
     product = REGISTRY.get(name)
-    return Tool(name=name, description=product.description, parameters=product.parameters, fn=fn, family=product.family,
-                needs_web=False, observed_url_params=product.observed_url_params)
+    return Tool(
+        name=name,
+        description=product.description,
+        parameters=product.parameters,
+        fn=fn,
+        family=product.family,
+        needs_web=False,
+        observed_url_params=product.observed_url_params,
+    )
 
 
 def registry_for(item: Item) -> ToolRegistry:
@@ -208,9 +261,13 @@ def registry_for(item: Item) -> ToolRegistry:
     catalogue = [d for d in item.documents if d.kind == "catalogue"]
 
     if web:
+
         def web_search(ctx: ToolContext, query: str, limit: int = 8) -> ToolResult:
             hits = _ranked(web, query)[: max(1, min(10, limit))]
-            return ToolResult(sources=[web_source(d) for d in hits], data={"results": [{"title": d.title, "url": d.url} for d in hits]})
+            return ToolResult(
+                sources=[web_source(d) for d in hits],
+                data={"results": [{"title": d.title, "url": d.url} for d in hits]},
+            )
 
         def fetch_url(ctx: ToolContext, url: str) -> ToolResult:
             page = next((d for d in web if d.url.rstrip("/") == url.rstrip("/")), None)
@@ -222,34 +279,59 @@ def registry_for(item: Item) -> ToolRegistry:
         registry.register(_frozen("fetch_url", fetch_url))
 
     if figures:
+
         def get_financials(ctx: ToolContext, ticker: str, quarter: str) -> ToolResult:
             symbol = ticker.strip().upper()
             mine = [d for d in figures if d.financials["ticker"] == symbol]
             if not mine:
                 return ToolResult(error=f"unknown ticker {ticker!r}")
             wanted = re.sub(r"[^0-9Q]", "", quarter.upper())
-            chosen = next((d for d in mine if wanted and wanted in re.sub(r"[^0-9Q]", "", d.financials.get("quarter", "").upper())), None)
+            chosen = next(
+                (
+                    d
+                    for d in mine
+                    if wanted and wanted in re.sub(r"[^0-9Q]", "", d.financials.get("quarter", "").upper())
+                ),
+                None,
+            )
             if chosen is None:  # "latest" (or a quarter not in the item): the newest period
                 chosen = max(mine, key=lambda d: d.financials["end"])
             f = chosen.financials
-            return ToolResult(sources=financial_sources(chosen),
-                              data={"company": f["company"], "ticker": f["ticker"], "period": f["period"], "period_start": f["start"],
-                                    "period_end": f["end"], "figures": f["figures"]})
+            return ToolResult(
+                sources=financial_sources(chosen),
+                data={
+                    "company": f["company"],
+                    "ticker": f["ticker"],
+                    "period": f["period"],
+                    "period_start": f["start"],
+                    "period_end": f["end"],
+                    "figures": f["figures"],
+                },
+            )
 
         registry.register(_frozen("get_financials", get_financials))
 
     if catalogue:
+
         def lookup(tool: str, query: str) -> ToolResult:
             entries = [d for d in catalogue if d.tool == tool]
             if not entries:
                 return ToolResult(error=f"no catalogue entry matches {query!r}")
-            return ToolResult(sources=[catalogue_source(d) for d in _ranked(entries, query)], data={"results": [d.title for d in entries]})
+            return ToolResult(
+                sources=[catalogue_source(d) for d in _ranked(entries, query)],
+                data={"results": [d.title for d in entries]},
+            )
 
         def get_course_overview(ctx: ToolContext, course: str, university: str | None = None) -> ToolResult:
             return lookup("get_course_overview", f"{course} {university or ''}")
 
-        def get_hs_curriculum(ctx: ToolContext, subject: str | None = None, grade_band: str | None = None, query: str | None = None,
-                              limit: int = 10) -> ToolResult:
+        def get_hs_curriculum(
+            ctx: ToolContext,
+            subject: str | None = None,
+            grade_band: str | None = None,
+            query: str | None = None,
+            limit: int = 10,
+        ) -> ToolResult:
             return lookup("get_hs_curriculum", f"{subject or ''} {grade_band or ''} {query or ''}")
 
         registry.register(_frozen("get_course_overview", get_course_overview))

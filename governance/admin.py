@@ -25,12 +25,18 @@ from django.utils.html import format_html
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from channels_app.admin_scoping import OWNER, ChannelScopedAdmin, GuardedModelAdmin, PlatformAdminOnly, ReadOnlyRecords, is_platform_admin
+from channels_app.admin_scoping import (
+    OWNER,
+    ChannelScopedAdmin,
+    GuardedModelAdmin,
+    PlatformAdminOnly,
+    ReadOnlyRecords,
+    is_platform_admin,
+)
 from channels_app.models import SuperTaNda
 from uedu_dr.errors import ServiceError
 
 from . import consent, export, export_requests
-
 from .models import ChannelConsent, ConsentWithdrawal, ExportAudit, ExportRequest, Study, StudyResearcher
 
 
@@ -49,7 +55,9 @@ class StudyResearcherInline(admin.TabularInline):
 
     # The study's researchers may see who else is on it; only platform admins change the list.
     def has_view_permission(self, request, obj=None):
-        return is_platform_admin(request.user) or (obj is not None and _studies_of(request.user).filter(pk=obj.pk).exists())
+        return is_platform_admin(request.user) or (
+            obj is not None and _studies_of(request.user).filter(pk=obj.pk).exists()
+        )
 
     def has_change_permission(self, request, obj=None):
         return is_platform_admin(request.user)
@@ -64,19 +72,28 @@ class StudyResearcherInline(admin.TabularInline):
 class ExportRequestForm(forms.Form):
     purpose = forms.CharField(label=_("Purpose"), widget=forms.Textarea(attrs={"rows": 3}), max_length=4000)
     tables = forms.MultipleChoiceField(
-        label=_("Tables"), widget=forms.CheckboxSelectMultiple,
-        choices=[("tasks", _("Research tasks")), ("steps", _("Research steps")), ("chat_logs", _("Chat log")),
-                 ("signals", _("Learning-analytics signals"))],
+        label=_("Tables"),
+        widget=forms.CheckboxSelectMultiple,
+        choices=[
+            ("tasks", _("Research tasks")),
+            ("steps", _("Research steps")),
+            ("chat_logs", _("Chat log")),
+            ("signals", _("Learning-analytics signals")),
+        ],
     )
     date_from = forms.DateField(label=_("From (inclusive)"), widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(label=_("To (inclusive)"), widget=forms.DateInput(attrs={"type": "date"}))
-    consent_form = forms.FileField(label=_("Signed export consent form"), help_text=_("PDF or image, at most 10 MB."))
+    consent_form = forms.FileField(
+        label=_("Signed export consent form"), help_text=_("PDF or image, at most 10 MB.")
+    )
 
 
 class ExportForm(forms.Form):
     export_request = forms.IntegerField(widget=forms.HiddenInput)
     format = forms.ChoiceField(
-        label=_("Format"), choices=[("both", _("CSV and JSONL")), ("csv", _("CSV")), ("jsonl", _("JSONL"))], initial="both"
+        label=_("Format"),
+        choices=[("both", _("CSV and JSONL")), ("csv", _("CSV")), ("jsonl", _("JSONL"))],
+        initial="both",
     )
 
 
@@ -95,7 +112,9 @@ class StudyAdmin(GuardedModelAdmin):
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
-        return queryset if is_platform_admin(request.user) else queryset.filter(pk__in=_studies_of(request.user))
+        return (
+            queryset if is_platform_admin(request.user) else queryset.filter(pk__in=_studies_of(request.user))
+        )
 
     def get_object(self, request, object_id, from_field=None):
         obj = super().get_object(request, object_id, from_field)
@@ -132,7 +151,11 @@ class StudyAdmin(GuardedModelAdmin):
 
     @admin.display(description=_("export"))
     def export_link(self, obj):
-        return format_html('<a href="{}">{}</a>', reverse("admin:governance_study_export", args=[obj.pk]), gettext("Export data"))
+        return format_html(
+            '<a href="{}">{}</a>',
+            reverse("admin:governance_study_export", args=[obj.pk]),
+            gettext("Export data"),
+        )
 
     @admin.action(description=_("Export research data of the selected study"))
     def export_data(self, request, queryset):
@@ -144,7 +167,11 @@ class StudyAdmin(GuardedModelAdmin):
 
     def get_urls(self):
         return [
-            path("<int:study_id>/export/", self.admin_site.admin_view(self.export_view), name="governance_study_export"),
+            path(
+                "<int:study_id>/export/",
+                self.admin_site.admin_view(self.export_view),
+                name="governance_study_export",
+            ),
             *super().get_urls(),
         ]
 
@@ -153,7 +180,9 @@ class StudyAdmin(GuardedModelAdmin):
         study = self.get_object(request, str(study_id))  # 404 outside the user's studies
         if not self.has_view_permission(request, study):
             raise Http404("No such study.")
-        request_form = ExportRequestForm(initial={"date_from": study.approved_from, "date_to": study.approved_to})
+        request_form = ExportRequestForm(
+            initial={"date_from": study.approved_from, "date_to": study.approved_to}
+        )
         export_form = ExportForm()
         status = 200
         if request.method == "POST" and request.POST.get("action") == "request":
@@ -162,18 +191,30 @@ class StudyAdmin(GuardedModelAdmin):
                 data = request_form.cleaned_data
                 upload = data["consent_form"]
                 if upload.size > export_requests.MAX_CONSENT_FORM_BYTES:
-                    request_form.add_error("consent_form", gettext("The consent form is too large (at most 10 MB)."))
+                    request_form.add_error(
+                        "consent_form", gettext("The consent form is too large (at most 10 MB).")
+                    )
                 else:
                     try:
                         export_requests.file_export_request(
-                            requester=request.user, study=study, purpose=data["purpose"], tables=data["tables"],
-                            date_from=data["date_from"], date_to=data["date_to"], consent_form_name=upload.name, consent_form=upload.read(),
+                            requester=request.user,
+                            study=study,
+                            purpose=data["purpose"],
+                            tables=data["tables"],
+                            date_from=data["date_from"],
+                            date_to=data["date_to"],
+                            consent_form_name=upload.name,
+                            consent_form=upload.read(),
                         )
                     except ServiceError as error:
                         request_form.add_error(None, error.message)
                         status = error.status
                     else:
-                        self.message_user(request, gettext("Export request filed; a platform admin will decide it."), messages.SUCCESS)
+                        self.message_user(
+                            request,
+                            gettext("Export request filed; a platform admin will decide it."),
+                            messages.SUCCESS,
+                        )
                         return HttpResponseRedirect(reverse("admin:governance_study_export", args=[study.pk]))
             if status == 200:
                 status = 400
@@ -192,7 +233,11 @@ class StudyAdmin(GuardedModelAdmin):
                     status = error.status
             else:
                 status = 400
-        signed = StudyResearcher.objects.filter(study=study, user=request.user).values_list("agreement_signed_on", flat=True).first()
+        signed = (
+            StudyResearcher.objects.filter(study=study, user=request.user)
+            .values_list("agreement_signed_on", flat=True)
+            .first()
+        )
         context = {
             **self.admin_site.each_context(request),
             "title": gettext("Export research data: %(protocol)s") % {"protocol": study.protocol_number},
@@ -201,7 +246,9 @@ class StudyAdmin(GuardedModelAdmin):
             "study": study,
             "request_form": request_form,
             "form": export_form,
-            "my_requests": ExportRequest.objects.filter(study=study, requested_by=request.user).order_by("-requested_at"),
+            "my_requests": ExportRequest.objects.filter(study=study, requested_by=request.user).order_by(
+                "-requested_at"
+            ),
             "agreement_signed_on": signed,
             "channels": study.channels.order_by("slug"),
         }
@@ -213,7 +260,11 @@ class StudyAdmin(GuardedModelAdmin):
         no export, however large, is held in memory."""
         with tempfile.TemporaryDirectory(prefix="uedu-export-") as tmp:
             result = export.export_study(
-                requester=request.user, export_request=export_request, fmt=fmt, out_dir=Path(tmp), destination="admin download",
+                requester=request.user,
+                export_request=export_request,
+                fmt=fmt,
+                out_dir=Path(tmp),
+                destination="admin download",
             )
             archive = export.write_zip(result)
         slug = re.sub(r"[^A-Za-z0-9]+", "-", export_request.study.protocol_number).strip("-")
@@ -225,8 +276,12 @@ class StudyAdmin(GuardedModelAdmin):
 
 
 class DecisionForm(forms.Form):
-    decision = forms.ChoiceField(choices=[("approve", _("Approve")), ("refuse", _("Refuse"))], widget=forms.RadioSelect)
-    note = forms.CharField(label=_("Note"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=4000)
+    decision = forms.ChoiceField(
+        choices=[("approve", _("Approve")), ("refuse", _("Refuse"))], widget=forms.RadioSelect
+    )
+    note = forms.CharField(
+        label=_("Note"), widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=4000
+    )
 
 
 @admin.register(ExportRequest)
@@ -234,12 +289,35 @@ class ExportRequestAdmin(ReadOnlyRecords, GuardedModelAdmin):
     """The approval queue: platform admins (the IRB delegate) decide; a researcher reads their own
     requests. Filed from the study's export screen, decided on the decision page."""
 
-    list_display = ["requested_at", "study", "requested_by", "date_from", "date_to", "status", "decided_by", "decide_link"]
+    list_display = [
+        "requested_at",
+        "study",
+        "requested_by",
+        "date_from",
+        "date_to",
+        "status",
+        "decided_by",
+        "decide_link",
+    ]
     list_filter = ["status", "study"]
     search_fields = ["requested_by__username", "study__protocol_number"]
     date_hierarchy = "requested_at"
-    fields = ["study", "requested_by", "requested_at", "purpose", "tables", "date_from", "date_to", "consent_form_link",
-              "consent_form_sha256", "status", "decided_by", "decided_at", "decision_note", "exported_at"]
+    fields = [
+        "study",
+        "requested_by",
+        "requested_at",
+        "purpose",
+        "tables",
+        "date_from",
+        "date_to",
+        "consent_form_link",
+        "consent_form_sha256",
+        "status",
+        "decided_by",
+        "decided_at",
+        "decision_note",
+        "exported_at",
+    ]
     readonly_fields = fields
 
     def get_queryset(self, request):
@@ -266,18 +344,32 @@ class ExportRequestAdmin(ReadOnlyRecords, GuardedModelAdmin):
     def decide_link(self, obj):
         if obj.status != ExportRequest.Status.PENDING:
             return "—"
-        return format_html('<a href="{}">{}</a>', reverse("admin:governance_exportrequest_decide", args=[obj.pk]), gettext("Decide"))
+        return format_html(
+            '<a href="{}">{}</a>',
+            reverse("admin:governance_exportrequest_decide", args=[obj.pk]),
+            gettext("Decide"),
+        )
 
     @admin.display(description=_("export consent form"))
     def consent_form_link(self, obj):
-        return format_html('<a href="{}">{}</a>', reverse("admin:governance_exportrequest_consent_form", args=[obj.pk]),
-                           obj.consent_form_name)
+        return format_html(
+            '<a href="{}">{}</a>',
+            reverse("admin:governance_exportrequest_consent_form", args=[obj.pk]),
+            obj.consent_form_name,
+        )
 
     def get_urls(self):
         return [
-            path("<int:request_id>/decide/", self.admin_site.admin_view(self.decide_view), name="governance_exportrequest_decide"),
-            path("<int:request_id>/consent-form/", self.admin_site.admin_view(self.consent_form_view),
-                 name="governance_exportrequest_consent_form"),
+            path(
+                "<int:request_id>/decide/",
+                self.admin_site.admin_view(self.decide_view),
+                name="governance_exportrequest_decide",
+            ),
+            path(
+                "<int:request_id>/consent-form/",
+                self.admin_site.admin_view(self.consent_form_view),
+                name="governance_exportrequest_consent_form",
+            ),
             *super().get_urls(),
         ]
 
@@ -298,8 +390,10 @@ class ExportRequestAdmin(ReadOnlyRecords, GuardedModelAdmin):
             if form.is_valid():
                 try:
                     export_requests.decide_export_request(
-                        export_request=export_request, decided_by=request.user,
-                        approve=form.cleaned_data["decision"] == "approve", note=form.cleaned_data["note"],
+                        export_request=export_request,
+                        decided_by=request.user,
+                        approve=form.cleaned_data["decision"] == "approve",
+                        note=form.cleaned_data["note"],
                     )
                 except ServiceError as error:
                     form.add_error(None, error.message)
@@ -382,7 +476,9 @@ class ConsentWithdrawalAdmin(PlatformAdminOnly, GuardedModelAdmin):
 
     def save_model(self, request, obj, form, change):
         # Through the service, so an admin-recorded withdrawal is audited like the student's own.
-        withdrawal = consent.withdraw_consent(student=obj.user, channel=obj.channel, recorded_by=request.user, note=obj.note)
+        withdrawal = consent.withdraw_consent(
+            student=obj.user, channel=obj.channel, recorded_by=request.user, note=obj.note
+        )
         obj.pk = withdrawal.pk
         obj._state.adding = False
 
@@ -390,7 +486,17 @@ class ConsentWithdrawalAdmin(PlatformAdminOnly, GuardedModelAdmin):
 @admin.register(ExportAudit)
 class ExportAuditAdmin(ReadOnlyRecords, PlatformAdminOnly, GuardedModelAdmin):
     # Append-only: the admin offers no way to write, change or remove an entry.
-    list_display = ["requested_at", "action", "study", "channel", "requested_by", "outcome", "export_request", "date_from", "date_to"]
+    list_display = [
+        "requested_at",
+        "action",
+        "study",
+        "channel",
+        "requested_by",
+        "outcome",
+        "export_request",
+        "date_from",
+        "date_to",
+    ]
     list_filter = ["action", "outcome", "study"]
     search_fields = ["requested_by__username", "study__protocol_number"]
     date_hierarchy = "requested_at"

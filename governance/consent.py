@@ -79,9 +79,9 @@ def sync_channel_consent(channel: Channel) -> ChannelConsent | None:
 def in_force_at(channel_ref: str = "channel", moment_ref: str = "created_at") -> Exists:
     """A filter for rows written while their channel's consent was in force."""
     return Exists(
-        ChannelConsent.objects.filter(channel=OuterRef(channel_ref), started_at__lte=OuterRef(moment_ref)).filter(
-            Q(ended_at__isnull=True) | Q(ended_at__gt=OuterRef(moment_ref))
-        )
+        ChannelConsent.objects.filter(
+            channel=OuterRef(channel_ref), started_at__lte=OuterRef(moment_ref)
+        ).filter(Q(ended_at__isnull=True) | Q(ended_at__gt=OuterRef(moment_ref)))
     )
 
 
@@ -91,10 +91,14 @@ def _active_withdrawals(channel_ids):
 
 def withdrawn_user_ids(channel_ids) -> set[int]:
     """Students who are withdrawn now in any of these channels, or from every channel."""
-    return set(_active_withdrawals(channel_ids).filter(rejoined_at__isnull=True).values_list("user_id", flat=True))
+    return set(
+        _active_withdrawals(channel_ids).filter(rejoined_at__isnull=True).values_list("user_id", flat=True)
+    )
 
 
-def withdrawn_at_writing(user_ref: str = "user", channel_ref: str = "channel", moment_ref: str = "created_at") -> Q:
+def withdrawn_at_writing(
+    user_ref: str = "user", channel_ref: str = "channel", moment_ref: str = "created_at"
+) -> Q:
     """Rows a student wrote while withdrawn (in that channel or everywhere): from before the
     withdrawal too, and up to a re-join if there was one."""
     return Q(
@@ -107,17 +111,25 @@ def withdrawn_at_writing(user_ref: str = "user", channel_ref: str = "channel", m
 
 
 def is_withdrawn(user, channel: Channel) -> bool:
-    return ConsentWithdrawal.objects.filter(user=user, rejoined_at__isnull=True).filter(Q(channel__isnull=True) | Q(channel=channel)).exists()
+    return (
+        ConsentWithdrawal.objects.filter(user=user, rejoined_at__isnull=True)
+        .filter(Q(channel__isnull=True) | Q(channel=channel))
+        .exists()
+    )
 
 
 @transaction.atomic
-def withdraw_consent(*, student, channel: Channel | None, recorded_by=None, note: str = "") -> ConsentWithdrawal:
+def withdraw_consent(
+    *, student, channel: Channel | None, recorded_by=None, note: str = ""
+) -> ConsentWithdrawal:
     """Record that a student withdrew (channel None: from every channel), and audit it. A student
     who had re-joined withdraws again from now: everything before the earlier re-join stays out."""
     # No membership check: a student who has left the channel may still withdraw its data.
     now = timezone.now()
     withdrawal, created = ConsentWithdrawal.objects.select_for_update().get_or_create(
-        user=student, channel=channel, defaults={"withdrawn_at": now, "recorded_by": recorded_by, "note": note}
+        user=student,
+        channel=channel,
+        defaults={"withdrawn_at": now, "recorded_by": recorded_by, "note": note},
     )
     if not created and withdrawal.rejoined_at is None:
         return withdrawal  # already withdrawn: the first date stands
@@ -129,8 +141,11 @@ def withdraw_consent(*, student, channel: Channel | None, recorded_by=None, note
         withdrawal.recorded_by = recorded_by
         withdrawal.save(update_fields=["rejoined_at", "withdrawn_at", "recorded_by"])
     ExportAudit.objects.create(
-        action=ExportAudit.Action.CONSENT_WITHDRAWN, requested_by=recorded_by or student, outcome=ExportAudit.Outcome.COMPLETED,
-        channel=channel, note=f"student #{student.pk}" + (f": {note}" if note else ""),
+        action=ExportAudit.Action.CONSENT_WITHDRAWN,
+        requested_by=recorded_by or student,
+        outcome=ExportAudit.Outcome.COMPLETED,
+        channel=channel,
+        note=f"student #{student.pk}" + (f": {note}" if note else ""),
     )
     return withdrawal
 
@@ -138,14 +153,21 @@ def withdraw_consent(*, student, channel: Channel | None, recorded_by=None, note
 @transaction.atomic
 def rejoin(*, student, channel: Channel | None) -> ConsentWithdrawal | None:
     """The student gives consent again: rows they write from now on count; earlier ones stay out."""
-    withdrawal = ConsentWithdrawal.objects.select_for_update().filter(user=student, channel=channel, rejoined_at__isnull=True).first()
+    withdrawal = (
+        ConsentWithdrawal.objects.select_for_update()
+        .filter(user=student, channel=channel, rejoined_at__isnull=True)
+        .first()
+    )
     if withdrawal is None:
         return None
     withdrawal.rejoined_at = timezone.now()
     withdrawal.save(update_fields=["rejoined_at"])
     ExportAudit.objects.create(
-        action=ExportAudit.Action.CONSENT_REJOINED, requested_by=student, outcome=ExportAudit.Outcome.COMPLETED,
-        channel=channel, note=f"student #{student.pk}",
+        action=ExportAudit.Action.CONSENT_REJOINED,
+        requested_by=student,
+        outcome=ExportAudit.Outcome.COMPLETED,
+        channel=channel,
+        note=f"student #{student.pk}",
     )
     return withdrawal
 
@@ -159,5 +181,7 @@ def consent_periods(channels: QuerySet[Channel]) -> list[dict]:
             "from": c.started_at.isoformat(),
             "until": c.ended_at.isoformat() if c.ended_at else None,
         }
-        for c in ChannelConsent.objects.filter(channel__in=channels).select_related("channel").order_by("channel__slug", "started_at")
+        for c in ChannelConsent.objects.filter(channel__in=channels)
+        .select_related("channel")
+        .order_by("channel__slug", "started_at")
     ]

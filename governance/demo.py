@@ -31,7 +31,13 @@ def load_demo_study(stdout) -> None:
         },
     )
     study.channels.add(course)
-    StudyResearcher.objects.update_or_create(study=study, user=users["researcher"], defaults={"agreement_signed_on": date(2025, 9, 1)})
+    StudyResearcher.objects.update_or_create(
+        study=study, user=users["researcher"], defaults={"agreement_signed_on": date(2025, 9, 1)}
+    )
     if "superta" in users:
-        SuperTaNda.objects.update_or_create(user=users["superta"], channel=course, defaults={"signed_on": date(2025, 9, 1)})
-    stdout.write(f"Demo study {DEMO_PROTOCOL}: researcher 'researcher' (agreement signed), channel demo-course.")
+        SuperTaNda.objects.update_or_create(
+            user=users["superta"], channel=course, defaults={"signed_on": date(2025, 9, 1)}
+        )
+    stdout.write(
+        f"Demo study {DEMO_PROTOCOL}: researcher 'researcher' (agreement signed), channel demo-course."
+    )

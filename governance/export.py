@@ -48,8 +48,7 @@ from research.services.learning_analytics import CODEBOOK as SIGNALS_CODEBOOK
 from research.services.learning_analytics import task_signals, with_signal_annotations
 from uedu_dr.errors import ServiceError
 
-from . import consent
-from . import export_requests
+from . import consent, export_requests
 from .models import ExportAudit, ExportRequest, Study, StudyPseudonymKey, StudyResearcher
 from .pseudonyms import Pseudonymizer
 from .redaction import Redactor
@@ -60,34 +59,105 @@ FORMATS = {"csv": ("csv",), "jsonl": ("jsonl",), "both": ("csv", "jsonl")}
 DATASETS = export_requests.DATASETS
 
 TASK_COLUMNS = [
-    "task", "person", "channel", "status", "trigger_mode", "language", "question", "sub_questions", "answer",
-    "citations", "tokens_used", "cost_usd", "duration_seconds", "limit_hit", "stop_reason",
-    "invalid_citations_removed", "created_at", "started_at", "finished_at",
+    "task",
+    "person",
+    "channel",
+    "status",
+    "trigger_mode",
+    "language",
+    "question",
+    "sub_questions",
+    "answer",
+    "citations",
+    "tokens_used",
+    "cost_usd",
+    "duration_seconds",
+    "limit_hit",
+    "stop_reason",
+    "invalid_citations_removed",
+    "created_at",
+    "started_at",
+    "finished_at",
 ]
 STEP_COLUMNS = [
-    "task", "index", "round", "phase", "tool_name", "args", "status", "result_preview", "error", "duration_ms",
-    "tokens", "created_at",
+    "task",
+    "index",
+    "round",
+    "phase",
+    "tool_name",
+    "args",
+    "status",
+    "result_preview",
+    "error",
+    "duration_ms",
+    "tokens",
+    "created_at",
 ]
 CHAT_LOG_COLUMNS = [
-    "message", "person", "channel", "kind", "type", "content", "in_reply_to", "task", "bloom_level",
-    "bloom_confidence", "bloom_rationale", "created_at",
+    "message",
+    "person",
+    "channel",
+    "kind",
+    "type",
+    "content",
+    "in_reply_to",
+    "task",
+    "bloom_level",
+    "bloom_confidence",
+    "bloom_rationale",
+    "created_at",
 ]
 SIGNAL_COLUMNS = [
-    "task", "person", "channel", "bloom_level", "bloom_confidence", "sub_questions", "plan_complexity",
-    "reflection_rounds", "question_chars", "question_tokens", "question_sentences", "mean_sentence_tokens",
-    "type_token_ratio", "language_complexity", "follow_ups", "share_link_openings", "diffusion_mentions", "misuse_flagged",
-    "disclaimer_acknowledged", "disclaimer_ack_seconds",
+    "task",
+    "person",
+    "channel",
+    "bloom_level",
+    "bloom_confidence",
+    "sub_questions",
+    "plan_complexity",
+    "reflection_rounds",
+    "question_chars",
+    "question_tokens",
+    "question_sentences",
+    "mean_sentence_tokens",
+    "type_token_ratio",
+    "language_complexity",
+    "follow_ups",
+    "share_link_openings",
+    "diffusion_mentions",
+    "misuse_flagged",
+    "disclaimer_acknowledged",
+    "disclaimer_ack_seconds",
 ]
 CODEBOOK = {
-    "tasks": {"task": "pseudonym of the research task", "person": "pseudonym of the student", "question": "the question, redacted",
-              "answer": "the answer, redacted", "status": "queued/running/completed/failed/cancelled"},
-    "steps": {"task": "pseudonym of the task", "tool_name": "the tool called", "args": "its arguments, redacted",
-              "result_preview": "start of its result, redacted"},
-    "chat_logs": {"message": "pseudonym of the chat row", "kind": "request (the student) or response", "type": "chat or deep_research",
-                  "content": "the message, redacted", "task": "pseudonym of the research task the row belongs to"},
+    "tasks": {
+        "task": "pseudonym of the research task",
+        "person": "pseudonym of the student",
+        "question": "the question, redacted",
+        "answer": "the answer, redacted",
+        "status": "queued/running/completed/failed/cancelled",
+    },
+    "steps": {
+        "task": "pseudonym of the task",
+        "tool_name": "the tool called",
+        "args": "its arguments, redacted",
+        "result_preview": "start of its result, redacted",
+    },
+    "chat_logs": {
+        "message": "pseudonym of the chat row",
+        "kind": "request (the student) or response",
+        "type": "chat or deep_research",
+        "content": "the message, redacted",
+        "task": "pseudonym of the research task the row belongs to",
+    },
     "signals": SIGNALS_CODEBOOK,
 }
-COLUMNS = {"tasks": TASK_COLUMNS, "steps": STEP_COLUMNS, "chat_logs": CHAT_LOG_COLUMNS, "signals": SIGNAL_COLUMNS}
+COLUMNS = {
+    "tasks": TASK_COLUMNS,
+    "steps": STEP_COLUMNS,
+    "chat_logs": CHAT_LOG_COLUMNS,
+    "signals": SIGNAL_COLUMNS,
+}
 
 
 @dataclass
@@ -110,15 +180,25 @@ def check_export_allowed(*, requester, study: Study, date_from: date | None, dat
     if not requester.is_active or not signed:
         raise ServiceError(
             "no_signed_agreement",
-            _("Only a researcher of this study who has signed the researcher's responsibility agreement may export its data."),
+            _(
+                "Only a researcher of this study who has signed the researcher's responsibility agreement may export its data."
+            ),
             status=403,
         )
     if study.status != Study.Status.ACTIVE:
-        raise ServiceError("study_not_active", _("This study is not active; its data cannot be exported."), status=403)
+        raise ServiceError(
+            "study_not_active", _("This study is not active; its data cannot be exported."), status=403
+        )
     if not study.approved_from <= today <= study.approved_to:
-        raise ServiceError("approval_not_current", _("This study's approval period is not current; its data cannot be exported."), status=403)
+        raise ServiceError(
+            "approval_not_current",
+            _("This study's approval period is not current; its data cannot be exported."),
+            status=403,
+        )
     if date_from is None or date_to is None or date_from > date_to:
-        raise ServiceError("bad_date_range", _("Give a date range whose start is not after its end."), status=400)
+        raise ServiceError(
+            "bad_date_range", _("Give a date range whose start is not after its end."), status=400
+        )
     if date_from < study.approved_from or date_to > study.approved_to:
         raise ServiceError(
             "outside_approval",
@@ -128,7 +208,9 @@ def check_export_allowed(*, requester, study: Study, date_from: date | None, dat
         )
 
 
-def export_study(*, requester, export_request: ExportRequest, fmt: str = "both", out_dir: Path, destination: str = "") -> ExportResult:
+def export_study(
+    *, requester, export_request: ExportRequest, fmt: str = "both", out_dir: Path, destination: str = ""
+) -> ExportResult:
     """Write the approved request's tables into out_dir (which must not already hold them), use
     the approval up, and audit it. A refusal is audited too."""
     study = export_request.study
@@ -140,14 +222,23 @@ def export_study(*, requester, export_request: ExportRequest, fmt: str = "both",
     names = [f"{dataset}.{ext}" for dataset in datasets for ext in FORMATS[fmt]]
     clashes = [n for n in names if (out_dir / n).exists()]
     if clashes:
-        raise ServiceError("files_exist", _("The output folder already holds %(files)s; choose an empty folder.") % {"files": ", ".join(clashes)})
+        raise ServiceError(
+            "files_exist",
+            _("The output folder already holds %(files)s; choose an empty folder.")
+            % {"files": ", ".join(clashes)},
+        )
     try:
         check_export_allowed(requester=requester, study=study, date_from=date_from, date_to=date_to)
         export_requests.claim_approval(export_request, requester)
     except ServiceError as error:
         export_requests.audit(
-            action=ExportAudit.Action.EXPORT, actor=requester, outcome=ExportAudit.Outcome.REFUSED, export_request=export_request,
-            refusal=f"{error.code}: {error.message}"[:300], filters={"format": fmt}, destination=destination[:500],
+            action=ExportAudit.Action.EXPORT,
+            actor=requester,
+            outcome=ExportAudit.Outcome.REFUSED,
+            export_request=export_request,
+            refusal=f"{error.code}: {error.message}"[:300],
+            filters={"format": fmt},
+            destination=destination[:500],
         )
         raise
 
@@ -190,10 +281,21 @@ def export_study(*, requester, export_request: ExportRequest, fmt: str = "both",
         raise
     manifest = {
         "study": {"protocol_number": study.protocol_number, "title": study.title},
-        "export_request": {"id": export_request.pk, "purpose": export_request.purpose, "approved_by_note": export_request.decision_note},
-        "date_range": {"from": date_from.isoformat(), "to": date_to.isoformat(), "time_zone": timezone.get_current_timezone_name()},
+        "export_request": {
+            "id": export_request.pk,
+            "purpose": export_request.purpose,
+            "approved_by_note": export_request.decision_note,
+        },
+        "date_range": {
+            "from": date_from.isoformat(),
+            "to": date_to.isoformat(),
+            "time_zone": timezone.get_current_timezone_name(),
+        },
         "audit_id": audit.pk,
-        "files": {name: {"sha256": digest, "rows": row_counts[name.split(".")[0]]} for name, digest in hashes.items()},
+        "files": {
+            name: {"sha256": digest, "rows": row_counts[name.split(".")[0]]}
+            for name, digest in hashes.items()
+        },
         "consent_periods": builder.consent_periods,
         "codebook": {dataset: CODEBOOK.get(dataset, {}) for dataset in datasets},
         "notes": [
@@ -262,8 +364,18 @@ class _Builder:
         the people outside them a student may name (a classmate of another course, a teacher).
         Names, not ids, so the list is as large as the user table (a few thousand)."""
         identifiers = []
-        for username, email, first, last in get_user_model().objects.values_list("username", "email", "first_name", "last_name"):
-            identifiers += [username, email, first, last, f"{first} {last}".strip(), f"{last} {first}".strip(), f"{last}{first}"]
+        for username, email, first, last in get_user_model().objects.values_list(
+            "username", "email", "first_name", "last_name"
+        ):
+            identifiers += [
+                username,
+                email,
+                first,
+                last,
+                f"{first} {last}".strip(),
+                f"{last} {first}".strip(),
+                f"{last}{first}",
+            ]
         return identifiers
 
     def _learners_rows(self, model):
@@ -304,7 +416,9 @@ class _Builder:
                 "trigger_mode": task.trigger_mode,
                 "language": task.language,
                 "question": r.text(task.user_question),
-                "sub_questions": r.data([s.get("question", "") for s in plan.get("sub_questions") or [] if isinstance(s, dict)]),
+                "sub_questions": r.data(
+                    [s.get("question", "") for s in plan.get("sub_questions") or [] if isinstance(s, dict)]
+                ),
                 "answer": r.text(task.final_answer),
                 "citations": r.data(task.citations_json),
                 "tokens_used": task.tokens_used,
@@ -323,8 +437,10 @@ class _Builder:
         task_uuids = dict(self.tasks().values_list("pk", "task_uuid"))
         ids = list(task_uuids)
         for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            for step in ResearchStep.objects.filter(task_id__in=chunk).order_by("task__created_at", "task_id", "index"):
+            chunk = ids[start : start + 500]
+            for step in ResearchStep.objects.filter(task_id__in=chunk).order_by(
+                "task__created_at", "task_id", "index"
+            ):
                 yield {
                     "task": p.task(task_uuids[step.task_id]),
                     "index": step.index,
@@ -343,7 +459,10 @@ class _Builder:
     def _chat_logs_rows(self):
         p, r = self.pseudonyms, self.redactor
         queryset = (
-            self._learners_rows(ChatLog).exclude(deep_research_task__is_replay=True).select_related("deep_research_task").order_by("created_at", "pk")
+            self._learners_rows(ChatLog)
+            .exclude(deep_research_task__is_replay=True)
+            .select_related("deep_research_task")
+            .order_by("created_at", "pk")
         )
         for row in queryset.iterator(chunk_size=1000):
             task = row.deep_research_task
@@ -365,7 +484,12 @@ class _Builder:
     def _signals_rows(self):
         p = self.pseudonyms
         for task in with_signal_annotations(self.tasks()).iterator(chunk_size=500):
-            yield {"task": p.task(task.task_uuid), "person": p.person(task.user_id), "channel": self.slug_of[task.channel_id], **task_signals(task)}
+            yield {
+                "task": p.task(task.task_uuid),
+                "person": p.person(task.user_id),
+                "channel": self.slug_of[task.channel_id],
+                **task_signals(task),
+            }
 
 
 # --------------------------------------------------------------------------- files
@@ -418,7 +542,12 @@ def _write(paths: list[Path], columns: list[str], rows: Iterable[dict]) -> int:
                 if kind == "csv":
                     writer.writerow([_csv_cell(row.get(c)) for c in columns])
                 else:
-                    handle.write(json.dumps({c: _plain(row.get(c)) for c in columns}, ensure_ascii=False, sort_keys=False) + "\n")
+                    handle.write(
+                        json.dumps(
+                            {c: _plain(row.get(c)) for c in columns}, ensure_ascii=False, sort_keys=False
+                        )
+                        + "\n"
+                    )
         return count
     finally:
         for handle in handles:

@@ -26,18 +26,26 @@ class Study(models.Model):
         ACTIVE = "active", _("Active")
         CLOSED = "closed", _("Closed")
 
-    protocol_number = models.CharField(_("IRB protocol number"), max_length=64, unique=True, help_text=_("e.g. NTU-REC 202507EM058"))
+    protocol_number = models.CharField(
+        _("IRB protocol number"), max_length=64, unique=True, help_text=_("e.g. NTU-REC 202507EM058")
+    )
     title = models.CharField(_("title"), max_length=300)
     approved_from = models.DateField(_("approved from"))
     approved_to = models.DateField(_("approved to"))
     status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.DRAFT)
-    channels = models.ManyToManyField("channels_app.Channel", related_name="studies", blank=True, verbose_name=_("channels"))
+    channels = models.ManyToManyField(
+        "channels_app.Channel", related_name="studies", blank=True, verbose_name=_("channels")
+    )
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
     class Meta:
         ordering = ["-approved_from", "protocol_number"]
-        constraints = [models.CheckConstraint(condition=Q(approved_to__gte=models.F("approved_from")), name="study_period_in_order")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(approved_to__gte=models.F("approved_from")), name="study_period_in_order"
+            )
+        ]
         verbose_name = _("study")
         verbose_name_plural = _("studies")
 
@@ -52,7 +60,9 @@ class StudyPseudonymKey(models.Model):
     change when the secret rotates); migrated unchanged from the old column, so pseudonyms stay
     stable."""
 
-    study = models.OneToOneField(Study, on_delete=models.CASCADE, primary_key=True, related_name="pseudonym_secret")
+    study = models.OneToOneField(
+        Study, on_delete=models.CASCADE, primary_key=True, related_name="pseudonym_secret"
+    )
     key = models.BinaryField(default=new_pseudonym_key, editable=False)
 
     @classmethod
@@ -63,10 +73,19 @@ class StudyPseudonymKey(models.Model):
 
 class StudyResearcher(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="researchers")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="study_memberships", verbose_name=_("researcher"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="study_memberships",
+        verbose_name=_("researcher"),
+    )
     agreement_signed_on = models.DateField(
-        _("responsibility agreement signed on"), null=True, blank=True,
-        help_text=_("Empty until the researcher's responsibility agreement is signed; no export before that."),
+        _("responsibility agreement signed on"),
+        null=True,
+        blank=True,
+        help_text=_(
+            "Empty until the researcher's responsibility agreement is signed; no export before that."
+        ),
     )
     added_at = models.DateTimeField(_("added"), auto_now_add=True)
 
@@ -83,15 +102,23 @@ class ChannelConsent(models.Model):
     """A period during which a channel's Deep Research ran under a consent framework: opened when
     the teacher switches Deep Research on, closed when it is switched off (consent.py)."""
 
-    channel = models.ForeignKey("channels_app.Channel", on_delete=models.CASCADE, related_name="consents", verbose_name=_("channel"))
-    framework = models.CharField(_("consent framework"), max_length=120, help_text=_("The IRB approval whose informed-consent framework applies."))
+    channel = models.ForeignKey(
+        "channels_app.Channel", on_delete=models.CASCADE, related_name="consents", verbose_name=_("channel")
+    )
+    framework = models.CharField(
+        _("consent framework"),
+        max_length=120,
+        help_text=_("The IRB approval whose informed-consent framework applies."),
+    )
     started_at = models.DateTimeField(_("in force from"))
     ended_at = models.DateTimeField(_("in force until"), null=True, blank=True)
 
     class Meta:
         ordering = ["channel", "-started_at"]
         constraints = [
-            models.UniqueConstraint(fields=["channel"], condition=Q(ended_at__isnull=True), name="one_open_consent_per_channel"),
+            models.UniqueConstraint(
+                fields=["channel"], condition=Q(ended_at__isnull=True), name="one_open_consent_per_channel"
+            ),
         ]
         verbose_name = _("channel consent")
         verbose_name_plural = _("channel consents")
@@ -104,13 +131,30 @@ class ConsentWithdrawal(models.Model):
     """A student withdrew from research use of their data: in one channel, or (channel empty) in
     all. A withdrawn student is left out of every export of every study touching that channel."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="consent_withdrawals", verbose_name=_("student"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="consent_withdrawals",
+        verbose_name=_("student"),
+    )
     channel = models.ForeignKey(
-        "channels_app.Channel", null=True, blank=True, on_delete=models.CASCADE, related_name="consent_withdrawals",
-        verbose_name=_("channel"), help_text=_("Empty: withdrawn from every channel."),
+        "channels_app.Channel",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="consent_withdrawals",
+        verbose_name=_("channel"),
+        help_text=_("Empty: withdrawn from every channel."),
     )
     withdrawn_at = models.DateTimeField(_("withdrawn at"))
-    recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("recorded by"))
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("recorded by"),
+    )
     note = models.TextField(_("note"), blank=True)
     # A student who re-joins keeps the row (with this date): rows written before the re-join stay
     # out of every export, rows written after it count again (consent.py).
@@ -120,7 +164,9 @@ class ConsentWithdrawal(models.Model):
         ordering = ["-withdrawn_at"]
         constraints = [
             models.UniqueConstraint(fields=["user", "channel"], name="one_withdrawal_per_channel"),
-            models.UniqueConstraint(fields=["user"], condition=Q(channel__isnull=True), name="one_global_withdrawal"),
+            models.UniqueConstraint(
+                fields=["user"], condition=Q(channel__isnull=True), name="one_global_withdrawal"
+            ),
         ]
         verbose_name = _("consent withdrawal")
         verbose_name_plural = _("consent withdrawals")
@@ -144,8 +190,12 @@ class ExportRequest(models.Model):
         REFUSED = "refused", _("Refused")
         EXPORTED = "exported", _("Exported")
 
-    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="export_requests", verbose_name=_("study"))
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name=_("requested by"))
+    study = models.ForeignKey(
+        Study, on_delete=models.PROTECT, related_name="export_requests", verbose_name=_("study")
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name=_("requested by")
+    )
     requested_at = models.DateTimeField(_("requested at"), auto_now_add=True)
     purpose = models.TextField(_("purpose"))
     tables = models.JSONField(_("tables"), default=list)
@@ -158,7 +208,12 @@ class ExportRequest(models.Model):
     consent_form = models.BinaryField(editable=False)
     status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.PENDING)
     decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+", verbose_name=_("decided by")
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("decided by"),
     )
     decided_at = models.DateTimeField(_("decided at"), null=True, blank=True)
     decision_note = models.TextField(_("decision note"), blank=True)
@@ -166,7 +221,11 @@ class ExportRequest(models.Model):
 
     class Meta:
         ordering = ["-requested_at"]
-        constraints = [models.CheckConstraint(condition=Q(date_to__gte=models.F("date_from")), name="export_request_dates_in_order")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(date_to__gte=models.F("date_from")), name="export_request_dates_in_order"
+            )
+        ]
         verbose_name = _("export request")
         verbose_name_plural = _("export requests")
 
@@ -193,14 +252,33 @@ class ExportAudit(models.Model):
 
     action = models.CharField(_("action"), max_length=24, choices=Action.choices, default=Action.EXPORT)
     export_request = models.ForeignKey(
-        ExportRequest, null=True, blank=True, on_delete=models.PROTECT, related_name="audit_entries", verbose_name=_("export request")
+        ExportRequest,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="audit_entries",
+        verbose_name=_("export request"),
     )
     channel = models.ForeignKey(
-        "channels_app.Channel", null=True, blank=True, on_delete=models.PROTECT, related_name="+", verbose_name=_("channel")
+        "channels_app.Channel",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("channel"),
     )
     note = models.TextField(_("note"), blank=True)
-    study = models.ForeignKey(Study, null=True, blank=True, on_delete=models.PROTECT, related_name="exports", verbose_name=_("study"))
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name=_("requested by"))
+    study = models.ForeignKey(
+        Study,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="exports",
+        verbose_name=_("study"),
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name=_("requested by")
+    )
     requested_at = models.DateTimeField(_("requested at"), auto_now_add=True)
     outcome = models.CharField(_("outcome"), max_length=16, choices=Outcome.choices)
     refusal = models.CharField(_("refusal reason"), max_length=300, blank=True)

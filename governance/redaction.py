@@ -44,7 +44,17 @@ _PHONE_RES = [
     # Taiwanese mobiles: 0912-345-678, 0912 345 678, +886 912 345 678, 886912345678
     re.compile(_B + r"(?:\+?886" + _S + r"|0)9\d{2}" + _S + r"\d{3}" + _S + r"\d{3}" + _NO_ALNUM_AFTER),
     # Taiwanese landlines: 02-2345-6789, (02)2345-6789, 037-123456, +886-2-2345-6789, 0800-123-456
-    re.compile(_B + r"(?:\+?886" + _S + r"\(?|\(?0)[2-8]\d{0,3}\)?" + _S + r"\d{2,4}" + _S + r"\d{3,4}" + _NO_ALNUM_AFTER),
+    re.compile(
+        _B
+        + r"(?:\+?886"
+        + _S
+        + r"\(?|\(?0)[2-8]\d{0,3}\)?"
+        + _S
+        + r"\d{2,4}"
+        + _S
+        + r"\d{3,4}"
+        + _NO_ALNUM_AFTER
+    ),
     # Other international numbers: +1 415 555 0100, +44 20 7946 0958
     re.compile(r"(?<![0-9A-Za-z])\+\d{1,3}(?:" + _S + r"\(?\d{2,4}\)?){2,5}" + _NO_ALNUM_AFTER),
 ]
@@ -61,7 +71,9 @@ _SURNAMES = (
 )
 _TITLES = "同學|老師|教授|助教|先生|小姐|女士|學長|學姊|學姐|學弟|學妹|博士|醫師|主任|校長"
 _TITLED_CHINESE_NAME = re.compile(r"(?:" + _SURNAMES + r")[\u4e00-\u9fff]{0,2}?(?=(?:" + _TITLES + r"))")
-_TITLED_LATIN_NAME = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor)\.?\s+[A-Z][A-Za-z'\-]+(?:\s+[A-Z][A-Za-z'\-]+){0,2}")
+_TITLED_LATIN_NAME = re.compile(
+    r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor)\.?\s+[A-Z][A-Za-z'\-]+(?:\s+[A-Z][A-Za-z'\-]+){0,2}"
+)
 
 
 def _phone(match: re.Match) -> str:
@@ -101,7 +113,9 @@ class Redactor:
                     words.add(value)
             else:
                 literals.add(value)  # CJK names have no word boundaries to rely on
-        parts = [_NO_ALNUM_BEFORE + re.escape(w) + _NO_ALNUM_AFTER for w in words] + [re.escape(v) for v in literals]
+        parts = [_NO_ALNUM_BEFORE + re.escape(w) + _NO_ALNUM_AFTER for w in words] + [
+            re.escape(v) for v in literals
+        ]
         # Longest first, so "s_alice@example.test" is not cut at "s_alice".
         parts.sort(key=len, reverse=True)
         self._known = re.compile("|".join(parts), re.IGNORECASE) if parts else None

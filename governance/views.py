@@ -27,14 +27,20 @@ def consent_choice(request):
         # A student of the channel (now or before: a former member may still withdraw its data).
         channel = Channel.objects.filter(slug=slug).first()
         student_there = channel is not None and (
-            Membership.objects.filter(user=request.user, channel=channel, role=Membership.Role.STUDENT).exists()
+            Membership.objects.filter(
+                user=request.user, channel=channel, role=Membership.Role.STUDENT
+            ).exists()
             or channel.chat_logs.filter(user=request.user).exists()
         )
         if not student_there:
             raise Http404
     if choice == "withdraw":
-        consent.withdraw_consent(student=request.user, channel=channel, recorded_by=request.user, note="withdrawn by the student")
-        messages.success(request, gettext("You have withdrawn. Nothing you wrote while withdrawn will be exported."))
+        consent.withdraw_consent(
+            student=request.user, channel=channel, recorded_by=request.user, note="withdrawn by the student"
+        )
+        messages.success(
+            request, gettext("You have withdrawn. Nothing you wrote while withdrawn will be exported.")
+        )
     else:
         consent.rejoin(student=request.user, channel=channel)
         messages.success(request, gettext("You take part in the study again from now on."))

@@ -28,7 +28,9 @@ class UsageEntry(models.Model):
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["user", "created_at"])]
         # One charge and at most one refund per reference: settling twice cannot refund twice.
-        constraints = [models.UniqueConstraint(fields=["reference", "kind"], name="one_entry_per_reference_and_kind")]
+        constraints = [
+            models.UniqueConstraint(fields=["reference", "kind"], name="one_entry_per_reference_and_kind")
+        ]
         verbose_name = _("usage ledger entry")
         verbose_name_plural = _("usage ledger")
 
@@ -62,7 +64,10 @@ class CostReservation(models.Model):
     class Meta:
         db_table = "deep_research_cost_reservations"
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["day", "settled"]), models.Index(fields=["user", "kind", "created_at"])]
+        indexes = [
+            models.Index(fields=["day", "settled"]),
+            models.Index(fields=["user", "kind", "created_at"]),
+        ]
         verbose_name = _("cost reservation")
         verbose_name_plural = _("cost reservations")
 

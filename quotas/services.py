@@ -77,7 +77,9 @@ def quota_status(user, role: QuotaRole | None = None) -> QuotaStatus:
     since = timezone.now() - WINDOW
     charges = UsageEntry.objects.filter(user=user, kind=UsageEntry.Kind.CHARGE, created_at__gt=since)
     references = charges.values("reference")
-    used = UsageEntry.objects.filter(user=user, reference__in=references).aggregate(total=Sum("amount"))["total"] or Decimal(0)
+    used = UsageEntry.objects.filter(user=user, reference__in=references).aggregate(total=Sum("amount"))[
+        "total"
+    ] or Decimal(0)
     oldest = charges.order_by("created_at").values_list("created_at", flat=True).first()
     return QuotaStatus(
         role=role.role,
@@ -94,15 +96,21 @@ def charge(user, reference: str) -> QuotaStatus:
     _lock(_QUOTA_LOCK, user.pk)
     status = quota_status(user, role)
     if status.limit is not None and status.used + 1 > status.limit:
-        wait = int((status.next_free_at - timezone.now()).total_seconds()) + 1 if status.next_free_at else 3600
+        wait = (
+            int((status.next_free_at - timezone.now()).total_seconds()) + 1 if status.next_free_at else 3600
+        )
         raise ServiceError(
             "quota_exceeded",
-            _("You have used your %(limit)d Deep Research runs for the last 24 hours. The next one frees up in %(minutes)d minutes.")
+            _(
+                "You have used your %(limit)d Deep Research runs for the last 24 hours. The next one frees up in %(minutes)d minutes."
+            )
             % {"limit": status.limit, "minutes": max(1, wait // 60)},
             status=429,
             retry_after=max(1, wait),
         )
-    UsageEntry.objects.create(user=user, kind=UsageEntry.Kind.CHARGE, amount=Decimal("1.00"), reference=reference, reason="start")
+    UsageEntry.objects.create(
+        user=user, kind=UsageEntry.Kind.CHARGE, amount=Decimal("1.00"), reference=reference, reason="start"
+    )
     return status
 
 
@@ -114,7 +122,13 @@ def refund(user_id: int, reference: str, amount: Decimal, reason: str) -> bool:
         return False
     try:
         with transaction.atomic():
-            UsageEntry.objects.create(user_id=user_id, kind=UsageEntry.Kind.REFUND, amount=-amount, reference=reference, reason=reason)
+            UsageEntry.objects.create(
+                user_id=user_id,
+                kind=UsageEntry.Kind.REFUND,
+                amount=-amount,
+                reference=reference,
+                reason=reason,
+            )
     except IntegrityError:
         return False  # already refunded
     return True
@@ -161,8 +175,18 @@ def cost_status(day: date | None = None) -> CostStatus:
     rows = CostReservation.objects.filter(day=day)
     spent = rows.filter(settled=True).aggregate(t=Sum("spent_usd"))["t"] or Decimal(0)
     reserved = rows.filter(settled=False).aggregate(t=Sum("reserved_usd"))["t"] or Decimal(0)
-    by_kind = {row["kind"]: row["total"] for row in rows.values("kind").annotate(total=Sum(_COMMITTED)).order_by("kind")}
-    return CostStatus(day, spent, reserved, settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD, settings.UEDU_DEEP_RESEARCH_ALERT_USD, by_kind)
+    by_kind = {
+        row["kind"]: row["total"]
+        for row in rows.values("kind").annotate(total=Sum(_COMMITTED)).order_by("kind")
+    }
+    return CostStatus(
+        day,
+        spent,
+        reserved,
+        settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD,
+        settings.UEDU_DEEP_RESEARCH_ALERT_USD,
+        by_kind,
+    )
 
 
 def committed_cost(day: date) -> Decimal:
@@ -172,20 +196,30 @@ def committed_cost(day: date) -> Decimal:
     return CostReservation.objects.filter(day=day).aggregate(t=Sum(_COMMITTED))["t"] or Decimal(0)
 
 
-def reserve_cost(user, reference: str, worst_case: Decimal, kind: str = CostReservation.Kind.RESEARCH) -> CostReservation:
+def reserve_cost(
+    user, reference: str, worst_case: Decimal, kind: str = CostReservation.Kind.RESEARCH
+) -> CostReservation:
     """Reserve the worst case against today's cap, or refuse (503). Call inside transaction.atomic()."""
     _lock(_CAP_LOCK, 0)
     day = platform_day()
     if committed_cost(day) + worst_case > settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD:
         tomorrow = timezone.make_aware(datetime.combine(day + timedelta(days=1), datetime.min.time()))
         message = (
-            _("Deep Research has reached the platform's daily cost limit. New research can start again tomorrow.")
+            _(
+                "Deep Research has reached the platform's daily cost limit. New research can start again tomorrow."
+            )
             if kind == CostReservation.Kind.RESEARCH
             else _("The assistant has reached the platform's daily cost limit. It can answer again tomorrow.")
         )
-        raise ServiceError("platform_cap_reached", message, status=503,
-                           retry_after=max(60, int((tomorrow - timezone.now()).total_seconds())))
-    return CostReservation.objects.create(reference=reference, kind=kind, user=user, day=day, reserved_usd=worst_case)
+        raise ServiceError(
+            "platform_cap_reached",
+            message,
+            status=503,
+            retry_after=max(60, int((tomorrow - timezone.now()).total_seconds())),
+        )
+    return CostReservation.objects.create(
+        reference=reference, kind=kind, user=user, day=day, reserved_usd=worst_case
+    )
 
 
 def calls_today(user, kind: str) -> tuple[int, datetime | None]:
@@ -207,7 +241,9 @@ def reserve_call(user, kind: str, worst_case: Decimal, *, daily_limit: int | Non
                 wait = int((oldest + WINDOW - timezone.now()).total_seconds()) + 1 if oldest else 3600
                 raise ServiceError(
                     "chat_quota_exceeded",
-                    _("You have sent your %(limit)d messages to the assistant for the last 24 hours. The next one frees up in %(minutes)d minutes.")
+                    _(
+                        "You have sent your %(limit)d messages to the assistant for the last 24 hours. The next one frees up in %(minutes)d minutes."
+                    )
                     % {"limit": daily_limit, "minutes": max(1, wait // 60)},
                     status=429,
                     retry_after=max(1, wait),
@@ -240,20 +276,30 @@ def send_cost_alert(day: date | None = None) -> CostAlert | None:
 
     recipients = sorted(
         {email for _, email in settings.ADMINS}
-        | set(get_user_model().objects.filter(is_superuser=True, is_active=True).exclude(email="").values_list("email", flat=True))
+        | set(
+            get_user_model()
+            .objects.filter(is_superuser=True, is_active=True)
+            .exclude(email="")
+            .values_list("email", flat=True)
+        )
     )
     subject = f"[Uedu Deep Research] cost alert {status.day}: ${status.committed:.2f} > ${status.alert_threshold:.2f}"
     body = (
         f"Deep Research cost on {status.day}: ${status.spent:.4f} spent, ${status.reserved:.4f} reserved by running tasks.\n"
         f"Alert threshold: ${status.alert_threshold:.2f}. Daily hard cap: ${status.cap:.2f}.\n"
-        + "By kind of call: " + ", ".join(f"{kind} ${amount:.4f}" for kind, amount in status.by_kind.items()) + "\n"
+        + "By kind of call: "
+        + ", ".join(f"{kind} ${amount:.4f}" for kind, amount in status.by_kind.items())
+        + "\n"
     )
     try:
         # The row and the mail succeed together: a failed send rolls the row back, so the next
         # run tries again; a second run on a sent day hits the unique day and sends nothing.
         with transaction.atomic():
             alert = CostAlert.objects.create(
-                day=status.day, cost_usd=status.committed, threshold_usd=status.alert_threshold, recipients=", ".join(recipients)
+                day=status.day,
+                cost_usd=status.committed,
+                threshold_usd=status.alert_threshold,
+                recipients=", ".join(recipients),
             )
             if recipients:
                 send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, recipients)

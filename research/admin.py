@@ -19,8 +19,8 @@ from channels_app.admin_scoping import (
     SUPER_TA,
     TA,
     ChannelScopedAdmin,
-    GuardedModelAdmin,
     ChannelScopedInline,
+    GuardedModelAdmin,
     PlatformAdminOnly,
     ReadOnlyRecords,
     is_platform_admin,
@@ -43,8 +43,20 @@ from .models import (
 
 # What a TA sees of a task: enough to follow the channel's usage, nothing the student wrote or got.
 TA_FIELDS = [
-    "task_uuid", "user", "channel", "status", "trigger_mode", "language", "tokens_used", "cost_usd",
-    "duration_seconds", "limit_hit", "stop_reason", "created_at", "started_at", "finished_at",
+    "task_uuid",
+    "user",
+    "channel",
+    "status",
+    "trigger_mode",
+    "language",
+    "tokens_used",
+    "cost_usd",
+    "duration_seconds",
+    "limit_hit",
+    "stop_reason",
+    "created_at",
+    "started_at",
+    "finished_at",
 ]
 
 
@@ -77,9 +89,25 @@ class ResearchTaskAdmin(ChannelScopedAdmin):
     # Nobody edits a research record; the channel's teacher and Super TAs may write the reviewer
     # note of a task flagged for review; platform admins may delete one (ChannelScopedAdmin).
 
-    list_display = ["task_uuid", "user", "channel", "status", "trigger_mode", "tokens_used", "cost_usd", "limit_hit", "created_at"]
+    list_display = [
+        "task_uuid",
+        "user",
+        "channel",
+        "status",
+        "trigger_mode",
+        "tokens_used",
+        "cost_usd",
+        "limit_hit",
+        "created_at",
+    ]
     # Related-only: the filter lists the channels of the rows in scope, not every channel's name.
-    list_filter = ["status", "trigger_mode", "needs_review", "limit_hit", ("channel", admin.RelatedOnlyFieldListFilter)]
+    list_filter = [
+        "status",
+        "trigger_mode",
+        "needs_review",
+        "limit_hit",
+        ("channel", admin.RelatedOnlyFieldListFilter),
+    ]
     date_hierarchy = "created_at"
     inlines = [ResearchClaimInline, ResearchStepInline]
     list_select_related = ["user", "channel"]
@@ -125,7 +153,9 @@ class ResearchTaskAdmin(ChannelScopedAdmin):
         if search_term and not is_platform_admin(request.user):
             content_ids = request_channel_ids(request, CONTENT_ROLES)
             if content_ids:
-                results = results | queryset.filter(channel__in=content_ids, user_question__icontains=search_term)
+                results = results | queryset.filter(
+                    channel__in=content_ids, user_question__icontains=search_term
+                )
         return results, may_have_duplicates
 
     def get_inlines(self, request, obj):
@@ -168,16 +198,38 @@ class SuperuserOnlyAdmin(ReadOnlyRecords, PlatformAdminOnly, GuardedModelAdmin):
 
 @admin.register(ResearchMetrics)
 class ResearchMetricsAdmin(SuperuserOnlyAdmin):
-    list_display = ["task", "day", "model_name", "status", "citation_coverage", "unsupported_rate", "conflict_disclosure",
-                    "low_credibility_share", "tool_calls", "searches", "tokens", "cost_usd"]
+    list_display = [
+        "task",
+        "day",
+        "model_name",
+        "status",
+        "citation_coverage",
+        "unsupported_rate",
+        "conflict_disclosure",
+        "low_credibility_share",
+        "tool_calls",
+        "searches",
+        "tokens",
+        "cost_usd",
+    ]
     list_filter = ["day", "model_name", "status", "limit_hit"]
     search_fields = ["task__task_uuid", "model_name"]
     change_list_template = "admin/research/researchmetrics/change_list.html"
 
     def get_urls(self):
-        return [path("by-day/", self.admin_site.admin_view(self.by_day_view), name="research_researchmetrics_by_day"),
-                path("dashboard/", self.admin_site.admin_view(self.dashboard_view), name="research_researchmetrics_dashboard"),
-                *super().get_urls()]
+        return [
+            path(
+                "by-day/",
+                self.admin_site.admin_view(self.by_day_view),
+                name="research_researchmetrics_by_day",
+            ),
+            path(
+                "dashboard/",
+                self.admin_site.admin_view(self.dashboard_view),
+                name="research_researchmetrics_dashboard",
+            ),
+            *super().get_urls(),
+        ]
 
     def dashboard_view(self, request):
         """Speed and cost per day, model or channel, with a server-drawn chart of one figure."""
@@ -198,15 +250,27 @@ class ResearchMetricsAdmin(SuperuserOnlyAdmin):
             figure = "mean_duration"
         today = timezone.localdate()
         try:
-            start = date.fromisoformat(request.GET.get("start", "")) if request.GET.get("start") else today - timedelta(days=29)
+            start = (
+                date.fromisoformat(request.GET.get("start", ""))
+                if request.GET.get("start")
+                else today - timedelta(days=29)
+            )
             end = date.fromisoformat(request.GET.get("end", "")) if request.GET.get("end") else today
         except ValueError:
             start, end = today - timedelta(days=29), today
         rows = dashboard.figures(group=group, start=start, end=end)
         context = {
-            **self.admin_site.each_context(request), "title": _("Speed and cost dashboard"), "opts": self.model._meta,
-            "rows": rows, "group": group, "figure": figure, "start": start, "end": end, "groups": list(dashboard.GROUPS),
-            "figures": dashboard.FIGURES, "chart": dashboard.chart(rows, figure),
+            **self.admin_site.each_context(request),
+            "title": _("Speed and cost dashboard"),
+            "opts": self.model._meta,
+            "rows": rows,
+            "group": group,
+            "figure": figure,
+            "start": start,
+            "end": end,
+            "groups": list(dashboard.GROUPS),
+            "figures": dashboard.FIGURES,
+            "chart": dashboard.chart(rows, figure),
         }
         return TemplateResponse(request, "admin/research/researchmetrics/dashboard.html", context)
 
@@ -230,8 +294,12 @@ class ResearchMetricsAdmin(SuperuserOnlyAdmin):
             )
             .order_by("-day", "model_name")
         )
-        context = {**self.admin_site.each_context(request), "title": _("Research quality by day and model"), "rows": rows,
-                   "opts": self.model._meta}
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("Research quality by day and model"),
+            "rows": rows,
+            "opts": self.model._meta,
+        }
         return TemplateResponse(request, "admin/research/researchmetrics/by_day.html", context)
 
 
@@ -266,7 +334,9 @@ class AnswerFeedbackAdmin(ChannelScopedAdmin):
     def has_add_permission(self, request):
         return False
 
-    @admin.action(description=_("Promote the reported answers to the failure dataset"), permissions=["promote"])
+    @admin.action(
+        description=_("Promote the reported answers to the failure dataset"), permissions=["promote"]
+    )
     def promote(self, request, queryset):
         from research.services.feedback import promote_to_failure
 
@@ -275,7 +345,10 @@ class AnswerFeedbackAdmin(ChannelScopedAdmin):
             what = f"{feedback.get_reason_display() or _('Not useful')}: {feedback.note}".strip(": ")
             promote_to_failure(task=feedback.task, user=request.user, what_was_wrong=what)
             created += 1
-        self.message_user(request, _("%(n)d failure case(s) added; edit them to add the expected correction.") % {"n": created})
+        self.message_user(
+            request,
+            _("%(n)d failure case(s) added; edit them to add the expected correction.") % {"n": created},
+        )
 
     def has_promote_permission(self, request):
         return request.user.is_superuser

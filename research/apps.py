@@ -10,9 +10,9 @@ class ResearchConfig(AppConfig):
         from agent import tools
 
         tools.load()  # a tool with a broken definition fails here, at start-up
-        from research import receivers  # noqa: F401  (Bloom classification of new questions)
         from celery.signals import worker_ready
 
+        from research import receivers  # noqa: F401  (Bloom classification of new questions)
         from uedu_dr.heap import freeze_startup_heap
 
         # After channels_app's model warm-up (connected in its ready(), which runs first: the

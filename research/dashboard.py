@@ -79,7 +79,10 @@ def figures(*, group: str, start: date, end: date) -> list[Row]:
     with connection.cursor() as cursor:
         cursor.execute(sql, [start, end])
         rows = cursor.fetchall()
-    return [Row(key, tasks, *[None if v is None else round(float(v), 6) for v in rest]) for key, tasks, *rest in rows]
+    return [
+        Row(key, tasks, *[None if v is None else round(float(v), 6) for v in rest])
+        for key, tasks, *rest in rows
+    ]
 
 
 def chart(rows: list[Row], figure: str, *, width: int = 520, bar: int = 18) -> dict:
@@ -89,6 +92,14 @@ def chart(rows: list[Row], figure: str, *, width: int = 520, bar: int = 18) -> d
     return {
         "height": (bar + 8) * len(rows) + 8,
         "width": width,
-        "bars": [{"y": 8 + i * (bar + 8), "h": bar, "w": round((width - 200) * v / top, 1), "label": r.key, "value": v}
-                 for i, (r, v) in enumerate(zip(rows, values))],
+        "bars": [
+            {
+                "y": 8 + i * (bar + 8),
+                "h": bar,
+                "w": round((width - 200) * v / top, 1),
+                "label": r.key,
+                "value": v,
+            }
+            for i, (r, v) in enumerate(zip(rows, values))
+        ],
     }

@@ -83,11 +83,22 @@ class TaskEventFeed:
                 pass
 
     def connected(self) -> dict:
-        return {"seq": None, "type": "connected", "task_uuid": self.task_uuid, "ts": timezone.now().isoformat(),
-                "data": {"last_seq": self.last_seq}}
+        return {
+            "seq": None,
+            "type": "connected",
+            "task_uuid": self.task_uuid,
+            "ts": timezone.now().isoformat(),
+            "data": {"last_seq": self.last_seq},
+        }
 
     def heartbeat(self) -> dict:
-        return {"seq": None, "type": "heartbeat", "task_uuid": self.task_uuid, "ts": timezone.now().isoformat(), "data": {}}
+        return {
+            "seq": None,
+            "type": "heartbeat",
+            "task_uuid": self.task_uuid,
+            "ts": timezone.now().isoformat(),
+            "data": {},
+        }
 
     def rewind(self, last_seq: int) -> None:
         """A client's resume request: the next events sent are those after `last_seq`, from this
@@ -134,6 +145,10 @@ class TaskEventFeed:
                 pending.cancel()
         self._wake.clear()
         for finished in done:
-            if not finished.cancelled() and finished.exception() is not None:  # the layer broke: go on with the database
-                log.warning("event feed of %s lost its channel layer: %s", self.task_uuid, finished.exception())
+            if (
+                not finished.cancelled() and finished.exception() is not None
+            ):  # the layer broke: go on with the database
+                log.warning(
+                    "event feed of %s lost its channel layer: %s", self.task_uuid, finished.exception()
+                )
                 self._layer = None

@@ -26,8 +26,12 @@ class ResearchTask(models.Model):
         AUTO = "auto", _("Auto (accepted suggestion)")
 
     task_uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="research_tasks")
-    channel = models.ForeignKey("channels_app.Channel", on_delete=models.CASCADE, related_name="research_tasks")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="research_tasks"
+    )
+    channel = models.ForeignKey(
+        "channels_app.Channel", on_delete=models.CASCADE, related_name="research_tasks"
+    )
     user_question = models.TextField(_("question"))
     status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.QUEUED)
     trigger_mode = models.CharField(_("trigger mode"), max_length=16, choices=TriggerMode.choices)
@@ -61,12 +65,24 @@ class ResearchTask(models.Model):
     # teacher and Super TAs, whose note is shown on the result page.
     needs_review = models.BooleanField(_("needs human review"), default=False, db_index=True)
     review_note = models.TextField(_("reviewer note"), blank=True)
-    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                                    verbose_name=_("reviewed by"))
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("reviewed by"),
+    )
     reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
     # A replay re-runs a stored task's reasoning against its recorded tool results.
-    replay_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays",
-                                  verbose_name=_("replay of"))
+    replay_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="replays",
+        verbose_name=_("replay of"),
+    )
     # A replay is an evaluation record, never learner data: owned by the admin who ran it, it
     # writes no chat row and every learner-facing query (history, chat, follow-up context,
     # export, source statistics) leaves it out. A flag, not just replay_of, because replay_of
@@ -78,8 +94,14 @@ class ResearchTask(models.Model):
     # A teacher (or a Super TA with an NDA) marks a result as misused (e.g. handed in as the
     # student's own work); a learning-analytics signal, exported as a flag.
     misuse_flagged_at = models.DateTimeField(_("misuse flagged at"), null=True, blank=True)
-    misuse_flagged_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                          related_name="+", verbose_name=_("misuse flagged by"))
+    misuse_flagged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("misuse flagged by"),
+    )
     misuse_note = models.TextField(_("misuse note"), blank=True)
     model_name = models.CharField(_("model"), max_length=100, blank=True)
     # Context alignment and plan review (before and after planning).
@@ -298,9 +320,14 @@ class AnswerFeedback(models.Model):
         constraints = [
             # One opinion per reader, answer and citation (no citation: one about the whole answer);
             # giving it again changes it. NULLS NOT DISTINCT makes "no citation" count as one value.
-            models.UniqueConstraint(fields=["task", "user", "citation_number"], nulls_distinct=False,
-                                    name="one_feedback_per_user_task_citation"),
-            models.CheckConstraint(condition=LessThanOrEqual(Length("note"), 2000), name="feedback_note_bounded"),
+            models.UniqueConstraint(
+                fields=["task", "user", "citation_number"],
+                nulls_distinct=False,
+                name="one_feedback_per_user_task_citation",
+            ),
+            models.CheckConstraint(
+                condition=LessThanOrEqual(Length("note"), 2000), name="feedback_note_bounded"
+            ),
         ]
         verbose_name = _("answer feedback")
         verbose_name_plural = _("answer feedback")
@@ -323,7 +350,9 @@ class SourceReport(models.Model):
         db_table = "deep_research_source_reports"
         verbose_name = _("source report")
         verbose_name_plural = _("source reports")
-        constraints = [models.UniqueConstraint(fields=["kind", "key", "user"], name="one_report_per_source_and_reader")]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "key", "user"], name="one_report_per_source_and_reader")
+        ]
 
 
 class SourceStat(models.Model):
@@ -362,15 +391,21 @@ class FailureCase(models.Model):
     """A reported answer promoted into the failure dataset: the evaluation command can run it,
     so every change to prompts or the verifier is measured against past failures."""
 
-    task = models.ForeignKey(ResearchTask, null=True, blank=True, on_delete=models.SET_NULL, related_name="failure_cases")
+    task = models.ForeignKey(
+        ResearchTask, null=True, blank=True, on_delete=models.SET_NULL, related_name="failure_cases"
+    )
     question = models.TextField(_("question"))
     language = models.CharField(_("language"), max_length=16, default="zh-hant")
-    documents = models.JSONField(_("channel fixture"), default=list)  # [{"name", "paragraphs"}]: snapshot of the cited passages
+    documents = models.JSONField(
+        _("channel fixture"), default=list
+    )  # [{"name", "paragraphs"}]: snapshot of the cited passages
     what_was_wrong = models.TextField(_("what was wrong"))
     expected_correction = models.TextField(_("expected correction"), blank=True)
     expected_facts = models.JSONField(_("expected facts"), default=list, blank=True)
     known_conflicts = models.JSONField(_("known conflicts"), default=list, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
     class Meta:
@@ -387,7 +422,9 @@ class NotificationPreference(models.Model):
     """How a user wants to hear that a research has finished, beyond the browser's notification
     (which needs no setting: the browser asks for permission). Off until the user turns it on."""
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="research_notifications")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="research_notifications"
+    )
     email_when_done = models.BooleanField(_("e-mail me when a research finishes"), default=False)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 

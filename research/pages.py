@@ -48,7 +48,9 @@ def result(request, task_uuid):
     return _result_page(request, task)
 
 
-def _result_page(request, task: ResearchTask, *, review_form: ReviewNoteForm | None = None, status: int = 200):
+def _result_page(
+    request, task: ResearchTask, *, review_form: ReviewNoteForm | None = None, status: int = 200
+):
     reviewer = review.can_review(request.user, task)
     if reviewer and review_form is None:
         review_form = ReviewNoteForm(initial={"note": task.review_note})
@@ -59,10 +61,15 @@ def _result_page(request, task: ResearchTask, *, review_form: ReviewNoteForm | N
         "ledger": ledger_view(task),
         "can_review": reviewer,
         "review_form": review_form if reviewer else None,
-        "feedback_rows": list(task.feedback.select_related("user").order_by("-created_at")) if reviewer else [],
+        "feedback_rows": list(task.feedback.select_related("user").order_by("-created_at"))
+        if reviewer
+        else [],
         # The owner copies the share link; the teacher may flag the result as misused.
-        "share_url": share_url(request, task) if task.user_id == request.user.pk and not task.is_replay else "",
-        "can_flag_misuse": task.user_id != request.user.pk and access.reads_content_in(request.user, task.channel),
+        "share_url": share_url(request, task)
+        if task.user_id == request.user.pk and not task.is_replay
+        else "",
+        "can_flag_misuse": task.user_id != request.user.pk
+        and access.reads_content_in(request.user, task.channel),
     }
     return render(request, "research/result.html", context, status=status)
 
@@ -95,8 +102,11 @@ def review_queue(request):
     include_reviewed = form.is_valid() and form.cleaned_data["reviewed"]
     tasks = review.review_queue(request.user, include_reviewed=include_reviewed)
     page = Paginator(tasks, 25).get_page(request.GET.get("page"))
-    return render(request, "research/review_queue.html",
-                  {"form": form, "page": page, "include_reviewed": include_reviewed})
+    return render(
+        request,
+        "research/review_queue.html",
+        {"form": form, "page": page, "include_reviewed": include_reviewed},
+    )
 
 
 @login_required
@@ -104,7 +114,11 @@ def review_queue(request):
 def feedback_list(request):
     """Readers' feedback on answers in the channels the user teaches or reviews as Super TA."""
     _reviewers_only(request)
-    rows = feedback.feedback_for_reviewer(request.user).select_related("task__user").order_by("-created_at", "-pk")
+    rows = (
+        feedback.feedback_for_reviewer(request.user)
+        .select_related("task__user")
+        .order_by("-created_at", "-pk")
+    )
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
     return render(request, "research/feedback.html", {"page": page})
 
@@ -131,7 +145,9 @@ def misuse_flag(request, task_uuid):
     """The channel's teacher flags (or clears) a result as misused (a learning-analytics signal)."""
     task = _task_or_404(request, task_uuid)
     try:
-        analytics.flag_misuse(task, request.user, note=request.POST.get("note", ""), flagged=request.POST.get("flagged") != "0")
+        analytics.flag_misuse(
+            task, request.user, note=request.POST.get("note", ""), flagged=request.POST.get("flagged") != "0"
+        )
     except ServiceError as exc:
         if exc.status == 403:
             raise PermissionDenied from None
@@ -170,8 +186,16 @@ def feedback_box_fragment(request, task_uuid):
     report, and shows the box in its new state, or the form again with the reason it was refused."""
     task = _task_or_404(request, task_uuid)
     if request.method == "GET":
-        return render(request, "research/_feedback_box.html", {"box": feedback_box(task, request.user, form=request.GET.get("form", ""))})
-    form, reason, note = request.POST.get("form", ""), request.POST.get("reason", ""), request.POST.get("note", "")
+        return render(
+            request,
+            "research/_feedback_box.html",
+            {"box": feedback_box(task, request.user, form=request.GET.get("form", ""))},
+        )
+    form, reason, note = (
+        request.POST.get("form", ""),
+        request.POST.get("reason", ""),
+        request.POST.get("note", ""),
+    )
     useful = True if request.POST.get("useful") == "true" else False if form == "not_useful" else None
     try:
         _feedback(request, task, useful=useful, reason=reason, note=note)
@@ -185,7 +209,7 @@ def feedback_box_fragment(request, task_uuid):
 @login_required
 @require_POST
 def citation_report_fragment(request, task_uuid):
-    """"This source does not say this" for one citation: the reported mark, or the button again
+    """ "This source does not say this" for one citation: the reported mark, or the button again
     with the reason it was refused (research/_citation_report.html)."""
     task = _task_or_404(request, task_uuid)
     raw = request.POST.get("citation_number", "")
@@ -194,7 +218,9 @@ def citation_report_fragment(request, task_uuid):
     try:
         _feedback(request, task, reason=AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY, citation_number=number)
     except ServiceError as exc:
-        return render(request, "research/_citation_report.html", {**context, "error": exc.message}, status=exc.status)
+        return render(
+            request, "research/_citation_report.html", {**context, "error": exc.message}, status=exc.status
+        )
     return render(request, "research/_citation_report.html", {**context, "reported": True})
 
 
@@ -207,7 +233,9 @@ def acknowledge_fragment(request, task_uuid):
     try:
         task = analytics.acknowledge_disclaimer(task, request.user)
     except ServiceError as exc:
-        return render(request, "research/_acknowledge.html", {"task": task, "error": exc.message}, status=exc.status)
+        return render(
+            request, "research/_acknowledge.html", {"task": task, "error": exc.message}, status=exc.status
+        )
     return render(request, "research/_acknowledge.html", {"task": task})
 
 
@@ -218,7 +246,10 @@ class HistoryFilter(forms.Form):
         label=_("Status"), required=False, choices=[("", _("All"))] + list(ResearchTask.Status.choices)
     )
     per_page = forms.TypedChoiceField(
-        label=_("Per page"), required=False, coerce=int, empty_value=20,
+        label=_("Per page"),
+        required=False,
+        coerce=int,
+        empty_value=20,
         choices=[(n, str(n)) for n in PAGE_SIZES],
     )
     q = forms.CharField(label=_("Question contains"), required=False, max_length=200, strip=True)

@@ -67,11 +67,19 @@ KIND_LABELS = {
 LIMITATION_LABELS = {
     "limit_hit": gettext_lazy("The research stopped at a limit: %(reason)s."),
     "tool_failed": gettext_lazy("A tool was unavailable: %(tool)s (%(calls)s failed calls)."),
-    "no_counter_evidence": gettext_lazy("The counter-search (%(searches)s searches) found no evidence against the main conclusions."),
-    "unresolved_conflicts": gettext_lazy("%(count)s disagreement(s) remained after %(rounds)s targeted re-search round(s)."),
-    "web_only_claims": gettext_lazy("%(count)s statement(s) rest only on web sources, the least reliable tier."),
+    "no_counter_evidence": gettext_lazy(
+        "The counter-search (%(searches)s searches) found no evidence against the main conclusions."
+    ),
+    "unresolved_conflicts": gettext_lazy(
+        "%(count)s disagreement(s) remained after %(rounds)s targeted re-search round(s)."
+    ),
+    "web_only_claims": gettext_lazy(
+        "%(count)s statement(s) rest only on web sources, the least reliable tier."
+    ),
     "verification_incomplete": gettext_lazy("Not every claim could be checked."),
-    "instructions_in_sources": gettext_lazy("%(sources)s source(s) contained instructions addressed to an AI; they were not used as evidence."),
+    "instructions_in_sources": gettext_lazy(
+        "%(sources)s source(s) contained instructions addressed to an AI; they were not used as evidence."
+    ),
     "no_sources": gettext_lazy("No source that could be cited was found."),
 }
 FOUND_BY_LABELS = {
@@ -108,43 +116,87 @@ class ReportView:
 
 
 def _tier_counts(counts: dict) -> list[tuple[str, int]]:
-    return [(str(TIER_LABELS.get(tier, tier)), n) for tier, n in sorted((counts or {}).items(), key=lambda kv: list(TIER_LABELS).index(kv[0]) if kv[0] in TIER_LABELS else 9)]
+    return [
+        (str(TIER_LABELS.get(tier, tier)), n)
+        for tier, n in sorted(
+            (counts or {}).items(),
+            key=lambda kv: list(TIER_LABELS).index(kv[0]) if kv[0] in TIER_LABELS else 9,
+        )
+    ]
 
 
 def report_view(task: ResearchTask, anchor: str, numbers: set[int]) -> ReportView | None:
     report = task.report_json or {}
     if not report.get("schema_version"):
         return None
-    findings = "\n\n".join((f"## {f['heading']}\n\n" if f.get("heading") else "") + f.get("text", "") for f in report.get("findings", []))
+    findings = "\n\n".join(
+        (f"## {f['heading']}\n\n" if f.get("heading") else "") + f.get("text", "")
+        for f in report.get("findings", [])
+    )
     conflicts = []
     for c in report.get("conflicts", []):
-        conflicts.append({
-            "subject": c.get("subject", ""), "resolved": c.get("status") == "resolved",
-            "found_by": str(FOUND_BY_LABELS.get(c.get("found_by"), c.get("found_by", ""))),
-            "rounds": (c.get("re_search") or {}).get("rounds", 0), "new_sources": (c.get("re_search") or {}).get("new_sources", 0),
-            "sides": [{"statement": side.get("statement", ""), "citations": [n for n in side.get("citations", []) if n in numbers],
-                       "tier": str(TIER_LABELS.get(side.get("tier"), side.get("tier", ""))),
-                       "prevails": c.get("prevailing_side") == i} for i, side in enumerate(c.get("sides", []))],
-        })
+        conflicts.append(
+            {
+                "subject": c.get("subject", ""),
+                "resolved": c.get("status") == "resolved",
+                "found_by": str(FOUND_BY_LABELS.get(c.get("found_by"), c.get("found_by", ""))),
+                "rounds": (c.get("re_search") or {}).get("rounds", 0),
+                "new_sources": (c.get("re_search") or {}).get("new_sources", 0),
+                "sides": [
+                    {
+                        "statement": side.get("statement", ""),
+                        "citations": [n for n in side.get("citations", []) if n in numbers],
+                        "tier": str(TIER_LABELS.get(side.get("tier"), side.get("tier", ""))),
+                        "prevails": c.get("prevailing_side") == i,
+                    }
+                    for i, side in enumerate(c.get("sides", []))
+                ],
+            }
+        )
     counter = report.get("counter_evidence") or {}
     counter_view = None
     if counter.get("searched") or counter.get("found"):
-        counter_view = {"searches": counter.get("searches", 0), "queries": counter.get("queries", []),
-                        "found": [{"summary": f.get("summary", ""), "citations": [n for n in f.get("citations", []) if n in numbers]}
-                                  for f in counter.get("found", [])],
-                        "support": _tier_counts(counter.get("support_by_tier")), "against": _tier_counts(counter.get("against_by_tier"))}
+        counter_view = {
+            "searches": counter.get("searches", 0),
+            "queries": counter.get("queries", []),
+            "found": [
+                {
+                    "summary": f.get("summary", ""),
+                    "citations": [n for n in f.get("citations", []) if n in numbers],
+                }
+                for f in counter.get("found", [])
+            ],
+            "support": _tier_counts(counter.get("support_by_tier")),
+            "against": _tier_counts(counter.get("against_by_tier")),
+        }
     judgement = report.get("judgement")
     if judgement:
-        judgement = {"html": render_markdown(judgement.get("text", ""), citation_anchor=anchor, citation_numbers=numbers),
-                     "claim_ids": judgement.get("claim_ids", []), "assumptions": judgement.get("assumptions", [])}
-    not_verified = [{"kind": str(KIND_LABELS.get(n.get("kind"), n.get("kind", ""))), "text": n.get("text"),
-                     "reason": str(REASON_LABELS.get(n.get("reason"), n.get("reason", ""))),
-                     "sources": [src.get("title", "") for src in n.get("sources", [])]}
-                    for n in report.get("not_verified", [])]
+        judgement = {
+            "html": render_markdown(
+                judgement.get("text", ""), citation_anchor=anchor, citation_numbers=numbers
+            ),
+            "claim_ids": judgement.get("claim_ids", []),
+            "assumptions": judgement.get("assumptions", []),
+        }
+    not_verified = [
+        {
+            "kind": str(KIND_LABELS.get(n.get("kind"), n.get("kind", ""))),
+            "text": n.get("text"),
+            "reason": str(REASON_LABELS.get(n.get("reason"), n.get("reason", ""))),
+            "sources": [src.get("title", "") for src in n.get("sources", [])],
+        }
+        for n in report.get("not_verified", [])
+    ]
     return ReportView(
-        summary_html=render_markdown(report.get("summary", ""), citation_anchor=anchor, citation_numbers=numbers) if report.get("summary") else SafeString(""),
+        summary_html=render_markdown(
+            report.get("summary", ""), citation_anchor=anchor, citation_numbers=numbers
+        )
+        if report.get("summary")
+        else SafeString(""),
         findings_html=render_markdown(findings, citation_anchor=anchor, citation_numbers=numbers),
-        conflicts=conflicts, counter=counter_view, judgement=judgement,
+        conflicts=conflicts,
+        counter=counter_view,
+        judgement=judgement,
         limitations=[_limitation_text(item) for item in report.get("limitations", [])],
         not_verified=not_verified,
     )
@@ -209,7 +261,10 @@ def answer_view(task: ResearchTask, user) -> AnswerView:
         conflicts.append({"topic": conflict.get("topic", ""), "positions": positions, "anchor": anchor})
     counts = [
         (verdict, count, str(VERDICT_LABELS.get(verdict, verdict)))
-        for verdict, count in sorted((verification.get("counts") or {}).items(), key=lambda kv: list(VERDICT_LABELS).index(kv[0]) if kv[0] in VERDICT_LABELS else 99)
+        for verdict, count in sorted(
+            (verification.get("counts") or {}).items(),
+            key=lambda kv: list(VERDICT_LABELS).index(kv[0]) if kv[0] in VERDICT_LABELS else 99,
+        )
         if count
     ]
     return AnswerView(
@@ -246,18 +301,32 @@ class FeedbackBox:
     note_max: int = FEEDBACK_NOTE_MAX
 
 
-def feedback_box(task: ResearchTask, user, *, form: str = "", reason: str = "", note: str = "", message: str = "") -> FeedbackBox:
+def feedback_box(
+    task: ResearchTask, user, *, form: str = "", reason: str = "", note: str = "", message: str = ""
+) -> FeedbackBox:
     return FeedbackBox(
-        task=task, given=feedback_given(user, task), form=form if form in FEEDBACK_FORMS else "", reason=reason, note=note,
+        task=task,
+        given=feedback_given(user, task),
+        form=form if form in FEEDBACK_FORMS else "",
+        reason=reason,
+        note=note,
         message=message,
-        reasons=[(value, str(label)) for value, label in AnswerFeedback.Reason.choices if value != AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY],
+        reasons=[
+            (value, str(label))
+            for value, label in AnswerFeedback.Reason.choices
+            if value != AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY
+        ],
     )
 
 
 def progress_limits() -> dict:
     """The engine's limits as the card shows them before the plan reports its own."""
-    return {"max_steps": settings.UEDU_DR_MAX_STEPS, "max_tokens": settings.UEDU_DR_MAX_TOKENS,
-            "max_sub_questions": MAX_SUB_QUESTIONS, "max_sub_question_chars": MAX_CHARS}
+    return {
+        "max_steps": settings.UEDU_DR_MAX_STEPS,
+        "max_tokens": settings.UEDU_DR_MAX_TOKENS,
+        "max_sub_questions": MAX_SUB_QUESTIONS,
+        "max_sub_question_chars": MAX_CHARS,
+    }
 
 
 def answer_markdown(task: ResearchTask, page_url: str) -> str:
@@ -282,7 +351,16 @@ def answer_markdown(task: ResearchTask, page_url: str) -> str:
             entry += f" ({c.get('source_tool', '')}, {origin})"
             lines.append(entry)
         lines.append("")
-    lines += ["---", "", _("This answer was compiled by AI from several sources; check the citations yourself. It may not be submitted as coursework."), "", page_url, ""]
+    lines += [
+        "---",
+        "",
+        _(
+            "This answer was compiled by AI from several sources; check the citations yourself. It may not be submitted as coursework."
+        ),
+        "",
+        page_url,
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -309,10 +387,16 @@ def report_markdown_sections(report: dict) -> list[str]:
     if report.get("conflicts"):
         lines += [f"## {_('Conflicts between sources')}", ""]
         for c in report["conflicts"]:
-            state = _("settled by the more reliable source") if c.get("status") == "resolved" else _("unresolved")
-            lines.append(f"- **{c.get('subject', '')}** ({state}; {FOUND_BY_LABELS.get(c.get('found_by'), c.get('found_by', ''))})")
+            state = (
+                _("settled by the more reliable source") if c.get("status") == "resolved" else _("unresolved")
+            )
+            lines.append(
+                f"- **{c.get('subject', '')}** ({state}; {FOUND_BY_LABELS.get(c.get('found_by'), c.get('found_by', ''))})"
+            )
             for side in c.get("sides", []):
-                lines.append(f"  - {side.get('statement', '')} {cites(side.get('citations'))} ({TIER_LABELS.get(side.get('tier'), side.get('tier'))})")
+                lines.append(
+                    f"  - {side.get('statement', '')} {cites(side.get('citations'))} ({TIER_LABELS.get(side.get('tier'), side.get('tier'))})"
+                )
         lines.append("")
     counter = report.get("counter_evidence") or {}
     if counter.get("searched") or counter.get("found"):
@@ -322,14 +406,20 @@ def report_markdown_sections(report: dict) -> list[str]:
         against = ", ".join(f"{tier} {n}" for tier, n in _tier_counts(counter.get("against_by_tier"))) or "0"
         lines += ["", f"{_('Independent sources in support:')} {support} · {_('against:')} {against}", ""]
     if report.get("limitations"):
-        lines += [f"## {_('Limitations')}", ""] + [f"- {_limitation_text(item)}" for item in report["limitations"]] + [""]
+        lines += (
+            [f"## {_('Limitations')}", ""]
+            + [f"- {_limitation_text(item)}" for item in report["limitations"]]
+            + [""]
+        )
     if report.get("not_verified"):
         lines += [f"## {_('Not verified')}", ""]
         for item in report["not_verified"]:
             text = f"“{item['text']}”" if item.get("text") else _("(text withheld)")
             sources = ", ".join(src.get("title", "") for src in item.get("sources", []))
-            lines.append(f"- {KIND_LABELS.get(item.get('kind'), item.get('kind'))}: {text} — {REASON_LABELS.get(item.get('reason'), item.get('reason'))}"
-                         + (f" ({sources})" if sources else ""))
+            lines.append(
+                f"- {KIND_LABELS.get(item.get('kind'), item.get('kind'))}: {text} — {REASON_LABELS.get(item.get('reason'), item.get('reason'))}"
+                + (f" ({sources})" if sources else "")
+            )
         lines.append("")
     return lines
 
@@ -423,22 +513,54 @@ def _metrics(task: ResearchTask) -> list[MetricView]:
     except ResearchMetrics.DoesNotExist:
         return []
     return [
-        MetricView("citation_coverage", _("Citation coverage"), _percent(m.citation_coverage),
-                   _("%(cited)d of %(total)d factual sentences and table cells cite a source (%(cells)d cells)")
-                   % {"cited": m.cited_sentences, "total": m.factual_sentences, "cells": m.table_cells}),
-        MetricView("removed_from_body", _("Removed from the body"), str(m.removed_from_body),
-                   ", ".join(f"{REASON_LABELS.get(reason, reason)}: {n}" for reason, n in sorted((m.removed_reasons or {}).items()))
-                   or _("nothing was removed")),
-        MetricView("conflicts_by_source", _("Conflicts: engine / writer"), f"{m.conflicts_found} / {m.conflicts_reported_by_writer}",
-                   _("found by comparing the claims, against reported by the writer")),
-        MetricView("source_pollution_rate", _("Source pollution"), _percent(m.source_pollution_rate),
-                   _("cited sources that are low-tier or contained instructions")),
-        MetricView("unsupported_rate", _("Unsupported claims"), _percent(m.unsupported_rate),
-                   _("%(n)d claims unsupported, uncited or citing an invented source") % {"n": m.unsupported_claims}),
-        MetricView("conflicts", _("Conflicts found / shown"), f"{m.conflicts_found} / {m.conflicts_shown}",
-                   _("disagreements between sources, and how many the answer shows")),
-        MetricView("low_credibility_share", _("Low-credibility sources"), _percent(m.low_credibility_share),
-                   _("%(low)d of %(total)d cited sources") % {"low": m.low_credibility_citations, "total": m.citations}),
+        MetricView(
+            "citation_coverage",
+            _("Citation coverage"),
+            _percent(m.citation_coverage),
+            _("%(cited)d of %(total)d factual sentences and table cells cite a source (%(cells)d cells)")
+            % {"cited": m.cited_sentences, "total": m.factual_sentences, "cells": m.table_cells},
+        ),
+        MetricView(
+            "removed_from_body",
+            _("Removed from the body"),
+            str(m.removed_from_body),
+            ", ".join(
+                f"{REASON_LABELS.get(reason, reason)}: {n}"
+                for reason, n in sorted((m.removed_reasons or {}).items())
+            )
+            or _("nothing was removed"),
+        ),
+        MetricView(
+            "conflicts_by_source",
+            _("Conflicts: engine / writer"),
+            f"{m.conflicts_found} / {m.conflicts_reported_by_writer}",
+            _("found by comparing the claims, against reported by the writer"),
+        ),
+        MetricView(
+            "source_pollution_rate",
+            _("Source pollution"),
+            _percent(m.source_pollution_rate),
+            _("cited sources that are low-tier or contained instructions"),
+        ),
+        MetricView(
+            "unsupported_rate",
+            _("Unsupported claims"),
+            _percent(m.unsupported_rate),
+            _("%(n)d claims unsupported, uncited or citing an invented source") % {"n": m.unsupported_claims},
+        ),
+        MetricView(
+            "conflicts",
+            _("Conflicts found / shown"),
+            f"{m.conflicts_found} / {m.conflicts_shown}",
+            _("disagreements between sources, and how many the answer shows"),
+        ),
+        MetricView(
+            "low_credibility_share",
+            _("Low-credibility sources"),
+            _percent(m.low_credibility_share),
+            _("%(low)d of %(total)d cited sources")
+            % {"low": m.low_credibility_citations, "total": m.citations},
+        ),
     ]
 
 
@@ -458,33 +580,47 @@ def ledger_view(task: ResearchTask) -> LedgerView:
         for n in claim.citations or []:
             if isinstance(n, int):
                 cited.append((n, f"#{anchor}-{n}" if n in numbers else ""))
-        claims.append(ClaimView(
-            index=claim.index,
-            text=claim.text,
-            citations=cited,
-            verdict=claim.verdict,
-            verdict_label=str(verdicts.get(claim.verdict, claim.verdict)),
-            reason=claim.reason,
-            tiers=[str(TIER_LABELS.get(t, t)) for t in claim.tiers or []],
-            confidence_percent=round((claim.confidence or 0) * 100),
-            action=claim.action,
-            action_label=str(ACTION_LABELS.get(claim.action, claim.action)),
-            web_only=claim.web_only,
-        ))
+        claims.append(
+            ClaimView(
+                index=claim.index,
+                text=claim.text,
+                citations=cited,
+                verdict=claim.verdict,
+                verdict_label=str(verdicts.get(claim.verdict, claim.verdict)),
+                reason=claim.reason,
+                tiers=[str(TIER_LABELS.get(t, t)) for t in claim.tiers or []],
+                confidence_percent=round((claim.confidence or 0) * 100),
+                action=claim.action,
+                action_label=str(ACTION_LABELS.get(claim.action, claim.action)),
+                web_only=claim.web_only,
+            )
+        )
     verification = task.verification_json or {}
     counter = []
     for item in verification.get("counter_evidence") or []:
         cited = [n for n in item.get("citations", []) if isinstance(n, int)]
-        counter.append({"summary": str(item.get("summary", "")),
-                        "citations": [(n, f"#{anchor}-{n}" if n in numbers else "") for n in cited]})
+        counter.append(
+            {
+                "summary": str(item.get("summary", "")),
+                "citations": [(n, f"#{anchor}-{n}" if n in numbers else "") for n in cited],
+            }
+        )
     searches = verification.get("counter_searches")
     hypotheses = [
-        {"text": str(h.get("text", "")), "status": h.get("status", "open"),
-         "label": str(HYPOTHESIS_LABELS.get(h.get("status", "open"), h.get("status", "")))}
+        {
+            "text": str(h.get("text", "")),
+            "status": h.get("status", "open"),
+            "label": str(HYPOTHESIS_LABELS.get(h.get("status", "open"), h.get("status", ""))),
+        }
         for h in verification.get("hypotheses") or []
     ]
-    return LedgerView(claims=claims, metrics=_metrics(task), counter_evidence=counter,
-                      counter_searches=searches if isinstance(searches, int) else None, hypotheses=hypotheses)
+    return LedgerView(
+        claims=claims,
+        metrics=_metrics(task),
+        counter_evidence=counter,
+        counter_searches=searches if isinstance(searches, int) else None,
+        hypotheses=hypotheses,
+    )
 
 
 def plan_view(task: ResearchTask) -> dict:

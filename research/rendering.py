@@ -19,8 +19,32 @@ from markdown_it.token import Token
 from agent.engine.answer import MARKER
 
 ALLOWED_TAGS = {
-    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code", "pre",
-    "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td",
+    "p",
+    "br",
+    "hr",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "strong",
+    "em",
+    "del",
+    "s",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "a",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
 }
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
 # Tags whose content is dropped along with them (text inside <script> is code, not prose).

@@ -64,9 +64,15 @@ def quota_view(user) -> dict:
     return status
 
 
-def user_tasks(user, *, status: str | None = None, search: str = "", limit: int | None = 20) -> QuerySet[ResearchTask]:
+def user_tasks(
+    user, *, status: str | None = None, search: str = "", limit: int | None = 20
+) -> QuerySet[ResearchTask]:
     """The user's own researches (never a replay), newest first; `search` keeps those whose question contains it."""
-    tasks = ResearchTask.objects.filter(user=user, is_replay=False).select_related("channel").order_by("-created_at")
+    tasks = (
+        ResearchTask.objects.filter(user=user, is_replay=False)
+        .select_related("channel")
+        .order_by("-created_at")
+    )
     if status:
         tasks = tasks.filter(status=status)
     if search.strip():
@@ -87,8 +93,11 @@ def feedback_given(user, task: ResearchTask) -> FeedbackGiven:
     if not user.is_authenticated:
         return FeedbackGiven()
     useful, reported, citations = None, False, set()
-    for rated, reason, number in AnswerFeedback.objects.filter(task=task, user=user).order_by("created_at").values_list(
-            "useful", "reason", "citation_number"):
+    for rated, reason, number in (
+        AnswerFeedback.objects.filter(task=task, user=user)
+        .order_by("created_at")
+        .values_list("useful", "reason", "citation_number")
+    ):
         useful = rated if rated is not None else useful
         if reason == AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY and number is not None:
             citations.add(number)
@@ -104,21 +113,27 @@ def platform_dashboard(day=None) -> dict:
     start = timezone.make_aware(datetime.combine(status.day, time.min))
     tasks = ResearchTask.objects.filter(created_at__gte=start, created_at__lt=start + timedelta(days=1))
     counts = dict(tasks.order_by().values_list("status").annotate(n=Count("pk")))
-    by_status = [{"status": s, "label": label, "count": counts.get(s, 0)} for s, label in ResearchTask.Status.choices]
+    by_status = [
+        {"status": s, "label": label, "count": counts.get(s, 0)} for s, label in ResearchTask.Status.choices
+    ]
     money = DecimalField(max_digits=12, decimal_places=6)
     top_users = (
         CostReservation.objects.filter(day=status.day)
         .values("user__username")
         .annotate(
             spent=Sum(Case(When(settled=True, then=F("spent_usd")), default=Value(0), output_field=money)),
-            reserved=Sum(Case(When(settled=False, then=F("reserved_usd")), default=Value(0), output_field=money)),
+            reserved=Sum(
+                Case(When(settled=False, then=F("reserved_usd")), default=Value(0), output_field=money)
+            ),
             runs=Count("pk"),
         )
         .annotate(committed=F("spent") + F("reserved"))
         .order_by("-committed", "user__username")[:10]
     )
     labels = dict(CostReservation.Kind.choices)
-    by_kind = [{"kind": kind, "label": labels.get(kind, kind), "usd": status.by_kind.get(kind, 0)} for kind in labels]
+    by_kind = [
+        {"kind": kind, "label": labels.get(kind, kind), "usd": status.by_kind.get(kind, 0)} for kind in labels
+    ]
     return {
         "cost": status,
         "cost_by_kind": by_kind,
@@ -139,4 +154,7 @@ def passages_by_number(task: ResearchTask) -> dict[int, str]:
         for source in (step.result_full or {}).get("sources", []):
             if "id" in source:
                 text_by_source[source["id"]] = source.get("text") or source.get("snippet") or ""
-    return {c["number"]: text_by_source.get(c["source_id"]) or c.get("snippet", "") for c in task.citations_json or []}
+    return {
+        c["number"]: text_by_source.get(c["source_id"]) or c.get("snippet", "")
+        for c in task.citations_json or []
+    }

@@ -26,7 +26,9 @@ def _redis() -> redis.Redis:
     global _client
     with _lock:
         if _client is None:
-            _client = redis.Redis.from_url(settings.CACHES["default"]["LOCATION"], socket_timeout=2, socket_connect_timeout=2)
+            _client = redis.Redis.from_url(
+                settings.CACHES["default"]["LOCATION"], socket_timeout=2, socket_connect_timeout=2
+            )
         return _client
 
 

@@ -31,8 +31,12 @@ def js_strings() -> dict:
             "complex": _("complex"),
         },
         "review": {
-            "intro_required": _("The research waits for you: edit, remove or add sub-questions (at most %(max)s), then continue."),
-            "intro_optional": _("You may edit, remove or add sub-questions (at most %(max)s); otherwise the research continues as proposed."),
+            "intro_required": _(
+                "The research waits for you: edit, remove or add sub-questions (at most %(max)s), then continue."
+            ),
+            "intro_optional": _(
+                "You may edit, remove or add sub-questions (at most %(max)s); otherwise the research continues as proposed."
+            ),
             "intro_other": _("The student who started this research may edit its plan now."),
             "countdown": _("Continues as proposed in %(time)s"),
             "countdown_over": _("Time is up: continuing as proposed…"),

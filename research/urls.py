@@ -11,7 +11,11 @@ urlpatterns = [
     path("task/<uuid:task_uuid>/answer.md", pages.download, name="research_download"),
     path("task/<uuid:task_uuid>/outcome", pages.outcome_fragment, name="research_outcome"),
     path("task/<uuid:task_uuid>/feedback_box", pages.feedback_box_fragment, name="research_feedback_box"),
-    path("task/<uuid:task_uuid>/citation_report", pages.citation_report_fragment, name="research_citation_report"),
+    path(
+        "task/<uuid:task_uuid>/citation_report",
+        pages.citation_report_fragment,
+        name="research_citation_report",
+    ),
     path("task/<uuid:task_uuid>/acknowledge", pages.acknowledge_fragment, name="research_acknowledge"),
     path("task/<uuid:task_uuid>/review", pages.review_note, name="research_review_note"),
     path("task/<uuid:task_uuid>/misuse", pages.misuse_flag, name="research_misuse_flag"),

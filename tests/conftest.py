@@ -106,12 +106,24 @@ def llm(scripted_llm, settings):
 def fake_openalex():
     from tests.support.fake_openalex import FakeOpenAlex, work
 
-    server = FakeOpenAlex([
-        work("W1", "Learning analytics dashboards in Taiwanese universities", year=2023, countries=["tw"],
-             abstract="Dashboards help students reflect on their learning."),
-        work("W2", "Bloom's taxonomy and question generation", year=2022, countries=["jp"],
-             abstract="Question generation aligned with Bloom's levels."),
-    ]).start()
+    server = FakeOpenAlex(
+        [
+            work(
+                "W1",
+                "Learning analytics dashboards in Taiwanese universities",
+                year=2023,
+                countries=["tw"],
+                abstract="Dashboards help students reflect on their learning.",
+            ),
+            work(
+                "W2",
+                "Bloom's taxonomy and question generation",
+                year=2022,
+                countries=["jp"],
+                abstract="Question generation aligned with Bloom's levels.",
+            ),
+        ]
+    ).start()
     yield server
     server.stop()
 
@@ -176,7 +188,9 @@ def daphne_process(django_db_setup, django_db_blocker, scripted_llm, fake_openal
     with django_db_blocker.unblock():
         # DEBUG off as in production: error pages are the site's own, not Django's debug pages
         # (which use inline styles a strict Content-Security-Policy rightly blocks).
-        process = stack.start_daphne(**outside_world_env(scripted_llm, fake_openalex), UEDU_DR_HEARTBEAT_SECONDS=15, DEBUG="false")
+        process = stack.start_daphne(
+            **outside_world_env(scripted_llm, fake_openalex), UEDU_DR_HEARTBEAT_SECONDS=15, DEBUG="false"
+        )
     yield process
     process.stop()
 
@@ -221,7 +235,9 @@ def _the_flush_outlasts_a_workers_commit():
             try:
                 return original(self)
             except CommandError as exc:
-                if attempt == 3 or not (isinstance(exc.__cause__, OperationalError) and "deadlock detected" in str(exc.__cause__)):
+                if attempt == 3 or not (
+                    isinstance(exc.__cause__, OperationalError) and "deadlock detected" in str(exc.__cause__)
+                ):
                     raise
                 time.sleep(0.2 * attempt)
 
@@ -231,6 +247,7 @@ def _the_flush_outlasts_a_workers_commit():
 
 
 # --------------------------------------------------------------------------- every report, checked
+
 
 @pytest.fixture(autouse=True)
 def _every_report_is_checked(monkeypatch):
@@ -248,8 +265,11 @@ def _every_report_is_checked(monkeypatch):
         if result.status == "completed":
             validate(result.report)
             if self.ctx.inp.unsupported_policy != "mark":
-                kept_unverified = [c for c in result.verification.get("claims", [])
-                                   if c["action"] == "kept" and c["verdict"] not in ("supported", "partial")]
+                kept_unverified = [
+                    c
+                    for c in result.verification.get("claims", [])
+                    if c["action"] == "kept" and c["verdict"] not in ("supported", "partial")
+                ]
                 assert not kept_unverified, kept_unverified
         return result
 

@@ -11,8 +11,8 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from channels_app.models import Channel, ChatLog, Membership
-from quotas.models import CostReservation
 from governance.models import Study, StudyResearcher
+from quotas.models import CostReservation
 from research.models import ResearchStep, ResearchTask
 from tests.support.factories import PASSWORD, make_user
 
@@ -32,19 +32,42 @@ def world(personas):
         user.save(update_fields=["is_staff"])
     other_channel = Channel.objects.get(slug="course-b")
     mine = ResearchTask.objects.create(
-        user=p.student, channel=p.channel, user_question="SECRET-QUESTION-A 比較學習分析", trigger_mode="forced", status="completed"
+        user=p.student,
+        channel=p.channel,
+        user_question="SECRET-QUESTION-A 比較學習分析",
+        trigger_mode="forced",
+        status="completed",
     )
-    ResearchStep.objects.create(task=mine, index=1, phase="action", tool_name="search_channel_materials", args={"query": "x"})
+    ResearchStep.objects.create(
+        task=mine, index=1, phase="action", tool_name="search_channel_materials", args={"query": "x"}
+    )
     theirs = ResearchTask.objects.create(
         user=p.other_super_ta, channel=other_channel, user_question="SECRET-QUESTION-B", trigger_mode="forced"
     )
-    ResearchStep.objects.create(task=theirs, index=1, phase="action", tool_name="search_external_papers", args={})
+    ResearchStep.objects.create(
+        task=theirs, index=1, phase="action", tool_name="search_external_papers", args={}
+    )
     researcher = make_user("res_a", staff=True)
-    study = Study.objects.create(protocol_number="NTU-REC 202507EM058", title="A", approved_from=date(2025, 8, 1), approved_to=date(2099, 1, 1), status="active")
+    study = Study.objects.create(
+        protocol_number="NTU-REC 202507EM058",
+        title="A",
+        approved_from=date(2025, 8, 1),
+        approved_to=date(2099, 1, 1),
+        status="active",
+    )
     study.channels.add(p.channel)
     StudyResearcher.objects.create(study=study, user=researcher, agreement_signed_on=date(2025, 9, 1))
-    other_study = Study.objects.create(protocol_number="NTU-REC 999", title="B", approved_from=date(2025, 8, 1), approved_to=date(2099, 1, 1))
-    p.__dict__.update(other_channel=other_channel, task=mine, other_task=theirs, researcher=researcher, study=study, other_study=other_study)
+    other_study = Study.objects.create(
+        protocol_number="NTU-REC 999", title="B", approved_from=date(2025, 8, 1), approved_to=date(2099, 1, 1)
+    )
+    p.__dict__.update(
+        other_channel=other_channel,
+        task=mine,
+        other_task=theirs,
+        researcher=researcher,
+        study=study,
+        other_study=other_study,
+    )
     return p
 
 
@@ -57,7 +80,9 @@ def as_(client, user):
 
 
 def test_a_student_cannot_log_into_the_admin(client, world):
-    response = client.post("/admin/login/?next=/admin/", {"username": world.student.username, "password": PASSWORD})
+    response = client.post(
+        "/admin/login/?next=/admin/", {"username": world.student.username, "password": PASSWORD}
+    )
     assert response.status_code == 200 and "_auth_user_id" not in client.session  # the login form again
     as_(client, world.student)
     assert client.get("/admin/").status_code == 302
@@ -67,9 +92,15 @@ def test_a_student_cannot_log_into_the_admin(client, world):
 
 def test_the_index_shows_each_role_only_its_models(client, world):
     expectations = {
-        world.teacher: ({"channel", "membership", "researchtask", "researchstep", "channelconsent"}, {"chatlog", "usageentry", "study"}),
+        world.teacher: (
+            {"channel", "membership", "researchtask", "researchstep", "channelconsent"},
+            {"chatlog", "usageentry", "study"},
+        ),
         world.ta: ({"researchtask"}, {"channel", "researchstep", "chatlog", "study"}),
-        world.super_ta: ({"researchtask", "researchstep", "researchevent"}, {"channel", "membership", "study"}),
+        world.super_ta: (
+            {"researchtask", "researchstep", "researchevent"},
+            {"channel", "membership", "study"},
+        ),
         world.researcher: ({"study"}, {"channel", "researchtask", "chatlog", "exportaudit", "usageentry"}),
     }
     for user, (visible, hidden) in expectations.items():
@@ -90,7 +121,10 @@ def test_a_teacher_lists_and_edits_only_their_own_channels(client, world):
     assert "course-a" in listing and "course-b" not in listing
 
     assert client.get(_url(Channel, "change", world.other_channel.pk)).status_code == 404
-    assert client.post(_url(Channel, "change", world.other_channel.pk), {"web_tools_enabled": "on"}).status_code == 404
+    assert (
+        client.post(_url(Channel, "change", world.other_channel.pk), {"web_tools_enabled": "on"}).status_code
+        == 404
+    )
     assert client.get(_url(Channel, "change", 999999)).status_code == 404  # absent looks the same
     assert client.get(_url(Channel, "add")).status_code == 403
     assert client.get(_url(Channel, "delete", world.channel.pk)).status_code == 403
@@ -98,12 +132,17 @@ def test_a_teacher_lists_and_edits_only_their_own_channels(client, world):
 
 def _channel_form(channel, members, **changes):
     data = {
-        "description": channel.description, "syllabus": channel.syllabus,
-        "auto_suggest_threshold": channel.auto_suggest_threshold, "system_prompt": channel.system_prompt,
-        "plan_review": channel.plan_review, "web_allowed_domains": channel.web_allowed_domains,
+        "description": channel.description,
+        "syllabus": channel.syllabus,
+        "auto_suggest_threshold": channel.auto_suggest_threshold,
+        "system_prompt": channel.system_prompt,
+        "plan_review": channel.plan_review,
+        "web_allowed_domains": channel.web_allowed_domains,
         "web_denied_domains": channel.web_denied_domains,
-        "memberships-TOTAL_FORMS": len(members), "memberships-INITIAL_FORMS": sum(1 for m in members if m.get("id")),
-        "memberships-MIN_NUM_FORMS": 0, "memberships-MAX_NUM_FORMS": 1000,
+        "memberships-TOTAL_FORMS": len(members),
+        "memberships-INITIAL_FORMS": sum(1 for m in members if m.get("id")),
+        "memberships-MIN_NUM_FORMS": 0,
+        "memberships-MAX_NUM_FORMS": 1000,
     }
     if channel.deep_research_enabled:
         data["deep_research_enabled"] = "on"
@@ -116,7 +155,10 @@ def _channel_form(channel, members, **changes):
 
 
 def _members(channel):
-    return [{"id": m.pk, "user": m.user.username, "role": m.role} for m in channel.memberships.select_related("user").order_by("pk")]
+    return [
+        {"id": m.pk, "user": m.user.username, "role": m.role}
+        for m in channel.memberships.select_related("user").order_by("pk")
+    ]
 
 
 def test_a_teacher_changes_the_settings_and_members_but_not_the_owner(client, world):
@@ -124,14 +166,23 @@ def test_a_teacher_changes_the_settings_and_members_but_not_the_owner(client, wo
     newcomer = make_user("s_carol")
     members = _members(world.channel) + [{"user": "s_carol", "role": "student"}]
     data = _channel_form(
-        world.channel, members, web_tools_enabled="on", auto_suggest_threshold="0.55", system_prompt="不可直接繳交作業",
-        owner=world.other_teacher.pk, slug="stolen",
+        world.channel,
+        members,
+        web_tools_enabled="on",
+        auto_suggest_threshold="0.55",
+        system_prompt="不可直接繳交作業",
+        owner=world.other_teacher.pk,
+        slug="stolen",
     )
     response = client.post(_url(Channel, "change", world.channel.pk), data)
     assert response.status_code == 302, response.content.decode()[-3000:]
 
     channel = Channel.objects.get(pk=world.channel.pk)
-    assert channel.web_tools_enabled and channel.auto_suggest_threshold == 0.55 and channel.system_prompt == "不可直接繳交作業"
+    assert (
+        channel.web_tools_enabled
+        and channel.auto_suggest_threshold == 0.55
+        and channel.system_prompt == "不可直接繳交作業"
+    )
     assert channel.owner == world.teacher and channel.slug == "course-a"  # read-only for teachers
     assert Membership.objects.filter(channel=channel, user=newcomer, role="student").exists()
 
@@ -147,7 +198,10 @@ def test_a_teacher_cannot_make_or_remove_a_teacher(client, world):
 
     members = _members(world.channel)
     own = next(i for i, m in enumerate(members) if m["role"] == "teacher")
-    response = client.post(_url(Channel, "change", world.channel.pk), _channel_form(world.channel, members, **{f"memberships-{own}-DELETE": "on"}))
+    response = client.post(
+        _url(Channel, "change", world.channel.pk),
+        _channel_form(world.channel, members, **{f"memberships-{own}-DELETE": "on"}),
+    )
     assert response.status_code == 200
     assert Membership.objects.filter(user=world.teacher, channel=world.channel, role="teacher").exists()
 
@@ -161,10 +215,17 @@ def test_a_teacher_manages_memberships_only_in_their_channels(client, world):
 
     make_user("s_erin")
     # A new membership can only go into a channel the teacher owns.
-    response = client.post(_url(Membership, "add"), {"channel": world.other_channel.pk, "user": "s_erin", "role": "student"})
+    response = client.post(
+        _url(Membership, "add"), {"channel": world.other_channel.pk, "user": "s_erin", "role": "student"}
+    )
     assert response.status_code == 200 and not Membership.objects.filter(user__username="s_erin").exists()
-    response = client.post(_url(Membership, "add"), {"channel": world.channel.pk, "user": "s_erin", "role": "student"})
-    assert response.status_code == 302 and Membership.objects.filter(user__username="s_erin", channel=world.channel).exists()
+    response = client.post(
+        _url(Membership, "add"), {"channel": world.channel.pk, "user": "s_erin", "role": "student"}
+    )
+    assert (
+        response.status_code == 302
+        and Membership.objects.filter(user__username="s_erin", channel=world.channel).exists()
+    )
 
 
 def test_a_teacher_reads_but_cannot_change_their_channels_tasks(client, world):
@@ -184,12 +245,22 @@ def test_a_teacher_reads_but_cannot_change_their_channels_tasks(client, world):
 def test_a_teachers_actions_only_reach_rows_in_scope(client, world):
     as_(client, world.teacher)
     # delete_selected is not offered to teachers on channels; posting it anyway deletes nothing.
-    client.post(_url(Channel), {"action": "delete_selected", "_selected_action": [world.other_channel.pk, world.channel.pk], "post": "yes"})
+    client.post(
+        _url(Channel),
+        {
+            "action": "delete_selected",
+            "_selected_action": [world.other_channel.pk, world.channel.pk],
+            "post": "yes",
+        },
+    )
     assert Channel.objects.filter(pk__in=[world.channel.pk, world.other_channel.pk]).count() == 2
     # On memberships it is offered, but only ever receives the teacher's own channel's rows.
     theirs = Membership.objects.get(user=world.other_super_ta)
     student = Membership.objects.get(user=world.other_student)
-    response = client.post(_url(Membership), {"action": "delete_selected", "_selected_action": [theirs.pk, student.pk], "post": "yes"})
+    response = client.post(
+        _url(Membership),
+        {"action": "delete_selected", "_selected_action": [theirs.pk, student.pk], "post": "yes"},
+    )
     assert response.status_code == 302
     assert Membership.objects.filter(pk=theirs.pk).exists()
     assert not Membership.objects.filter(pk=student.pk).exists()
@@ -213,7 +284,10 @@ def test_a_ta_reads_the_channels_tasks_without_their_content(client, world):
     page = client.get(_url(ResearchTask, "change", world.task.pk)).content.decode()
     assert "SECRET-QUESTION-A" not in page and "search_channel_materials" not in page
     # Searching by the question's words must not reveal which task asked it.
-    assert str(world.task.task_uuid) not in client.get(_url(ResearchTask), {"q": "SECRET-QUESTION-A"}).content.decode()
+    assert (
+        str(world.task.task_uuid)
+        not in client.get(_url(ResearchTask), {"q": "SECRET-QUESTION-A"}).content.decode()
+    )
     assert client.get(_url(ResearchTask, "change", world.other_task.pk)).status_code == 404
     assert client.get(_url(ResearchStep)).status_code == 403
     assert client.get(_url(Channel)).status_code == 403
@@ -225,10 +299,15 @@ def test_a_super_ta_reviews_their_channels_tasks_read_only(client, world):
     page = client.get(_url(ResearchTask, "change", world.task.pk))
     assert page.status_code == 200 and "SECRET-QUESTION-A" in page.content.decode()
     assert "search_channel_materials" in page.content.decode()  # the steps
-    assert str(world.task.task_uuid) in client.get(_url(ResearchTask), {"q": "SECRET-QUESTION-A"}).content.decode()
+    assert (
+        str(world.task.task_uuid)
+        in client.get(_url(ResearchTask), {"q": "SECRET-QUESTION-A"}).content.decode()
+    )
     assert client.post(_url(ResearchTask, "change", world.task.pk), {}).status_code == 403
     assert client.get(_url(ResearchTask, "change", world.other_task.pk)).status_code == 404
-    assert client.get(_url(Channel, "change", world.channel.pk)).status_code == 404  # not a channel it may open
+    assert (
+        client.get(_url(Channel, "change", world.channel.pk)).status_code == 404
+    )  # not a channel it may open
 
 
 def test_another_channels_super_ta_cannot_open_this_channels_task(client, world):
@@ -254,7 +333,9 @@ def test_a_researcher_sees_only_their_studies_and_the_export_screen(client, worl
         assert client.get(_url(model)).status_code == 403
     # The export action leads to the study's own export screen.
     response = client.post(_url(Study), {"action": "export_data", "_selected_action": [world.study.pk]})
-    assert response.status_code == 302 and response["Location"].endswith(f"/governance/study/{world.study.pk}/export/")
+    assert response.status_code == 302 and response["Location"].endswith(
+        f"/governance/study/{world.study.pk}/export/"
+    )
     response = client.post(_url(Study), {"action": "export_data", "_selected_action": [world.other_study.pk]})
     assert "export" not in response.get("Location", "")
 
@@ -281,7 +362,9 @@ def test_a_platform_admin_sees_everything(client, world, admin_user):
     for model in (Channel, Membership, ResearchTask, ResearchStep, ChatLog, Study):
         assert client.get(_url(model)).status_code == 200, model
     assert client.get(_url(Channel, "change", world.other_channel.pk)).status_code == 200
-    assert "SECRET-QUESTION-B" in client.get(_url(ResearchTask, "change", world.other_task.pk)).content.decode()
+    assert (
+        "SECRET-QUESTION-B" in client.get(_url(ResearchTask, "change", world.other_task.pk)).content.decode()
+    )
     assert "/admin/cost-dashboard/" in client.get("/admin/").content.decode()
 
 
@@ -289,22 +372,46 @@ def test_the_cost_dashboard_shows_todays_figures_to_platform_admins_only(client,
     settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("100")
     settings.UEDU_DEEP_RESEARCH_ALERT_USD = Decimal("20")
     today = timezone.localdate()
-    CostReservation.objects.create(reference="r1", user=world.student, day=today, reserved_usd=Decimal("5"), spent_usd=Decimal("1.25"), settled=True)
+    CostReservation.objects.create(
+        reference="r1",
+        user=world.student,
+        day=today,
+        reserved_usd=Decimal("5"),
+        spent_usd=Decimal("1.25"),
+        settled=True,
+    )
     CostReservation.objects.create(reference="r2", user=world.student, day=today, reserved_usd=Decimal("2.5"))
-    CostReservation.objects.create(reference="r3", user=world.other_student, day=today, reserved_usd=Decimal("4"), spent_usd=Decimal("0.5"), settled=True)
-    CostReservation.objects.create(reference="r4", user=world.other_student, day=today - timedelta(days=1), reserved_usd=Decimal("9"), spent_usd=Decimal("9"), settled=True)
+    CostReservation.objects.create(
+        reference="r3",
+        user=world.other_student,
+        day=today,
+        reserved_usd=Decimal("4"),
+        spent_usd=Decimal("0.5"),
+        settled=True,
+    )
+    CostReservation.objects.create(
+        reference="r4",
+        user=world.other_student,
+        day=today - timedelta(days=1),
+        reserved_usd=Decimal("9"),
+        spent_usd=Decimal("9"),
+        settled=True,
+    )
 
     for user in (world.teacher, world.super_ta, world.researcher):
         assert as_(client, user).get("/admin/cost-dashboard/").status_code == 403
     page = as_(client, admin_user).get("/admin/cost-dashboard/").content.decode()
     assert "平台成本儀表板" in page and "今日成本最高的使用者" in page
-    assert "Top users by cost today" in as_(client, admin_user).get("/admin/cost-dashboard/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert (
+        "Top users by cost today"
+        in as_(client, admin_user).get("/admin/cost-dashboard/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    )
 
     assert '<td id="spent">1.7500</td>' in page
     assert '<td id="reserved">2.5000</td>' in page
     assert '<td id="cap">100.00</td>' in page and '<td id="alert">20.00</td>' in page
     assert '<tr data-status="completed"><td>' in page
-    top = page[page.index('id="top-users"'):]
+    top = page[page.index('id="top-users"') :]
     assert top.index("s_alice") < top.index("s_bob")  # 3.75 committed before 0.50
 
 

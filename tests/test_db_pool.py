@@ -21,7 +21,9 @@ def _settings_with(monkeypatch, **env):
     from uedu_dr.settings import base
 
     return base.data_store_settings(  # reads the environment when called
-        database={"ENGINE": "django.db.backends.postgresql", "NAME": "x"}, redis_url="redis://127.0.0.1:6379/0")
+        database={"ENGINE": "django.db.backends.postgresql", "NAME": "x"},
+        redis_url="redis://127.0.0.1:6379/0",
+    )
 
 
 def test_the_pool_is_on_by_default_and_bounded(monkeypatch):
@@ -40,14 +42,18 @@ def test_the_test_database_is_pooled():
 
 
 def test_a_research_thread_holds_no_connection_after_it_stored_an_event(transactional_db, personas):
-    task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question=QUESTION)
+    task, _ = lifecycle.task_start(
+        queue=False, user=personas.student, channel=personas.channel, question=QUESTION
+    )
     seen = {}
 
     def research_thread():
         sink = TaskSink(task)
         sink.emit("status_change", {"from": "queued", "to": "running"})
         seen["after_emit"] = connection.connection
-        sink.step_started(index=1, round=1, phase="evidence", tool_name="search_channel_materials", args={"query": "x"})
+        sink.step_started(
+            index=1, round=1, phase="evidence", tool_name="search_channel_materials", args={"query": "x"}
+        )
         seen["after_step"] = connection.connection
         with transaction.atomic():
             sink.emit("action_thinking", {})

@@ -63,13 +63,21 @@ GOOD_SECRET = "k" * 20 + "-Zq8!x2#Lp0@vT6&mR4^wY1*nB7(cE3)" + "s" * 10
 
 def _clean_env(**values):
     """This process's environment without the settings module, the secret and the two URLs."""
-    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SECRET_KEY", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")
+    }
     env.update(values)
     return env
 
 
-def _run_production(*args, secret: str | None, database_url: str | None = "", redis_url: str | None = "", **extra):
-    env = _clean_env(DJANGO_SETTINGS_MODULE="uedu_dr.settings.production", ALLOWED_HOSTS="uedu.example.edu", **extra)
+def _run_production(
+    *args, secret: str | None, database_url: str | None = "", redis_url: str | None = "", **extra
+):
+    env = _clean_env(
+        DJANGO_SETTINGS_MODULE="uedu_dr.settings.production", ALLOWED_HOSTS="uedu.example.edu", **extra
+    )
     if database_url == "":
         database_url = devstack.postgres_url(connection.settings_dict)
     if redis_url == "":
@@ -77,7 +85,9 @@ def _run_production(*args, secret: str | None, database_url: str | None = "", re
     for name, value in (("SECRET_KEY", secret), ("DATABASE_URL", database_url), ("REDIS_URL", redis_url)):
         if value is not None:
             env[name] = value
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_check_deploy_is_clean_with_production_settings():
@@ -118,9 +128,18 @@ def test_deployable_entry_points_default_to_production_settings():
     # the dev settings (DEBUG on, a public key, /media/ without log-in).
     for module in ("uedu_dr.wsgi", "uedu_dr.asgi", "uedu_dr.celery"):
         code = f"import {module}; from django.conf import settings; settings.DEBUG"
-        result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_clean_env(), capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env=_clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert result.returncode != 0, module
-        assert "Production settings cannot start" in result.stderr and "SECRET_KEY must be set" in result.stderr, module
+        assert (
+            "Production settings cannot start" in result.stderr and "SECRET_KEY must be set" in result.stderr
+        ), module
 
 
 def test_a_numeric_setting_that_does_not_parse_names_its_variable():

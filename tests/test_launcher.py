@@ -18,12 +18,16 @@ def launcher_env(**overrides) -> dict:
 
 
 def test_the_launcher_names_the_model_that_answers(scripted_llm):
-    lines = launcher.model_status_lines(launcher_env(OPENAI_BASE_URL=scripted_llm.url, UEDU_LLM_MODEL="scripted"))
+    lines = launcher.model_status_lines(
+        launcher_env(OPENAI_BASE_URL=scripted_llm.url, UEDU_LLM_MODEL="scripted")
+    )
     assert lines == [f"Language model: scripted at {scripted_llm.url} answers."]
 
 
 def test_the_launcher_says_which_model_to_set_when_the_server_does_not_list_it(scripted_llm):
-    lines = launcher.model_status_lines(launcher_env(OPENAI_BASE_URL=scripted_llm.url, UEDU_LLM_MODEL="gpt-5.4-mini"))
+    lines = launcher.model_status_lines(
+        launcher_env(OPENAI_BASE_URL=scripted_llm.url, UEDU_LLM_MODEL="gpt-5.4-mini")
+    )
     assert "does not list gpt-5.4-mini (it lists: scripted)" in lines[0]
     assert lines[1].strip() == "Set the model it serves, e.g.:  UEDU_LLM_MODEL=scripted"
 
@@ -40,7 +44,9 @@ def test_without_a_model_the_launcher_prints_the_line_to_set_for_each_kind_of_se
 def test_a_configured_server_that_does_not_answer_is_named():
     url = f"http://127.0.0.1:{free_port()}/v1"
     lines = launcher.model_status_lines(launcher_env(OPENAI_BASE_URL=url))
-    assert lines[0].startswith(f"Language model: NO ANSWER from {url} (the LLM server did not answer (APIConnectionError))")
+    assert lines[0].startswith(
+        f"Language model: NO ANSWER from {url} (the LLM server did not answer (APIConnectionError))"
+    )
     assert any("OPENAI_BASE_URL=http://127.0.0.1:11434/v1" in line for line in lines)
 
 
@@ -56,12 +62,22 @@ def test_healthz_reports_the_model_endpoint(client, db, scripted_llm, model_sett
     model_settings.OPENAI_BASE_URL = scripted_llm.url
     body = client.get("/healthz").json()
     assert body["status"] == "ok"
-    assert body["model"] | {"listed": None} == {"ok": True, "configured": True, "reachable": True, "base_url": scripted_llm.url,
-                                                "models": ["scripted"], "missing": [], "listed": None, "error": ""}
+    assert body["model"] | {"listed": None} == {
+        "ok": True,
+        "configured": True,
+        "reachable": True,
+        "base_url": scripted_llm.url,
+        "models": ["scripted"],
+        "missing": [],
+        "listed": None,
+        "error": "",
+    }
     assert body["model"]["listed"] == ["scripted"]
 
 
-def test_a_model_that_does_not_answer_is_reported_without_failing_the_health_check(client, db, model_settings):
+def test_a_model_that_does_not_answer_is_reported_without_failing_the_health_check(
+    client, db, model_settings
+):
     model_settings.OPENAI_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"
     response = client.get("/healthz")
     body = response.json()
@@ -81,7 +97,9 @@ def test_healthz_says_when_no_model_is_configured(client, db, settings):
 def test_the_launcher_runs_one_named_worker_process_per_requested_core():
     from uedu_dr.launcher import process_commands
 
-    commands = process_commands({"UEDU_WORKER_PROCESSES": "2", "UEDU_WORKER_CONCURRENCY": "16"}, "127.0.0.1", "8000")
+    commands = process_commands(
+        {"UEDU_WORKER_PROCESSES": "2", "UEDU_WORKER_CONCURRENCY": "16"}, "127.0.0.1", "8000"
+    )
     workers = {name: cmd for name, cmd in commands.items() if name.startswith("worker")}
     assert sorted(workers) == ["worker-1", "worker-2"]
     # Distinct node names (Celery refuses duplicates) and the per-process thread count.

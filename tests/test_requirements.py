@@ -8,8 +8,17 @@ import re
 
 from tests.support.stack import ROOT
 
-TEST_TOOLS = {"pytest", "pytest-django", "pytest-timeout", "playwright", "schemathesis", "hypothesis", "time-machine",
-              "websockets", "import-linter"}
+TEST_TOOLS = {
+    "pytest",
+    "pytest-django",
+    "pytest-timeout",
+    "playwright",
+    "schemathesis",
+    "hypothesis",
+    "time-machine",
+    "websockets",
+    "import-linter",
+}
 
 
 def _names(path) -> list[str]:
@@ -32,4 +41,7 @@ def test_make_run_installs_the_runtime_and_make_test_the_development_requirement
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^run: \$\(VENV\)/\.installed$", makefile, re.M)
     assert re.search(r"^test: \$\(VENV\)/\.installed-dev$", makefile, re.M)
-    assert "pip install --quiet -r requirements.txt" in makefile and "pip install --quiet -r requirements-dev.txt" in makefile
+    assert (
+        "pip install --quiet -r requirements.txt" in makefile
+        and "pip install --quiet -r requirements-dev.txt" in makefile
+    )

@@ -19,8 +19,16 @@ from django.db import connection
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from catalogue.models import (
+    Advisor,
+    Course,
+    CurriculumTopic,
+    PlatformDocument,
+    ResearchCluster,
+    TeamPaper,
+    University,
+)
 from channels_app.models import ChatLog
-from catalogue.models import Advisor, Course, CurriculumTopic, PlatformDocument, ResearchCluster, TeamPaper, University
 from tests.support.documents import pdf_bytes
 from tests.support.research_fixtures import stored_research
 from uedu_dr import devstack
@@ -52,11 +60,15 @@ def site(personas, index_file, fake_embeddings):
     """One of everything the pages show, so that most URLs answer a real page, not a 404."""
     apps.get_app_config("catalogue").load_demo_data(open(os.devnull, "w"))
     task = stored_research(personas.student, personas.channel)
-    material = index_file(personas.channel, personas.teacher, "handout.pdf", pdf_bytes(["Learning analytics."]))
+    material = index_file(
+        personas.channel, personas.teacher, "handout.pdf", pdf_bytes(["Learning analytics."])
+    )
     course = Course.objects.select_related("university").first()
     by_prefix = {
-        "channels/": personas.channel.slug, "catalogue/universities/": University.objects.first().slug,
-        "catalogue/clusters/": ResearchCluster.objects.first().slug, "catalogue/advisors/": Advisor.objects.first().slug,
+        "channels/": personas.channel.slug,
+        "catalogue/universities/": University.objects.first().slug,
+        "catalogue/clusters/": ResearchCluster.objects.first().slug,
+        "catalogue/advisors/": Advisor.objects.first().slug,
         "catalogue/team-papers/": TeamPaper.objects.first().slug,
         "catalogue/documents/": PlatformDocument.objects.filter(visibility="public").first().slug,
     }
@@ -67,7 +79,11 @@ def site(personas, index_file, fake_embeddings):
         if name == "university":
             return course.university.slug
         if name == "code":
-            return course.code if route.startswith("catalogue/courses/") else CurriculumTopic.objects.first().curriculum_code
+            return (
+                course.code
+                if route.startswith("catalogue/courses/")
+                else CurriculumTopic.objects.first().curriculum_code
+            )
         if name == "task_uuid":
             return task.task_uuid
         if name == "pk":
@@ -82,7 +98,9 @@ def site(personas, index_file, fake_embeddings):
             return regex.split("|")[0]
         if name == "id":
             return personas.student.pk
-        return {"uidb64": "MQ", "token": "set-password", "url": "nowhere/", "path": "nothing.txt"}.get(name, 1)
+        return {"uidb64": "MQ", "token": "set-password", "url": "nowhere/", "path": "nothing.txt"}.get(
+            name, 1
+        )
 
     return value
 
@@ -96,7 +114,11 @@ HEADERS = {
 
 def assert_secure_headers(response, path: str) -> None:
     policy = response.get("Content-Security-Policy", "")
-    assert "frame-ancestors 'none'" in policy and "default-src 'self'" in policy and "script-src 'self'" in policy, (path, policy)
+    assert (
+        "frame-ancestors 'none'" in policy
+        and "default-src 'self'" in policy
+        and "script-src 'self'" in policy
+    ), (path, policy)
     for name, expected in HEADERS.items():
         assert response.get(name) == expected, (path, response.status_code, name, response.get(name))
 
@@ -128,7 +150,10 @@ def test_every_url_pattern_answers_with_the_security_headers(personas, site, set
 def test_static_files_are_served_with_nosniff_and_the_policy(client, db):
     response = client.get("/static/js/base.js")
     assert response.status_code == 200
-    assert response["X-Content-Type-Options"] == "nosniff" and "frame-ancestors 'none'" in response["Content-Security-Policy"]
+    assert (
+        response["X-Content-Type-Options"] == "nosniff"
+        and "frame-ancestors 'none'" in response["Content-Security-Policy"]
+    )
 
 
 PRODUCTION_PROBE = """
@@ -161,16 +186,33 @@ def test_production_over_tls_sends_hsts_and_redirects_plain_http(db):
         BEHIND_TLS_PROXY="1",
         DATABASE_URL=devstack.postgres_url(connection.settings_dict),
     )
-    result = subprocess.run([sys.executable, "-c", PRODUCTION_PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", PRODUCTION_PROBE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
 
     for name in ("tls", "behind_proxy", "tls_api"):
         headers = out[name]["headers"]
-        assert headers["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains; preload", (name, headers)
+        assert headers["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains; preload", (
+            name,
+            headers,
+        )
         assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
-        assert (headers["X-Content-Type-Options"], headers["Referrer-Policy"], headers["X-Frame-Options"]) == ("nosniff", "same-origin", "DENY")
+        assert (
+            headers["X-Content-Type-Options"],
+            headers["Referrer-Policy"],
+            headers["X-Frame-Options"],
+        ) == ("nosniff", "same-origin", "DENY")
     assert out["tls"]["status"] == 200 and out["tls_api"]["status"] in (401, 403)
     # Plain HTTP is sent to HTTPS, and HSTS is never sent over plain HTTP (browsers would ignore it).
-    assert out["plain_http"]["status"] == 301 and out["plain_http"]["location"] == "https://uedu.example.edu/accounts/login/"
+    assert (
+        out["plain_http"]["status"] == 301
+        and out["plain_http"]["location"] == "https://uedu.example.edu/accounts/login/"
+    )
     assert out["plain_http"]["headers"]["Strict-Transport-Security"] is None

@@ -14,7 +14,6 @@ from tests.support.documents import pdf_bytes
 from tests.support.factories import make_user
 from tests.support.stack import start_daphne
 
-
 # --------------------------------------------------------------------------- /healthz
 
 
@@ -42,7 +41,9 @@ def test_connect_src_names_this_site_only(client, db):
     policy = client.get("/accounts/login/", HTTP_HOST="localhost").headers["Content-Security-Policy"]
     connect = next(d for d in policy.split("; ") if d.startswith("connect-src"))
     assert connect == "connect-src 'self' ws://localhost"
-    secure = client.get("/accounts/login/", HTTP_HOST="localhost", secure=True).headers["Content-Security-Policy"]
+    secure = client.get("/accounts/login/", HTTP_HOST="localhost", secure=True).headers[
+        "Content-Security-Policy"
+    ]
     assert "connect-src 'self' wss://localhost" in secure
     assert " ws: " not in policy + " " and " wss:" not in policy.replace("wss://", "")
 
@@ -79,7 +80,9 @@ def test_a_chunked_body_is_counted_against_the_limit_as_it_streams(small_body_da
         assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
         assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert sent < 10_000 * 1024  # the server stopped it long before the end
-    small = httpx.post(url, content=iter([b'{"question": "hi"}']), headers={"Content-Type": "application/json"}, timeout=30)
+    small = httpx.post(
+        url, content=iter([b'{"question": "hi"}']), headers={"Content-Type": "application/json"}, timeout=30
+    )
     assert small.status_code != 413  # a small chunked body passes (and meets the log-in wall)
 
 

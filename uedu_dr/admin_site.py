@@ -22,7 +22,11 @@ class UeduAdminSite(admin.AdminSite):
 
         admin_class = admin_class or admin.ModelAdmin
         if not issubclass(admin_class, DeclaredLookupsOnly):
-            admin_class = type(admin_class.__name__, (DeclaredLookupsOnly, admin_class), {"__module__": admin_class.__module__})
+            admin_class = type(
+                admin_class.__name__,
+                (DeclaredLookupsOnly, admin_class),
+                {"__module__": admin_class.__module__},
+            )
         return super().register(model_or_iterable, admin_class, **options)
 
     def get_urls(self):
@@ -39,9 +43,19 @@ class UeduAdminSite(admin.AdminSite):
         if request.user.is_active and request.user.is_superuser:
             from governance.export_requests import pending_requests
 
-            links.append({"url": reverse("admin:cost_dashboard", current_app=self.name), "label": _("Platform cost dashboard")})
+            links.append(
+                {
+                    "url": reverse("admin:cost_dashboard", current_app=self.name),
+                    "label": _("Platform cost dashboard"),
+                }
+            )
             # The IRB delegate's queue: export requests waiting for a decision.
             pending = pending_requests().count()
-            queue = reverse("admin:governance_exportrequest_changelist", current_app=self.name) + "?status__exact=pending"
-            links.append({"url": queue, "label": _("Export requests waiting for approval: %(n)d") % {"n": pending}})
+            queue = (
+                reverse("admin:governance_exportrequest_changelist", current_app=self.name)
+                + "?status__exact=pending"
+            )
+            links.append(
+                {"url": queue, "label": _("Export requests waiting for approval: %(n)d") % {"n": pending}}
+            )
         return super().index(request, {"uedu_links": links, **(extra_context or {})})

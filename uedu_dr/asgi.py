@@ -14,8 +14,8 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from research.routing import websocket_urlpatterns  # noqa: E402
-from uedu_dr.socket_auth import PooledAuthMiddlewareStack  # noqa: E402
 from uedu_dr.request_limits import BodySizeLimit, limit_daphne_bodies  # noqa: E402
+from uedu_dr.socket_auth import PooledAuthMiddlewareStack  # noqa: E402
 
 limit_daphne_bodies()
 

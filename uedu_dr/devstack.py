@@ -125,7 +125,12 @@ def stop_postgres() -> bool:
         return False
     server = _pg_server(start=False)
     try:
-        _pgserver().pgexec.pgexec("pg_ctl", ("-w", "-D", str(PGDATA), "stop", "-m", "fast"), bin_path=server.bin_path, user=server.system_user)
+        _pgserver().pgexec.pgexec(
+            "pg_ctl",
+            ("-w", "-D", str(PGDATA), "stop", "-m", "fast"),
+            bin_path=server.bin_path,
+            user=server.system_user,
+        )
     except subprocess.CalledProcessError:
         return False
     return True
@@ -167,7 +172,7 @@ def start_valkey(directory: Path, port: int | None = None, timeout: float = 10.0
     port = port or _free_port()
     conf = directory / "valkey.conf"
     conf.write_text(
-        f"port {port}\nbind 127.0.0.1\ndir {directory}\nsave \"\"\nappendonly no\n"
+        f'port {port}\nbind 127.0.0.1\ndir {directory}\nsave ""\nappendonly no\n'
         f"databases 16\nmaxclients 2000\nlogfile {directory / 'valkey.log'}\n"
     )
     process = subprocess.Popen(

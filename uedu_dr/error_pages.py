@@ -25,7 +25,11 @@ def wants_json(request) -> bool:
 def refusal(request, status: int, code: str, message: str):
     """The API's error shape for scripts, a readable page for browsers."""
     if wants_json(request):
-        return JsonResponse({"error": {"code": code, "message": message}}, status=status, json_dumps_params={"ensure_ascii": False})
+        return JsonResponse(
+            {"error": {"code": code, "message": message}},
+            status=status,
+            json_dumps_params={"ensure_ascii": False},
+        )
     return render(request, "request_refused.html", {"status": status, "message": message}, status=status)
 
 
@@ -34,10 +38,16 @@ def bad_request(request, exception=None):
     DATA_UPLOAD_MAX_MEMORY_SIZE inside a multipart upload, too many fields, a broken multipart
     body) gets the same readable answer as the request size check, instead of a bare "Bad Request"."""
     if isinstance(exception, RequestDataTooBig):
-        message = _("The request is too large (%(size)s; at most %(limit)s). Shorten the text or send a smaller file.") % {
-            "size": filesizeformat(int(request.META.get("CONTENT_LENGTH") or 0)), "limit": filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)}
+        message = _(
+            "The request is too large (%(size)s; at most %(limit)s). Shorten the text or send a smaller file."
+        ) % {
+            "size": filesizeformat(int(request.META.get("CONTENT_LENGTH") or 0)),
+            "limit": filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE),
+        }
         return refusal(request, 413, "request_too_large", message)
-    return refusal(request, 400, "bad_request", _("The request could not be read. Reload the page and try again."))
+    return refusal(
+        request, 400, "bad_request", _("The request could not be read. Reload the page and try again.")
+    )
 
 
 def page_not_found(request, exception=None):
@@ -49,5 +59,7 @@ def page_not_found(request, exception=None):
 
 def server_error(request):
     if request.path.startswith("/api/"):
-        return JsonResponse({"error": {"code": "server_error", "message": "Internal error; it has been logged."}}, status=500)
+        return JsonResponse(
+            {"error": {"code": "server_error", "message": "Internal error; it has been logged."}}, status=500
+        )
     return defaults.server_error(request)

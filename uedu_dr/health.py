@@ -64,7 +64,10 @@ def may_see_details(request) -> bool:
     """Error details (host names, ports, driver messages) help an attacker map the site: they go
     to staff and to probes on the machine itself (loopback), not to anyone on the internet."""
     user = getattr(request, "user", None)
-    return bool(user is not None and user.is_authenticated and user.is_staff) or request.META.get("REMOTE_ADDR") in LOOPBACK
+    return (
+        bool(user is not None and user.is_authenticated and user.is_staff)
+        or request.META.get("REMOTE_ADDR") in LOOPBACK
+    )
 
 
 @never_cache
@@ -86,5 +89,6 @@ def healthz(request):
         report = {name: {"ok": part["ok"]} for name, part in report.items()}
         model = {"ok": model.get("ok", False)}
     return JsonResponse(
-        {"status": "ok" if healthy else "unavailable", "checks": report, "model": model}, status=200 if healthy else 503
+        {"status": "ok" if healthy else "unavailable", "checks": report, "model": model},
+        status=200 if healthy else 503,
     )

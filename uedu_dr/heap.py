@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import gc
 
-
 # A worker's researches allocate and drop many short-lived containers (rows, JSON, prompts). At
 # Python's default (700 net allocations) the youngest generation was collected about twice per
 # research in a burst, 1.1–1.3 ms of CPU per research with the collections of the middle one its

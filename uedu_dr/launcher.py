@@ -46,13 +46,23 @@ def model_status_lines(env: dict) -> list[str]:
     the openai client, a short timeout), which one, and otherwise the one line to set. Asked
     through `manage.py check_llm` so that it reads the settings exactly as the servers will."""
     try:
-        result = subprocess.run([PYTHON, "manage.py", "check_llm", "--timeout", "3"], cwd=BASE_DIR, env=env,
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [PYTHON, "manage.py", "check_llm", "--timeout", "3"],
+            cwd=BASE_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except subprocess.TimeoutExpired:
-        return ["Language model: the check did not finish within 60 s (run `manage.py check_llm` to see why)."]
+        return [
+            "Language model: the check did not finish within 60 s (run `manage.py check_llm` to see why)."
+        ]
     lines = result.stdout.strip().splitlines()
     if result.returncode not in (0, 1) or not lines:
-        return [f"Language model: the check failed ({(result.stderr.strip().splitlines() or ['no output'])[-1][:200]})."]
+        return [
+            f"Language model: the check failed ({(result.stderr.strip().splitlines() or ['no output'])[-1][:200]})."
+        ]
     return lines
 
 
@@ -77,8 +87,20 @@ def worker_commands(env: dict) -> dict[str, list[str]]:
     concurrency = str(_positive_int(env, "UEDU_WORKER_CONCURRENCY", 64))
     celery = str(Path(PYTHON).parent / "celery")
     return {
-        f"worker-{i}": [celery, "-A", "uedu_dr", "worker", "--pool", "threads", "--concurrency", concurrency,
-                        "-l", "info", "-n", f"worker-{i}@%h"]
+        f"worker-{i}": [
+            celery,
+            "-A",
+            "uedu_dr",
+            "worker",
+            "--pool",
+            "threads",
+            "--concurrency",
+            concurrency,
+            "-l",
+            "info",
+            "-n",
+            f"worker-{i}@%h",
+        ]
         for i in range(1, processes + 1)
     }
 
@@ -162,6 +184,8 @@ def _terminate(children: dict[str, subprocess.Popen]) -> None:
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+
+
 if __name__ == "__main__":
     os.chdir(BASE_DIR)
     sys.path.insert(0, str(BASE_DIR))

@@ -36,7 +36,9 @@ def cool_off(request) -> timedelta:
         who = who | Q(username=username) if address else Q(username=username)
     if not who:
         return base
-    failures = AccessFailureLog.objects.filter(who, attempt_time__gte=timezone.now() - BACK_OFF_WINDOW).count()
+    failures = AccessFailureLog.objects.filter(
+        who, attempt_time__gte=timezone.now() - BACK_OFF_WINDOW
+    ).count()
     rounds = max(0, failures // settings.AXES_FAILURE_LIMIT - 1)
     return min(MAX_COOL_OFF, base * 2 ** min(rounds, 16))
 
@@ -45,7 +47,12 @@ def lockout_response(request, original_response=None, credentials=None):
     """What a locked username or address sees on either log-in form: a readable page, 429, and
     when to come back."""
     wait = cool_off(request)
-    response = render(request, "registration/locked_out.html", {"minutes": max(1, int(wait.total_seconds() // 60))}, status=429)
+    response = render(
+        request,
+        "registration/locked_out.html",
+        {"minutes": max(1, int(wait.total_seconds() // 60))},
+        status=429,
+    )
     response["Retry-After"] = str(int(wait.total_seconds()))
     return response
 
@@ -58,8 +65,14 @@ def throttle_password_reset(view):
         if request.method == "POST":
             for key in ("ip", "post:email"):
                 try:
-                    usage = get_usage(request, group="password_reset", key=key, rate=settings.UEDU_PASSWORD_RESET_RATE,
-                                      method="POST", increment=True)
+                    usage = get_usage(
+                        request,
+                        group="password_reset",
+                        key=key,
+                        rate=settings.UEDU_PASSWORD_RESET_RATE,
+                        method="POST",
+                        increment=True,
+                    )
                 except Exception:  # the cache is away: refuse rather than send e-mails unbounded
                     return render(request, "registration/throttled.html", status=503)
                 if usage and usage["should_limit"]:

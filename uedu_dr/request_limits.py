@@ -73,9 +73,17 @@ class BodySizeLimit:
         await self.app(scope, counted_receive, tracked_send)
         if refused and not started:
             body = _too_large_body(limit)
-            await send({"type": "http.response.start", "status": 413,
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                                    (b"connection", b"close")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 413,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"connection", b"close"),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
 
 
@@ -90,20 +98,28 @@ class RequestSizeLimitMiddleware:
         except ValueError:
             size = -1
         if size < 0:
-            return refusal(request, 400, "bad_content_length", _("The request's Content-Length is not a number of bytes."))
+            return refusal(
+                request,
+                400,
+                "bad_content_length",
+                _("The request's Content-Length is not a number of bytes."),
+            )
         limit = body_limit(request)
         if size > limit:
-            message = _("The request is too large (%(size)s; at most %(limit)s). Shorten the text or send a smaller file.") % {
-                "size": filesizeformat(size), "limit": filesizeformat(limit)}
+            message = _(
+                "The request is too large (%(size)s; at most %(limit)s). Shorten the text or send a smaller file."
+            ) % {"size": filesizeformat(size), "limit": filesizeformat(limit)}
             return refusal(request, 413, "request_too_large", message)
         return self.get_response(request)
 
 
-
 def _too_large_body(limit: int) -> bytes:
-    message = _("The request is too large (%(size)s; at most %(limit)s). Shorten the text or send a smaller file.") % {
-        "size": _("more than %(limit)s") % {"limit": filesizeformat(limit)}, "limit": filesizeformat(limit)}
-    return json.dumps({"error": {"code": "request_too_large", "message": message}}, ensure_ascii=False).encode()
+    message = _(
+        "The request is too large (%(size)s; at most %(limit)s). Shorten the text or send a smaller file."
+    ) % {"size": _("more than %(limit)s") % {"limit": filesizeformat(limit)}, "limit": filesizeformat(limit)}
+    return json.dumps(
+        {"error": {"code": "request_too_large", "message": message}}, ensure_ascii=False
+    ).encode()
 
 
 # This answer leaves before Django sees the request, so it carries the headers every response of
@@ -139,7 +155,10 @@ def limit_daphne_bodies() -> None:
         self.channel.transport.write(
             b"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\nConnection: close\r\n"
             + _REFUSAL_SECURITY_HEADERS
-            + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+            + b"Content-Length: "
+            + str(len(body)).encode()
+            + b"\r\n\r\n"
+            + body
         )
         self.channel.transport.loseConnection()
 

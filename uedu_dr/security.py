@@ -14,7 +14,9 @@ from django.core.exceptions import DisallowedHost
 class ContentSecurityPolicyMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
-        self.directives = {directive: list(values) for directive, values in settings.CONTENT_SECURITY_POLICY.items()}
+        self.directives = {
+            directive: list(values) for directive, values in settings.CONTENT_SECURITY_POLICY.items()
+        }
 
     def __call__(self, request):
         response = self.get_response(request)
@@ -32,4 +34,6 @@ class ContentSecurityPolicyMiddleware:
             socket_origin = ""
         if socket_origin and "connect-src" in directives:
             directives["connect-src"] = [*directives["connect-src"], socket_origin]
-        return "; ".join(f"{directive} {' '.join(values)}".strip() for directive, values in directives.items())
+        return "; ".join(
+            f"{directive} {' '.join(values)}".strip() for directive, values in directives.items()
+        )

@@ -18,7 +18,11 @@ urlpatterns = [
     path("deep_research/", include("research.urls")),
     path("i18n/setlang/", set_language, name="set_language"),
     # Before the auth URLs: the same name and path, throttled (uedu_dr.login_throttle).
-    path("accounts/password_reset/", throttle_password_reset(auth_views.PasswordResetView.as_view()), name="password_reset"),
+    path(
+        "accounts/password_reset/",
+        throttle_password_reset(auth_views.PasswordResetView.as_view()),
+        name="password_reset",
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("catalogue/", include("catalogue.urls")),
     path("", include("chat.urls")),

@@ -164,9 +164,13 @@ def _ticker_map(data) -> dict[str, list]:
 
 def resolve_ticker(ticker: str) -> tuple[int, str]:
     symbol = normalise_ticker(ticker)
-    table = get_json(service=SERVICE, url=settings.EDGAR_TICKERS_URL, headers=_headers(), transform=_ticker_map)
+    table = get_json(
+        service=SERVICE, url=settings.EDGAR_TICKERS_URL, headers=_headers(), transform=_ticker_map
+    )
     if symbol not in table:
-        raise NotFoundError(f"unknown ticker {symbol!r}: SEC's list of reporting companies has no such ticker")
+        raise NotFoundError(
+            f"unknown ticker {symbol!r}: SEC's list of reporting companies has no such ticker"
+        )
     cik, title = table[symbol]
     return int(cik), title
 
@@ -183,7 +187,11 @@ def _needed_facts(data) -> dict:
             rows = [
                 {k: e.get(k) for k in ("start", "end", "val", "accn", "fy", "fp", "form", "filed", "frame")}
                 for e in entries
-                if isinstance(e, dict) and e.get("form") in FORMS and e.get("start") and e.get("end") and e.get("val") is not None
+                if isinstance(e, dict)
+                and e.get("form") in FORMS
+                and e.get("start")
+                and e.get("end")
+                and e.get("val") is not None
             ]
             if rows:
                 kept.setdefault(concept, {})[metric.unit] = rows
@@ -216,11 +224,17 @@ def _pick(entries: list[dict], *, fy: int, fp: str, days: range) -> dict | None:
 def _filing(cik: int, entry: dict) -> Filing:
     accession = str(entry["accn"])
     url = f"{settings.EDGAR_ARCHIVES_URL}/{cik}/{accession.replace('-', '')}/{accession}-index.htm"
-    return Filing(accession=accession, form=str(entry.get("form") or ""), filed=str(entry.get("filed") or ""), url=url)
+    return Filing(
+        accession=accession, form=str(entry.get("form") or ""), filed=str(entry.get("filed") or ""), url=url
+    )
 
 
 def _entries(facts: dict, metric: Metric) -> list[tuple[str, list[dict]]]:
-    return [(c, facts["facts"][c][metric.unit]) for c in metric.concepts if metric.unit in facts["facts"].get(c, {})]
+    return [
+        (c, facts["facts"][c][metric.unit])
+        for c in metric.concepts
+        if metric.unit in facts["facts"].get(c, {})
+    ]
 
 
 def _figure(cik: int, facts: dict, metric: Metric, period: Period) -> Figure | None:
@@ -233,7 +247,16 @@ def _figure(cik: int, facts: dict, metric: Metric, period: Period) -> Figure | N
             fp = "FY" if period.quarter == 4 else f"Q{period.quarter}"
             chosen = _pick(entries, fy=period.year, fp=fp, days=QUARTER_DAYS)
         if chosen is not None:
-            return Figure(metric.key, metric.label, chosen["val"], metric.unit, concept, chosen["start"], chosen["end"], [_filing(cik, chosen)])
+            return Figure(
+                metric.key,
+                metric.label,
+                chosen["val"],
+                metric.unit,
+                concept,
+                chosen["start"],
+                chosen["end"],
+                [_filing(cik, chosen)],
+            )
         if period.kind == "fiscal" and period.quarter == 4 and metric.additive:
             year = _pick(entries, fy=period.year, fp="FY", days=YEAR_DAYS)
             nine = _pick(entries, fy=period.year, fp="Q3", days=NINE_MONTH_DAYS)
@@ -254,7 +277,9 @@ def _figure(cik: int, facts: dict, metric: Metric, period: Period) -> Figure | N
 
 
 def _latest_period(facts: dict) -> Period | None:
-    entries = [e for metric in METRICS[:1] + METRICS[3:4] for _, rows in _entries(facts, metric) for e in rows]
+    entries = [
+        e for metric in METRICS[:1] + METRICS[3:4] for _, rows in _entries(facts, metric) for e in rows
+    ]
     if not entries:
         return None
     newest = max(entries, key=lambda e: (e.get("filed") or "", e["end"]))
@@ -270,11 +295,15 @@ def quarterly_financials(ticker: str, quarter: str) -> Financials:
     try:
         facts = company_facts(cik)
     except NotFoundError:
-        raise NotFoundError(f"{symbol} files no XBRL financial data with SEC (no company facts for CIK {cik})") from None
+        raise NotFoundError(
+            f"{symbol} files no XBRL financial data with SEC (no company facts for CIK {cik})"
+        ) from None
     company = facts.get("entityName") or title
     latest = _latest_period(facts)
     if latest is None:
-        raise NotFoundError(f"{symbol} ({company}) has no 10-Q/10-K revenue or net income in USD in its SEC filings")
+        raise NotFoundError(
+            f"{symbol} ({company}) has no 10-Q/10-K revenue or net income in USD in its SEC filings"
+        )
     if period.kind == "latest":
         period = latest
 
@@ -296,7 +325,12 @@ def quarterly_financials(ticker: str, quarter: str) -> Financials:
     revenue = figures.get("revenue")
     for key, label, numerator_key in MARGINS:
         numerator = figures.get(numerator_key)
-        if revenue and numerator and revenue.value and (numerator.start, numerator.end) == (revenue.start, revenue.end):
+        if (
+            revenue
+            and numerator
+            and revenue.value
+            and (numerator.start, numerator.end) == (revenue.start, revenue.end)
+        ):
             margins[key] = {
                 "label": label,
                 "value": numerator.value / revenue.value,

@@ -85,7 +85,9 @@ def get_json(
     query = {**(params or {}), **(secret_params or {})}
     problem = ""
     wait_hint: float | None = None
-    with httpx.Client(timeout=httpx.Timeout(timeout), headers=headers or {}, follow_redirects=True, max_redirects=3) as client:
+    with httpx.Client(
+        timeout=httpx.Timeout(timeout), headers=headers or {}, follow_redirects=True, max_redirects=3
+    ) as client:
         for attempt in range(attempts):
             if attempt:
                 backoff = settings.UEDU_TOOL_HTTP_BACKOFF_SECONDS * 2 ** (attempt - 1)
@@ -106,7 +108,9 @@ def get_json(
             if response.status_code == 404:
                 raise NotFoundError(f"{service} has no such resource (HTTP 404)")
             if response.status_code >= 400:
-                raise ExternalServiceError(f"{service} refused the request (HTTP {response.status_code}): {response.text[:200]}")
+                raise ExternalServiceError(
+                    f"{service} refused the request (HTTP {response.status_code}): {response.text[:200]}"
+                )
             try:
                 data = response.json()
             except ValueError:

@@ -14,7 +14,17 @@ from .http import ExternalServiceError, get_json
 SERVICE = "OpenAlex"
 # Only the fields we use: OpenAlex responses are large otherwise.
 WORK_FIELDS = ",".join(
-    ["id", "doi", "display_name", "publication_year", "cited_by_count", "authorships", "primary_location", "abstract_inverted_index", "type"]
+    [
+        "id",
+        "doi",
+        "display_name",
+        "publication_year",
+        "cited_by_count",
+        "authorships",
+        "primary_location",
+        "abstract_inverted_index",
+        "type",
+    ]
 )
 AUTHOR_ID = re.compile(r"^(?:https?://openalex\.org/)?(A\d+)$", re.I)
 MAX_AUTHOR_WORKS = 2000  # an import is bounded even for the most prolific author
@@ -98,7 +108,9 @@ def _results(data) -> list[dict]:
     return data["results"]
 
 
-def search_works(*, query: str, countries: list[str], year_from: int | None, year_to: int | None, limit: int) -> list[Work]:
+def search_works(
+    *, query: str, countries: list[str], year_from: int | None, year_to: int | None, limit: int
+) -> list[Work]:
     """Works matching `query` with at least one author at an institution in `countries`."""
     filters = []
     if countries:
@@ -111,14 +123,18 @@ def search_works(*, query: str, countries: list[str], year_from: int | None, yea
     params = {"search": query, "per-page": limit, "select": WORK_FIELDS, **public}
     if filters:
         params["filter"] = ",".join(filters)
-    data = get_json(service=SERVICE, url=f"{settings.OPENALEX_BASE_URL}/works", params=params, secret_params=secret)
+    data = get_json(
+        service=SERVICE, url=f"{settings.OPENALEX_BASE_URL}/works", params=params, secret_params=secret
+    )
     return [_parse_work(item) for item in _results(data)]
 
 
 def parse_author_id(value: str) -> str:
     match = AUTHOR_ID.match((value or "").strip())
     if not match:
-        raise ValueError(f"{value!r} is not an OpenAlex author id (like A5023888391 or https://openalex.org/A5023888391)")
+        raise ValueError(
+            f"{value!r} is not an OpenAlex author id (like A5023888391 or https://openalex.org/A5023888391)"
+        )
     return match.group(1).upper()
 
 
@@ -129,8 +145,20 @@ def author_works(author_id: str, *, max_works: int = MAX_AUTHOR_WORKS) -> list[W
     works: list[Work] = []
     cursor = "*"
     while cursor and len(works) < max_works:
-        params = {"filter": f"author.id:{author_id}", "per-page": 200, "cursor": cursor, "select": WORK_FIELDS, **public}
-        data = get_json(service=SERVICE, url=f"{settings.OPENALEX_BASE_URL}/works", params=params, secret_params=secret, cache_seconds=0)
+        params = {
+            "filter": f"author.id:{author_id}",
+            "per-page": 200,
+            "cursor": cursor,
+            "select": WORK_FIELDS,
+            **public,
+        }
+        data = get_json(
+            service=SERVICE,
+            url=f"{settings.OPENALEX_BASE_URL}/works",
+            params=params,
+            secret_params=secret,
+            cache_seconds=0,
+        )
         page = _results(data)
         works += [_parse_work(item) for item in page]
         next_cursor = (data.get("meta") or {}).get("next_cursor")

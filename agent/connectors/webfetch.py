@@ -109,7 +109,9 @@ def resolve(host: str, port: int) -> list[IPAddress]:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
-        raise ExternalServiceError(f"cannot resolve {host}: {getattr(exc, 'strerror', None) or exc}") from None
+        raise ExternalServiceError(
+            f"cannot resolve {host}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
     addresses: list[IPAddress] = []
     for info in infos:
         address = ipaddress.ip_address(info[4][0])
@@ -123,7 +125,9 @@ def resolve(host: str, port: int) -> list[IPAddress]:
 def _checked_target(url: httpx.URL, allowed: tuple[str, ...], denied: tuple[str, ...]) -> tuple[str, str]:
     """(pinned IP, Host header) for a URL that passed every rule; FetchRefused otherwise."""
     if url.scheme not in ("http", "https"):
-        raise FetchRefused(f"only http and https URLs are fetched, not {url.scheme or 'this'}: {str(url)[:200]}")
+        raise FetchRefused(
+            f"only http and https URLs are fetched, not {url.scheme or 'this'}: {str(url)[:200]}"
+        )
     if url.userinfo:
         raise FetchRefused("URLs with credentials are not fetched")
     host = url.raw_host.decode("ascii").lower()
@@ -175,14 +179,18 @@ def _extract_pdf(body: bytes, remaining, max_chars: int) -> tuple[str, list[str]
                 break
         return title, pages, len(reader.pages), cut
     except (PyPdfError, ValueError, KeyError, TypeError) as exc:
-        raise ExternalServiceError(f"the PDF could not be read ({type(exc).__name__}: {str(exc)[:120]})") from None
+        raise ExternalServiceError(
+            f"the PDF could not be read ({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
 
 
 def _reads_as_pdf(content_type: str, url: httpx.URL) -> bool:
     return content_type in PDF_TYPES or (content_type == GENERIC_BINARY and url.path.lower().endswith(".pdf"))
 
 
-def fetch_page(url: str, *, allowed_domains: tuple[str, ...] = (), denied_domains: tuple[str, ...] = ()) -> Page:
+def fetch_page(
+    url: str, *, allowed_domains: tuple[str, ...] = (), denied_domains: tuple[str, ...] = ()
+) -> Page:
     max_bytes = settings.UEDU_FETCH_MAX_BYTES
     deadline = time.monotonic() + settings.UEDU_FETCH_TIMEOUT_SECONDS
     try:
@@ -194,14 +202,18 @@ def fetch_page(url: str, *, allowed_domains: tuple[str, ...] = (), denied_domain
     def remaining() -> float:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise ExternalServiceError(f"fetching {current.host} took longer than {settings.UEDU_FETCH_TIMEOUT_SECONDS:g} s")
+            raise ExternalServiceError(
+                f"fetching {current.host} took longer than {settings.UEDU_FETCH_TIMEOUT_SECONDS:g} s"
+            )
         return left
 
     with httpx.Client(trust_env=False, follow_redirects=False, verify=True) as client:
         for _hop in range(settings.UEDU_FETCH_MAX_REDIRECTS + 1):
             ip, host_header = _checked_target(current, allowed_domains, denied_domains)
             pinned = current.copy_with(host=ip)
-            extensions = {"sni_hostname": current.raw_host.decode("ascii")} if current.scheme == "https" else {}
+            extensions = (
+                {"sni_hostname": current.raw_host.decode("ascii")} if current.scheme == "https" else {}
+            )
             headers = {
                 "Host": host_header,
                 "User-Agent": USER_AGENT,
@@ -209,7 +221,9 @@ def fetch_page(url: str, *, allowed_domains: tuple[str, ...] = (), denied_domain
                 "Accept-Encoding": "identity",  # the byte limit then counts what the server sends
             }
             try:
-                with client.stream("GET", pinned, headers=headers, extensions=extensions, timeout=httpx.Timeout(remaining())) as response:
+                with client.stream(
+                    "GET", pinned, headers=headers, extensions=extensions, timeout=httpx.Timeout(remaining())
+                ) as response:
                     if response.status_code in REDIRECT_STATUSES and response.headers.get("location"):
                         current = current.join(response.headers["location"])
                         redirects.append(str(current))
@@ -219,10 +233,14 @@ def fetch_page(url: str, *, allowed_domains: tuple[str, ...] = (), denied_domain
                     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
                     is_pdf = _reads_as_pdf(content_type, current)
                     if content_type not in HTML_TYPES | TEXT_TYPES and not is_pdf:
-                        raise FetchRefused(f"{current.host} sent {content_type or 'an unlabelled body'}, which fetch_url does not read")
+                        raise FetchRefused(
+                            f"{current.host} sent {content_type or 'an unlabelled body'}, which fetch_url does not read"
+                        )
                     declared = response.headers.get("content-length", "")
                     if declared.isdigit() and int(declared) > max_bytes:
-                        raise FetchRefused(f"the page is {int(declared):,} bytes, above the {max_bytes:,}-byte limit")
+                        raise FetchRefused(
+                            f"the page is {int(declared):,} bytes, above the {max_bytes:,}-byte limit"
+                        )
                     body = bytearray()
                     truncated = False
                     for chunk in response.iter_bytes():
@@ -238,7 +256,9 @@ def fetch_page(url: str, *, allowed_domains: tuple[str, ...] = (), denied_domain
             except httpx.TimeoutException:
                 raise ExternalServiceError(f"{current.host} did not answer within the time limit") from None
             except httpx.TransportError as exc:
-                raise ExternalServiceError(f"could not fetch {current.host} ({exc.__class__.__name__})") from None
+                raise ExternalServiceError(
+                    f"could not fetch {current.host} ({exc.__class__.__name__})"
+                ) from None
             limit = settings.UEDU_FETCH_MAX_TEXT_CHARS
             pages, page_count = [], 0
             if is_pdf:

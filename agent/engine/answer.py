@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 MARKER = re.compile(r"\[(\d{1,4}(?:\s*[,，、;；]\s*\d{1,4})*)\](?!\()")
 # The writer cites verified claims as [c3] or [c3, c7]; the engine turns them into source citations.
 CLAIM_MARKER = re.compile(r"\[\s*(c\d{1,4}(?:\s*[,，、;；]\s*c?\d{1,4})*)\s*\](?!\()", re.I)
-_SENTENCE_END = re.compile(r"(?:[。！？!?]+|\.(?=\s|$|\[))((?:\s*\[\s*c?\d{1,4}(?:\s*[,，、;；]\s*c?\d{1,4})*\s*\](?!\())*)", re.I)
+_SENTENCE_END = re.compile(
+    r"(?:[。！？!?]+|\.(?=\s|$|\[))((?:\s*\[\s*c?\d{1,4}(?:\s*[,，、;；]\s*c?\d{1,4})*\s*\](?!\())*)", re.I
+)
 _TABLE_SEPARATOR = re.compile(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?")
 _CELL_SPLIT = re.compile(r"(?<!\\)(\|)")
 _LIST_PREFIX = re.compile(r"^(\s*(?:[-*+]\s+|\d+[.)]\s+|>\s*)?)")
@@ -74,8 +76,13 @@ def claim_marker_ids(text: str) -> list[int]:
 
 def expand_claim_markers(text: str, sources_of: dict[int, list[int]]) -> str:
     """[c3] becomes the source markers of claim 3 ([2][5]); an unknown claim id is dropped."""
+
     def replace(match: re.Match) -> str:
-        ids = [i for part in re.split(r"[,，、;；]", match.group(1)) for i in sources_of.get(int(part.strip().lstrip("cC")), [])]
+        ids = [
+            i
+            for part in re.split(r"[,，、;；]", match.group(1))
+            for i in sources_of.get(int(part.strip().lstrip("cC")), [])
+        ]
         return "".join(f"[{i}]" for i in dict.fromkeys(ids))
 
     return CLAIM_MARKER.sub(replace, text)
@@ -147,7 +154,7 @@ def segments(markdown: str) -> list[Segment]:
         prefix = _LIST_PREFIX.match(line).group(1)
         if prefix:
             out.append(Segment(prefix))
-        body = line[len(prefix):]
+        body = line[len(prefix) :]
         newline = "\n" if body.endswith("\n") else ""
         for piece in split_sentences(body.rstrip("\n")):
             out.append(Segment(piece, sentence=True))
@@ -232,7 +239,7 @@ def scrub_links(text: str, allowed_urls: set[str]) -> tuple[str, int]:
 
     def bare(match: re.Match) -> str:
         url = match.group(0).rstrip(".,;:!?'\"")
-        trailing = match.group(0)[len(url):]  # the sentence's own punctuation stays
+        trailing = match.group(0)[len(url) :]  # the sentence's own punctuation stays
         return match.group(0) if _is_allowed(url, allowed_urls) else drop(match) + trailing
 
     text = canonical(text)

@@ -44,7 +44,10 @@ class Claim:
         """Entity, metric and period, normalised: two figures on one subject must agree."""
         if self.kind != "figure" or self.value is None or not (self.entity and self.metric):
             return None
-        return tuple(" ".join(part.lower().replace(",", " ").split()) for part in (self.entity, self.metric, self.period))
+        return tuple(
+            " ".join(part.lower().replace(",", " ").split())
+            for part in (self.entity, self.metric, self.period)
+        )
 
     def as_json(self) -> dict:
         data = asdict(self)
@@ -80,9 +83,15 @@ def extract(run: RunContext, *, only: list[int] | None = None, first_id: int = 1
     def build(compact: bool) -> list[dict]:
         budget = run.limits.observation_budget_chars // (2 if compact else 1)
         return [
-            {"role": "system", "content": prompts.CLAIMS.format(language=prompts.language_name(run.inp.language))},
-            {"role": "user", "content": f"{run.question_block()}\n\nPlan:\n{run.plan.block()}\n\n"
-                                        + render_observations(run.registry, budget_chars=budget, only=shown, weigh=run.credibility)},
+            {
+                "role": "system",
+                "content": prompts.CLAIMS.format(language=prompts.language_name(run.inp.language)),
+            },
+            {
+                "role": "user",
+                "content": f"{run.question_block()}\n\nPlan:\n{run.plan.block()}\n\n"
+                + render_observations(run.registry, budget_chars=budget, only=shown, weigh=run.credibility),
+            },
         ]
 
     data = run.structured("claims", build, schemas.CLAIMS, "atomic_claims")
@@ -95,12 +104,23 @@ def extract(run: RunContext, *, only: list[int] | None = None, first_id: int = 1
         value = raw["value"] if raw["kind"] == "figure" else None
         found = {run.registry.found_by.get(i, "evidence") for i in ids}
         found_by = found.pop() if len(found) == 1 else "evidence"
-        claims.append(Claim(
-            id=first_id + len(claims), text=text, kind=raw["kind"], source_ids=ids,
-            confidence=round(min(1.0, max(0.0, float(raw["confidence"]))), 3),
-            entity=raw["entity"][:120], metric=raw["metric"][:120], period=raw["period"][:60],
-            value=float(value) if value is not None else None, unit=raw["unit"][:40], found_by=found_by,
-        ))
-    run.sink.emit("claims_extracted", {"claims": len(claims), "figures": sum(c.kind == "figure" for c in claims),
-                                       "sources": len(shown)})
+        claims.append(
+            Claim(
+                id=first_id + len(claims),
+                text=text,
+                kind=raw["kind"],
+                source_ids=ids,
+                confidence=round(min(1.0, max(0.0, float(raw["confidence"]))), 3),
+                entity=raw["entity"][:120],
+                metric=raw["metric"][:120],
+                period=raw["period"][:60],
+                value=float(value) if value is not None else None,
+                unit=raw["unit"][:40],
+                found_by=found_by,
+            )
+        )
+    run.sink.emit(
+        "claims_extracted",
+        {"claims": len(claims), "figures": sum(c.kind == "figure" for c in claims), "sources": len(shown)},
+    )
     return claims

@@ -66,7 +66,14 @@ def find(registry: SourceRegistry, claims: ClaimSet, contradictions: list[dict])
         clusters: list[list[Claim]] = []
         for claim in members:
             quantity = figures.of_claim(claim.value, claim.unit)
-            home = next((c for c in clusters if figures.of_claim(c[0].value, c[0].unit).matches(quantity, exact=False)), None)
+            home = next(
+                (
+                    c
+                    for c in clusters
+                    if figures.of_claim(c[0].value, c[0].unit).matches(quantity, exact=False)
+                ),
+                None,
+            )
             if home is None:
                 clusters.append([claim])
             else:
@@ -77,9 +84,21 @@ def find(registry: SourceRegistry, claims: ClaimSet, contradictions: list[dict])
         sides = []
         for cluster in clusters:
             ids = list(dict.fromkeys(i for c in cluster for i in c.source_ids))
-            sides.append(Side(statement=cluster[0].text, claim_ids=[c.id for c in cluster], source_ids=ids,
-                              tier=_best_tier(registry, ids), value=cluster[0].value, unit=cluster[0].unit))
-        conflict = Conflict(subject=" · ".join(p for p in (first.entity, first.metric, first.period) if p), found_by="engine", sides=sides)
+            sides.append(
+                Side(
+                    statement=cluster[0].text,
+                    claim_ids=[c.id for c in cluster],
+                    source_ids=ids,
+                    tier=_best_tier(registry, ids),
+                    value=cluster[0].value,
+                    unit=cluster[0].unit,
+                )
+            )
+        conflict = Conflict(
+            subject=" · ".join(p for p in (first.entity, first.metric, first.period) if p),
+            found_by="engine",
+            sides=sides,
+        )
         conflict.weigh()
         found.append(conflict)
     in_figure_conflict = {i for c in found for s in c.sides for i in s.claim_ids}
@@ -88,8 +107,15 @@ def find(registry: SourceRegistry, claims: ClaimSet, contradictions: list[dict])
         members = [c for c in members if c is not None and c.verified]
         if len(members) < 2 or {c.id for c in members} <= in_figure_conflict:
             continue
-        sides = [Side(statement=c.text, claim_ids=[c.id], source_ids=list(c.source_ids), tier=_best_tier(registry, c.source_ids))
-                 for c in members]
+        sides = [
+            Side(
+                statement=c.text,
+                claim_ids=[c.id],
+                source_ids=list(c.source_ids),
+                tier=_best_tier(registry, c.source_ids),
+            )
+            for c in members
+        ]
         conflict = Conflict(subject=said["reason"] or members[0].text, found_by="verifier", sides=sides)
         conflict.weigh()
         found.append(conflict)

@@ -89,7 +89,9 @@ class Gatherer:
         for call in accepted:
             self.step_index += 1
             args = call.arguments if call.arguments is not None else {"_raw": call.raw_arguments}
-            run.sink.step_started(index=self.step_index, round=self.round_no, phase=purpose, tool_name=call.name[:80], args=args)
+            run.sink.step_started(
+                index=self.step_index, round=self.round_no, phase=purpose, tool_name=call.name[:80], args=args
+            )
             planned.append((self.step_index, call))
         searches = sum(1 for _, c in planned if "search" in c.name)
         run.sink.emit(
@@ -109,12 +111,16 @@ class Gatherer:
                 outcomes[call.id] = self._complete(index, call, ToolResult(error=error), 0)
                 continue
             if call.arguments is None:
-                outcomes[call.id] = self._complete(index, call, ToolResult(error=f"invalid arguments: {call.parse_error}"), 0)
+                outcomes[call.id] = self._complete(
+                    index, call, ToolResult(error=f"invalid arguments: {call.parse_error}"), 0
+                )
                 continue
             unseen = self._unseen_url(call)
             if unseen:
-                refusal = ToolResult(error=f"{call.name} may only open an address found earlier in this research or written by "
-                                           f"the student; {unseen[:200]!r} is neither")
+                refusal = ToolResult(
+                    error=f"{call.name} may only open an address found earlier in this research or written by "
+                    f"the student; {unseen[:200]!r} is neither"
+                )
                 outcomes[call.id] = self._complete(index, call, refusal, 0)
                 continue
             run.checkpoint(enforce_limits=False)
@@ -123,7 +129,9 @@ class Gatherer:
         pending = set(futures)
         deadline = run.clock() + TOOL_CALL_TIMEOUT_SECONDS
         while pending:
-            done, pending = wait(pending, timeout=max(0.0, deadline - run.clock()), return_when=FIRST_COMPLETED)
+            done, pending = wait(
+                pending, timeout=max(0.0, deadline - run.clock()), return_when=FIRST_COMPLETED
+            )
             if not done:
                 for future in pending:
                     index, call = futures[future]
@@ -151,14 +159,33 @@ class Gatherer:
                 run.sink.step_sources(index=index, source_ids=call_ids)
             succeeded += result.ok
             ids.extend(call_ids)
-            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": self._tool_message(result, call_ids)})
+            self.messages.append(
+                {"role": "tool", "tool_call_id": call.id, "content": self._tool_message(result, call_ids)}
+            )
         for call in skipped:
             self.messages.append(
-                {"role": "tool", "tool_call_id": call.id, "content": "Not run: too many tool calls in one turn or tool budget used up."}
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": "Not run: too many tool calls in one turn or tool budget used up.",
+                }
             )
-        queries = [str(v)[:200] for _, c in planned for k, v in (c.arguments or {}).items() if k in ("query", "q", "search")]
-        return TurnOutcome(called=True, new_sources=new, succeeded=succeeded, source_ids=tuple(dict.fromkeys(ids)),
-                           tool_calls=len(accepted), searches=searches, failures=failures, queries=queries)
+        queries = [
+            str(v)[:200]
+            for _, c in planned
+            for k, v in (c.arguments or {}).items()
+            if k in ("query", "q", "search")
+        ]
+        return TurnOutcome(
+            called=True,
+            new_sources=new,
+            succeeded=succeeded,
+            source_ids=tuple(dict.fromkeys(ids)),
+            tool_calls=len(accepted),
+            searches=searches,
+            failures=failures,
+            queries=queries,
+        )
 
     def _unseen_url(self, call) -> str:
         """A guarded URL argument (e.g. fetch_url's) that nothing in this research has shown:
@@ -188,7 +215,9 @@ class Gatherer:
         inp = self.run.inp
         return not source.url or url_permitted(source.url, inp.allowed_domains, inp.denied_domains)
 
-    def _complete(self, index: int, call, result: ToolResult, duration_ms: int) -> tuple[ToolResult, list[Source]]:
+    def _complete(
+        self, index: int, call, result: ToolResult, duration_ms: int
+    ) -> tuple[ToolResult, list[Source]]:
         """Store the finished step and announce it at once (sources get ids after the turn)."""
         run = self.run
         kept = [s for s in result.sources if self._admissible(s)]
@@ -199,7 +228,11 @@ class Gatherer:
             index=index,
             status=status,
             preview=preview,
-            full={"sources": [s.as_dict() for s in kept], "data": result.data, "filtered_by_domain": filtered},
+            full={
+                "sources": [s.as_dict() for s in kept],
+                "data": result.data,
+                "filtered_by_domain": filtered,
+            },
             error=result.error,
             duration_ms=duration_ms,
         )
@@ -226,7 +259,11 @@ class Gatherer:
         if sources:
             text = " · ".join(f"{s.title} — {s.snippet}" for s in sources)
         else:
-            text = json.dumps(result.data, ensure_ascii=False, default=str) if result.data is not None else "(no results)"
+            text = (
+                json.dumps(result.data, ensure_ascii=False, default=str)
+                if result.data is not None
+                else "(no results)"
+            )
         return text[:limit]
 
     def _tool_message(self, result: ToolResult, ids: list[int]) -> str:
@@ -242,7 +279,9 @@ class Gatherer:
             if total <= budget:
                 break
             before = len(message["content"])
-            message["content"] = message["content"][:600] + ("\n…(compacted; full text kept for the writer)" if before > 600 else "")
+            message["content"] = message["content"][:600] + (
+                "\n…(compacted; full text kept for the writer)" if before > 600 else ""
+            )
             total -= before - len(message["content"])
 
     # ------------------------------------------------------------------ reflection
@@ -267,11 +306,21 @@ class Gatherer:
             data = run.structured("reflection", build, schemas.REFLECTION, "reflection", enforce_limits=True)
         except PhaseFailed:
             # A failed reflection must not end the research: carry on gathering (limits still apply).
-            data = {"sufficient": False, "missing": [], "covered_sub_questions": [], "hypotheses": [], "reasoning": "reflection unavailable"}
+            data = {
+                "sufficient": False,
+                "missing": [],
+                "covered_sub_questions": [],
+                "hypotheses": [],
+                "reasoning": "reflection unavailable",
+            }
         hypotheses = run.plan.hypotheses
         status = dict(known_status)
-        status.update({h["index"]: h["status"] for h in data["hypotheses"] if 1 <= h["index"] <= len(hypotheses)})
-        settled = bool(hypotheses) and all(status.get(i) in ("supported", "refuted") for i in range(1, len(hypotheses) + 1))
+        status.update(
+            {h["index"]: h["status"] for h in data["hypotheses"] if 1 <= h["index"] <= len(hypotheses)}
+        )
+        settled = bool(hypotheses) and all(
+            status.get(i) in ("supported", "refuted") for i in range(1, len(hypotheses) + 1)
+        )
         run.sink.emit(
             "reflection_done",
             {

@@ -12,12 +12,27 @@ import re
 from dataclasses import dataclass
 
 SCALES = {
-    "thousand": 1e3, "k": 1e3, "千": 1e3,
-    "萬": 1e4, "万": 1e4,
-    "million": 1e6, "millions": 1e6, "mn": 1e6, "m": 1e6, "百萬": 1e6, "百万": 1e6,
-    "億": 1e8, "亿": 1e8,
-    "billion": 1e9, "billions": 1e9, "bn": 1e9, "b": 1e9, "十億": 1e9,
-    "trillion": 1e12, "tn": 1e12, "兆": 1e12,
+    "thousand": 1e3,
+    "k": 1e3,
+    "千": 1e3,
+    "萬": 1e4,
+    "万": 1e4,
+    "million": 1e6,
+    "millions": 1e6,
+    "mn": 1e6,
+    "m": 1e6,
+    "百萬": 1e6,
+    "百万": 1e6,
+    "億": 1e8,
+    "亿": 1e8,
+    "billion": 1e9,
+    "billions": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "十億": 1e9,
+    "trillion": 1e12,
+    "tn": 1e12,
+    "兆": 1e12,
 }
 _SCALE_WORDS = sorted(SCALES, key=len, reverse=True)
 _NUMBER = re.compile(
@@ -71,7 +86,9 @@ def of_claim(value: float | None, unit: str) -> Quantity | None:
     if value is None:
         return None
     unit_l = (unit or "").lower()
-    scale = next((SCALES[w] for w in _SCALE_WORDS if re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", unit_l)), 1.0)
+    scale = next(
+        (SCALES[w] for w in _SCALE_WORDS if re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", unit_l)), 1.0
+    )
     text = repr(float(value)).rstrip("0").rstrip(".") if not float(value).is_integer() else str(int(value))
     decimals = len(text.split(".", 1)[1]) if "." in text else 0
     return Quantity(float(value) * scale, "%" in unit_l or "percent" in unit_l, decimals, scale)
@@ -86,10 +103,14 @@ def stated_figures(text: str) -> list[Quantity]:
     labels of a period, not figures, and are left out."""
     figures = []
     for match in _NUMBER.finditer(text or ""):
-        before = text[max(0, match.start() - 2):match.start()].lower()
+        before = text[max(0, match.start() - 2) : match.start()].lower()
         raw = match.group("num").replace(",", "")
         if not match.group("scale") and not match.group("pct"):
-            if re.fullmatch(r"(19|20)\d\d", raw) or before.endswith(("q", "h", "fy")) or before[-1:] in ("q", "h"):
+            if (
+                re.fullmatch(r"(19|20)\d\d", raw)
+                or before.endswith(("q", "h", "fy"))
+                or before[-1:] in ("q", "h")
+            ):
                 continue
         figures.extend(quantities(match.group(0)))
     return figures

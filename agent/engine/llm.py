@@ -142,7 +142,9 @@ class Reply:
     def __init__(self, data: object) -> None:
         self.data = data if isinstance(data, dict) else {"unexpected": data}
         choices = self.data.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        choice = (
+            choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+        )
         self.message: dict | None = None
         self.finish_reason = None
         if choice is not None:
@@ -228,8 +230,13 @@ def _shared_client(config: LLMConfig) -> openai.OpenAI:
 
 
 class LLMClient:
-    def __init__(self, config: LLMConfig, meter: UsageMeter | None = None, recorder: Recorder | None = None,
-                 preamble: str = ""):
+    def __init__(
+        self,
+        config: LLMConfig,
+        meter: UsageMeter | None = None,
+        recorder: Recorder | None = None,
+        preamble: str = "",
+    ):
         if not config.base_url and not config.api_key:
             raise LLMNotConfigured(
                 "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for a non-OpenAI server)."
@@ -302,7 +309,11 @@ class LLMClient:
         reply = self._complete(role, model, asked, extra, max_tokens, timeout)
         data = _parse_structured(role, reply.content, schema)
         calls = [
-            _tool_call(f"call_json_{uuid.uuid4().hex[:12]}", call["name"], json.dumps(call["arguments"], ensure_ascii=False))
+            _tool_call(
+                f"call_json_{uuid.uuid4().hex[:12]}",
+                call["name"],
+                json.dumps(call["arguments"], ensure_ascii=False),
+            )
             for call in data["tool_calls"]
         ]
         content = data["answer"].strip()
@@ -310,7 +321,9 @@ class LLMClient:
             raise LLMEmpty(f"{role}: the model chose no tool and wrote no answer")
         return _assistant_turn(content, calls)
 
-    def text(self, role: str, messages: list[dict], *, max_tokens: int | None = None, timeout: float | None = None) -> str:
+    def text(
+        self, role: str, messages: list[dict], *, max_tokens: int | None = None, timeout: float | None = None
+    ) -> str:
         """A plain text reply (ordinary chat)."""
         model = self.config.model_for(role)
         content = self._complete(role, model, messages, {}, max_tokens, timeout).content.strip()
@@ -373,7 +386,13 @@ class LLMClient:
         return messages, extra
 
     def _complete(
-        self, role: str, model: str, messages: list[dict], extra: dict, max_tokens: int | None, timeout: float | None
+        self,
+        role: str,
+        model: str,
+        messages: list[dict],
+        extra: dict,
+        max_tokens: int | None,
+        timeout: float | None,
     ) -> Reply:
         messages = self._with_preamble(messages)
         for _ in range(len(_PARAM_HINTS) + 1):
@@ -383,13 +402,17 @@ class LLMClient:
             try:
                 reply = self._post(model, sent_messages, params, timeout)
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                raise LLMUnavailable(f"{role}: the LLM server did not answer ({type(exc).__name__})") from None
+                raise LLMUnavailable(
+                    f"{role}: the LLM server did not answer ({type(exc).__name__})"
+                ) from None
             except openai.APIStatusError as exc:
                 # Whatever the status: llama-cpp-python refuses an unknown response_format with 500.
                 refused = self._refused_param(_error_message(exc), params)
                 if refused is None:
                     if exc.status_code == 400:
-                        raise LLMUnavailable(f"{role}: the LLM server refused the request ({_short(exc)})") from None
+                        raise LLMUnavailable(
+                            f"{role}: the LLM server refused the request ({_short(exc)})"
+                        ) from None
                     raise LLMUnavailable(f"{role}: the LLM server answered HTTP {exc.status_code}") from None
                 self._remember_unsupported(model, refused)
                 if refused == "tools":
@@ -419,13 +442,19 @@ class LLMClient:
         these dicts already are; and without its response model (`Reply`; docs/performance.md)."""
         options = make_request_options(
             # The caller's deadline bounds the whole call, including the SDK's own retries.
-            timeout=max(1.0, timeout / (self.config.max_retries + 1)) if timeout is not None else openai.NOT_GIVEN,
+            timeout=max(1.0, timeout / (self.config.max_retries + 1))
+            if timeout is not None
+            else openai.NOT_GIVEN,
             security={"bearer_auth": True},
         )
-        return Reply(self._client.post(
-            "/chat/completions", body={"model": model, "messages": messages, **params},
-            options=options, cast_to=object,  # the JSON as parsed, nothing built from it
-        ))
+        return Reply(
+            self._client.post(
+                "/chat/completions",
+                body={"model": model, "messages": messages, **params},
+                options=options,
+                cast_to=object,  # the JSON as parsed, nothing built from it
+            )
+        )
 
     @staticmethod
     def _refused_param(message: str, params: dict) -> str | None:
@@ -453,8 +482,15 @@ class LLMClient:
                 "role": role,
                 "model": model,
                 # The tools' names, not their schemas (the registry has those; bench/tokens.py counts them).
-                "request": {"messages": messages, **{k: v for k, v in params.items() if k != "tools"},
-                            **({"tool_names": [t["function"]["name"] for t in params["tools"]]} if params.get("tools") else {})},
+                "request": {
+                    "messages": messages,
+                    **{k: v for k, v in params.items() if k != "tools"},
+                    **(
+                        {"tool_names": [t["function"]["name"] for t in params["tools"]]}
+                        if params.get("tools")
+                        else {}
+                    ),
+                },
                 "tools": [t["function"]["name"] for t in params.get("tools", [])],
                 "response": reply.data,  # as the server sent it
                 "seconds": round(seconds, 3),
@@ -546,7 +582,8 @@ def _assistant_turn(content: str, calls: list[ToolCallRequest]) -> AssistantTurn
     assistant: dict[str, Any] = {"role": "assistant", "content": content or None}
     if calls:
         assistant["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments}} for c in calls
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments}}
+            for c in calls
         ]
     return AssistantTurn(content=content, tool_calls=calls, message=assistant)
 
@@ -565,7 +602,10 @@ def _tool_choice_schema_for(names: tuple[str, ...]) -> dict:
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "properties": {"name": {"type": "string", "enum": list(names)}, "arguments": {"type": "object"}},
+                    "properties": {
+                        "name": {"type": "string", "enum": list(names)},
+                        "arguments": {"type": "object"},
+                    },
                     "required": ["name", "arguments"],
                 },
             },
@@ -580,15 +620,18 @@ TOOL_CHOICE_MARKER = "Tools you can call by answering with JSON"
 
 def _tool_choice_instruction(tools: list[dict]) -> str:
     described = [
-        {"name": t["function"]["name"], "description": t["function"].get("description", ""),
-         "parameters": t["function"].get("parameters", {})}
+        {
+            "name": t["function"]["name"],
+            "description": t["function"].get("description", ""),
+            "parameters": t["function"].get("parameters", {}),
+        }
         for t in tools
     ]
     return (
         f"{TOOL_CHOICE_MARKER} (each tool's arguments follow its JSON Schema):\n<tools>\n"
         + json.dumps(described, ensure_ascii=False)
-        + "\n</tools>\nTo call tools, answer {\"tool_calls\": [{\"name\": \"…\", \"arguments\": {…}}], \"answer\": \"\"}; "
-        "to answer without tools, {\"tool_calls\": [], \"answer\": \"your answer\"}."
+        + '\n</tools>\nTo call tools, answer {"tool_calls": [{"name": "…", "arguments": {…}}], "answer": ""}; '
+        'to answer without tools, {"tool_calls": [], "answer": "your answer"}.'
     )
 
 
@@ -617,12 +660,17 @@ def _without_tool_turns(messages: list[dict]) -> list[dict]:
                 except ValueError:
                     arguments = call["function"]["arguments"]
                 calls.append({"name": call["function"]["name"], "arguments": arguments})
-            content = json.dumps({"tool_calls": calls, "answer": message.get("content") or ""}, ensure_ascii=False)
+            content = json.dumps(
+                {"tool_calls": calls, "answer": message.get("content") or ""}, ensure_ascii=False
+            )
             flat.append({"role": "assistant", "content": content})
             continue
         if role == "tool":
             name = names.get(message.get("tool_call_id"), "tool")
-            message = {"role": "user", "content": f"Result of {name} ({message.get('tool_call_id')}):\n{message.get('content') or ''}"}
+            message = {
+                "role": "user",
+                "content": f"Result of {name} ({message.get('tool_call_id')}):\n{message.get('content') or ''}",
+            }
             role = "user"
         if role == "user" and flat and flat[-1]["role"] == "user":
             flat[-1] = {"role": "user", "content": f"{flat[-1]['content']}\n\n{message.get('content') or ''}"}
@@ -647,14 +695,19 @@ def list_models(config: LLMConfig, timeout: float = 3.0) -> list[str]:
     if not config.base_url and not config.api_key:
         raise LLMNotConfigured("No LLM is configured.")
     client = openai.OpenAI(
-        base_url=config.base_url or None, api_key=config.api_key or "not-needed", timeout=timeout, max_retries=0
+        base_url=config.base_url or None,
+        api_key=config.api_key or "not-needed",
+        timeout=timeout,
+        max_retries=0,
     )
     try:
         return [model.id for model in client.models.list()]
     except (openai.APITimeoutError, openai.APIConnectionError) as exc:
         raise LLMUnavailable(f"the LLM server did not answer ({type(exc).__name__})") from None
     except openai.APIStatusError as exc:
-        raise LLMUnavailable(f"the LLM server answered HTTP {exc.status_code} to GET /models ({_short(exc)})") from None
+        raise LLMUnavailable(
+            f"the LLM server answered HTTP {exc.status_code} to GET /models ({_short(exc)})"
+        ) from None
     except openai.OpenAIError as exc:
         raise LLMUnavailable(f"{type(exc).__name__}: {_short(exc)}") from None
     finally:

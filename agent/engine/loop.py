@@ -49,8 +49,15 @@ class ResearchRun:
         edited) earlier; the run skips planning and starts gathering evidence for it.
         `spent_seconds`: the time an earlier part of the same research already used, which counts
         against its time limit (the wait for the review does not)."""
-        self.ctx = RunContext(inp=inp, llm=llm, sink=sink, is_cancelled=is_cancelled, limits=limits, clock=clock,
-                              credibility=credibility)
+        self.ctx = RunContext(
+            inp=inp,
+            llm=llm,
+            sink=sink,
+            is_cancelled=is_cancelled,
+            limits=limits,
+            clock=clock,
+            credibility=credibility,
+        )
         self.ctx.started -= spent_seconds
         self.tools = tools
         self.stop_after_plan = stop_after_plan
@@ -81,16 +88,38 @@ class ResearchRun:
             if len(ctx.registry) == 0:
                 draft = synthesize(ctx, self.claims, [], counter)
                 # The engine's own "nothing to cite" message: nothing to verify, nothing to mark.
-                ctx.sink.emit("verification_done", {"status": "no_sources", "counts": {}, "conflicts": 0, "citations": 0})
-                return self._result("completed", stop_reason, answer=draft.answer,
-                                    verification={"status": "no_sources", "claims": [], "counts": {}, "conflicts": [], "retries": ctx.retries},
-                                    report=empty_report(ctx, draft.answer, self.limitations()))
+                ctx.sink.emit(
+                    "verification_done",
+                    {"status": "no_sources", "counts": {}, "conflicts": 0, "citations": 0},
+                )
+                return self._result(
+                    "completed",
+                    stop_reason,
+                    answer=draft.answer,
+                    verification={
+                        "status": "no_sources",
+                        "claims": [],
+                        "counts": {},
+                        "conflicts": [],
+                        "retries": ctx.retries,
+                    },
+                    report=empty_report(ctx, draft.answer, self.limitations()),
+                )
             conflicts = self.claims_and_verification(gatherer)
             conflicts, conflict_rounds = self.resolve_conflicts(gatherer, conflicts)
             ctx.checkpoint(enforce_limits=False)  # a cancel during the last call stops before writing
             draft = synthesize(ctx, self.claims, conflicts, counter)
-            finished = finalize(ctx, draft, self.claims, conflicts, conflict_rounds=conflict_rounds, counter=counter,
-                                hypothesis_status=self.hypothesis_status, limitations=self.limitations(), incomplete=self.incomplete)
+            finished = finalize(
+                ctx,
+                draft,
+                self.claims,
+                conflicts,
+                conflict_rounds=conflict_rounds,
+                counter=counter,
+                hypothesis_status=self.hypothesis_status,
+                limitations=self.limitations(),
+                incomplete=self.incomplete,
+            )
         except Cancelled:
             return self._result("cancelled", "cancelled")
         except PhaseFailed as exc:
@@ -101,13 +130,27 @@ class ResearchRun:
         report = finished.verification
         ctx.sink.emit(
             "verification_done",
-            {"status": report.status, "counts": report.counts, "conflicts": report.conflicts_shown,
-             "conflict_rounds": report.conflict_rounds, "invalid_citations_removed": report.invalid_citations_removed,
-             "citations": len(finished.citations), "web_only_claims": report.web_only_claims, "removed": report.removed,
-             "not_verified": len(finished.report["not_verified"])},
+            {
+                "status": report.status,
+                "counts": report.counts,
+                "conflicts": report.conflicts_shown,
+                "conflict_rounds": report.conflict_rounds,
+                "invalid_citations_removed": report.invalid_citations_removed,
+                "citations": len(finished.citations),
+                "web_only_claims": report.web_only_claims,
+                "removed": report.removed,
+                "not_verified": len(finished.report["not_verified"]),
+            },
         )
-        return self._result("completed", stop_reason, answer=finished.answer, citations=finished.citations,
-                            verification=report.as_json(), invalid=report.invalid_citations_removed, report=finished.report)
+        return self._result(
+            "completed",
+            stop_reason,
+            answer=finished.answer,
+            citations=finished.citations,
+            verification=report.as_json(),
+            invalid=report.invalid_citations_removed,
+            report=finished.report,
+        )
 
     def plan_phase(self) -> None:
         ctx = self.ctx
@@ -132,8 +175,12 @@ class ResearchRun:
             "sub_questions": [sq.question for sq in plan.sub_questions],
             "suggested_tools": sorted({t for sq in plan.sub_questions for t in sq.suggested_tools}),
             "hypotheses": plan.hypotheses,
-            "limits": {"max_steps": limits.max_steps, "max_tool_calls": limits.max_tool_calls,
-                       "max_tokens": limits.max_tokens, "max_seconds": limits.max_seconds},
+            "limits": {
+                "max_steps": limits.max_steps,
+                "max_tool_calls": limits.max_tool_calls,
+                "max_tokens": limits.max_tokens,
+                "max_seconds": limits.max_seconds,
+            },
         }
 
     def turn(self, gatherer: Gatherer, purpose: str = "evidence") -> TurnOutcome:
@@ -172,7 +219,10 @@ class ResearchRun:
                 quiet_rounds = 0 if outcome.new_sources else quiet_rounds + 1
             if quiet_rounds >= 2:
                 return "no_new_information"
-            if ctx.counters.tool_calls >= ctx.limits.max_tool_calls or ctx.counters.rounds >= ctx.limits.max_steps:
+            if (
+                ctx.counters.tool_calls >= ctx.limits.max_tool_calls
+                or ctx.counters.rounds >= ctx.limits.max_steps
+            ):
                 continue  # the budget check at the top reports the limit
             reflection = gatherer.reflect(self.hypothesis_status)
             self.hypothesis_status = reflection["hypothesis_status"]
@@ -190,8 +240,11 @@ class ResearchRun:
     def wants_counter_search(self) -> bool:
         mode = self.ctx.inp.counter_search
         complexity = self.ctx.plan.complexity
-        return mode == "always" or (mode == "moderate" and complexity in ("moderate", "complex")) or (
-            mode == "complex" and complexity == "complex")
+        return (
+            mode == "always"
+            or (mode == "moderate" and complexity in ("moderate", "complex"))
+            or (mode == "complex" and complexity == "complex")
+        )
 
     def counter_search(self, gatherer: Gatherer) -> CounterSearch:
         """Before the claims are drawn, look for evidence against the main conclusions (one targeted turn)."""
@@ -211,7 +264,9 @@ class ResearchRun:
             return CounterSearch(ran=True)  # reported as "no counter-evidence found in 0 searches"
         return CounterSearch(ran=True, searches=outcome.searches, queries=outcome.queries)
 
-    def claims_and_verification(self, gatherer: Gatherer, only: list[int] | None = None) -> list[conflict_rules.Conflict]:
+    def claims_and_verification(
+        self, gatherer: Gatherer, only: list[int] | None = None
+    ) -> list[conflict_rules.Conflict]:
         """Draw claims from the sources (or from `only` these new ones), verify them, and find the
         conflicts among all claims so far."""
         ctx = self.ctx
@@ -221,12 +276,17 @@ class ResearchRun:
         self.incomplete = self.incomplete or check.incomplete
         self.contradictions += check.contradictions
         found = conflict_rules.find(ctx.registry, self.claims, self.contradictions)
-        ctx.sink.emit("claims_verified", {
-            "claims": len(self.claims.claims), "verified": len(self.claims.verified()),
-            "failed": sum(1 for c in self.claims.claims if not c.verified),
-            "instruction_in_source": sum(1 for c in self.claims.claims if c.flagged),
-            "conflicts": len(found), "unresolved": sum(1 for c in found if c.status == "unresolved"),
-        })
+        ctx.sink.emit(
+            "claims_verified",
+            {
+                "claims": len(self.claims.claims),
+                "verified": len(self.claims.verified()),
+                "failed": sum(1 for c in self.claims.claims if not c.verified),
+                "instruction_in_source": sum(1 for c in self.claims.claims if c.flagged),
+                "conflicts": len(found),
+                "unresolved": sum(1 for c in found if c.status == "unresolved"),
+            },
+        )
         return found
 
     def resolve_conflicts(self, gatherer: Gatherer, conflicts):
@@ -241,7 +301,8 @@ class ResearchRun:
             rounds += 1
             open_ones = [c for c in conflicts if c.status == "unresolved"]
             topics = "\n".join(
-                f"- {c.subject}: " + " vs ".join(f"{s.statement} (sources {s.source_ids}, {s.tier})" for s in c.sides)
+                f"- {c.subject}: "
+                + " vs ".join(f"{s.statement} (sources {s.source_ids}, {s.tier})" for s in c.sides)
                 for c in open_ones
             )
             gatherer.instruct(
@@ -265,7 +326,9 @@ class ResearchRun:
             for c in again:
                 if c.re_search["rounds"]:
                     c.re_search["new_sources"] += len(new_ids)
-                    c.re_search["new_claim_ids"] += [i for i in added if any(i in s.claim_ids for s in c.sides)]
+                    c.re_search["new_claim_ids"] += [
+                        i for i in added if any(i in s.claim_ids for s in c.sides)
+                    ]
             conflicts = again
         return conflicts, rounds
 
@@ -281,8 +344,18 @@ class ResearchRun:
             out.append({"code": "tool_failed", "detail": {"tool": tool, "calls": count}})
         return out
 
-    def _result(self, status, stop_reason, *, answer="", citations=None, verification=None, invalid=0, error="",
-                report=None) -> ResearchResult:
+    def _result(
+        self,
+        status,
+        stop_reason,
+        *,
+        answer="",
+        citations=None,
+        verification=None,
+        invalid=0,
+        error="",
+        report=None,
+    ) -> ResearchResult:
         ctx = self.ctx
         return ResearchResult(
             status=status,

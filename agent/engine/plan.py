@@ -25,7 +25,10 @@ class Plan:
     def from_json(cls, data: dict) -> "Plan":
         return cls(
             complexity=data.get("complexity", "moderate"),
-            sub_questions=[SubQuestion(sq.get("question", ""), list(sq.get("suggested_tools", []))) for sq in data.get("sub_questions", [])],
+            sub_questions=[
+                SubQuestion(sq.get("question", ""), list(sq.get("suggested_tools", [])))
+                for sq in data.get("sub_questions", [])
+            ],
             hypotheses=list(data.get("hypotheses") or []),
             rationale=data.get("rationale", ""),
             asks_for_judgement=bool(data.get("asks_for_judgement", False)),

@@ -13,13 +13,33 @@ from urllib.parse import urlparse
 
 import jsonschema_rs
 
-from .answer import Numbering, Segment, expand_claim_markers, join, marker_ids, rewrite_markers, scrub_links, segments
+from .answer import (
+    Numbering,
+    Segment,
+    expand_claim_markers,
+    join,
+    marker_ids,
+    rewrite_markers,
+    scrub_links,
+    segments,
+)
 from .claims import ClaimSet
 from .conflicts import Conflict
 from .state import RunContext
 from .types import TIER_RANK, Citation
-from .verification import (FABRICATED, INSTRUCTION, INSTRUCTION_TEXT, LOW_CREDIBILITY, MARKS, NO_CITATION, UNVERIFIED,
-                           UnitVerdict, check_draft, obeys_instructions, tier_weight)
+from .verification import (
+    FABRICATED,
+    INSTRUCTION,
+    INSTRUCTION_TEXT,
+    LOW_CREDIBILITY,
+    MARKS,
+    NO_CITATION,
+    UNVERIFIED,
+    UnitVerdict,
+    check_draft,
+    obeys_instructions,
+    tier_weight,
+)
 from .writing import CounterSearch, Draft
 
 SCHEMA_VERSION = "1.0"
@@ -27,14 +47,27 @@ _STR = {"type": "string"}
 _INTS = {"type": "array", "items": {"type": "integer"}}
 _TIER = {"type": "string", "enum": ["internal", "structured", "scholarly", "web"]}
 _BY_TIER = {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}}
-_SOURCE_REF = {"type": "object", "required": ["title", "url", "source_tool", "tier"], "additionalProperties": False,
-               "properties": {"title": _STR, "url": _STR, "source_tool": _STR, "tier": _TIER}}
+_SOURCE_REF = {
+    "type": "object",
+    "required": ["title", "url", "source_tool", "tier"],
+    "additionalProperties": False,
+    "properties": {"title": _STR, "url": _STR, "source_tool": _STR, "tier": _TIER},
+}
 _CLAIM = {
     "type": "object",
     "required": ["id", "text", "kind", "citations", "confidence"],
-    "properties": {"id": {"type": "integer"}, "text": _STR, "kind": {"type": "string", "enum": ["fact", "figure", "judgement"]},
-                   "entity": _STR, "metric": _STR, "period": _STR, "value": {"type": ["number", "null"]}, "unit": _STR,
-                   "citations": _INTS, "confidence": {"type": "number"}},
+    "properties": {
+        "id": {"type": "integer"},
+        "text": _STR,
+        "kind": {"type": "string", "enum": ["fact", "figure", "judgement"]},
+        "entity": _STR,
+        "metric": _STR,
+        "period": _STR,
+        "value": {"type": ["number", "null"]},
+        "unit": _STR,
+        "citations": _INTS,
+        "confidence": {"type": "number"},
+    },
     "additionalProperties": False,
 }
 
@@ -44,55 +77,174 @@ REPORT_SCHEMA = {
     "$id": f"https://uedu.example/schemas/deep-research-report/{SCHEMA_VERSION}",
     "title": "DeepResearchReport",
     "type": "object",
-    "required": ["schema_version", "question", "summary", "findings", "conflicts", "counter_evidence", "judgement",
-                 "limitations", "not_verified", "citations"],
+    "required": [
+        "schema_version",
+        "question",
+        "summary",
+        "findings",
+        "conflicts",
+        "counter_evidence",
+        "judgement",
+        "limitations",
+        "not_verified",
+        "citations",
+    ],
     "additionalProperties": False,
     "properties": {
         "schema_version": {"type": "string", "const": SCHEMA_VERSION},
         "question": _STR,
         "summary": {"type": "string", "description": "Markdown; [N] are citation numbers"},
-        "findings": {"type": "array", "items": {
-            "type": "object", "required": ["heading", "text", "claims", "citations"], "additionalProperties": False,
-            "properties": {"heading": _STR, "text": {"type": "string", "description": "Markdown; [N] are citation numbers"},
-                           "claims": {"type": "array", "items": _CLAIM}, "citations": _INTS}}},
-        "conflicts": {"type": "array", "items": {
-            "type": "object", "required": ["subject", "found_by", "status", "sides", "re_search"], "additionalProperties": False,
-            "properties": {
-                "subject": _STR, "found_by": {"type": "string", "enum": ["engine", "verifier", "writer"]},
-                "status": {"type": "string", "enum": ["resolved", "unresolved"]},
-                "resolution": _STR, "prevailing_side": {"type": ["integer", "null"]},
-                "sides": {"type": "array", "minItems": 2, "items": {
-                    "type": "object", "required": ["statement", "claim_ids", "citations", "tier", "sources"], "additionalProperties": False,
-                    "properties": {"statement": _STR, "claim_ids": _INTS, "citations": _INTS, "tier": _TIER,
-                                   "value": {"type": ["number", "null"]}, "unit": _STR,
-                                   "sources": {"type": "array", "items": _SOURCE_REF}}}},
-                "re_search": {"type": "object", "required": ["rounds", "new_sources", "new_claim_ids"], "additionalProperties": False,
-                              "properties": {"rounds": {"type": "integer"}, "new_sources": {"type": "integer"}, "new_claim_ids": _INTS}},
-            }}},
+        "findings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["heading", "text", "claims", "citations"],
+                "additionalProperties": False,
+                "properties": {
+                    "heading": _STR,
+                    "text": {"type": "string", "description": "Markdown; [N] are citation numbers"},
+                    "claims": {"type": "array", "items": _CLAIM},
+                    "citations": _INTS,
+                },
+            },
+        },
+        "conflicts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["subject", "found_by", "status", "sides", "re_search"],
+                "additionalProperties": False,
+                "properties": {
+                    "subject": _STR,
+                    "found_by": {"type": "string", "enum": ["engine", "verifier", "writer"]},
+                    "status": {"type": "string", "enum": ["resolved", "unresolved"]},
+                    "resolution": _STR,
+                    "prevailing_side": {"type": ["integer", "null"]},
+                    "sides": {
+                        "type": "array",
+                        "minItems": 2,
+                        "items": {
+                            "type": "object",
+                            "required": ["statement", "claim_ids", "citations", "tier", "sources"],
+                            "additionalProperties": False,
+                            "properties": {
+                                "statement": _STR,
+                                "claim_ids": _INTS,
+                                "citations": _INTS,
+                                "tier": _TIER,
+                                "value": {"type": ["number", "null"]},
+                                "unit": _STR,
+                                "sources": {"type": "array", "items": _SOURCE_REF},
+                            },
+                        },
+                    },
+                    "re_search": {
+                        "type": "object",
+                        "required": ["rounds", "new_sources", "new_claim_ids"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "rounds": {"type": "integer"},
+                            "new_sources": {"type": "integer"},
+                            "new_claim_ids": _INTS,
+                        },
+                    },
+                },
+            },
+        },
         "counter_evidence": {
-            "type": "object", "required": ["searched", "searches", "queries", "found", "support_by_tier", "against_by_tier"],
+            "type": "object",
+            "required": ["searched", "searches", "queries", "found", "support_by_tier", "against_by_tier"],
             "additionalProperties": False,
-            "properties": {"searched": {"type": "boolean"}, "searches": {"type": "integer"}, "queries": {"type": "array", "items": _STR},
-                           "found": {"type": "array", "items": {"type": "object", "required": ["summary", "citations"], "additionalProperties": False,
-                                                                "properties": {"summary": _STR, "citations": _INTS, "claim_ids": _INTS}}},
-                           "support_by_tier": _BY_TIER, "against_by_tier": _BY_TIER}},
-        "judgement": {"anyOf": [{"type": "null"}, {
-            "type": "object", "required": ["kind", "text", "claim_ids", "citations", "assumptions"], "additionalProperties": False,
-            "properties": {"kind": {"const": "judgement"}, "text": _STR, "claim_ids": _INTS, "citations": _INTS,
-                           "assumptions": {"type": "array", "items": _STR}}}]},
-        "limitations": {"type": "array", "items": {"type": "object", "required": ["code"], "additionalProperties": False,
-                                                   "properties": {"code": _STR, "detail": {"type": "object"}}}},
-        "not_verified": {"type": "array", "items": {
-            "type": "object", "required": ["kind", "text", "reason", "sources"], "additionalProperties": False,
-            "properties": {"kind": {"type": "string", "enum": ["sentence", "cell", "judgement"]},
-                           "text": {"type": ["string", "null"], "description": "null when the text came from an instruction in a source"},
-                           "reason": {"type": "string", "enum": [NO_CITATION, FABRICATED, "unsupported", "figure_mismatch", INSTRUCTION, UNVERIFIED]},
-                           "detail": _STR, "sources": {"type": "array", "items": _SOURCE_REF}}}},
-        "citations": {"type": "array", "items": {
-            "type": "object", "required": ["id", "title", "url", "source_tool", "snippet", "tier", "origin"],
-            "properties": {"id": {"type": "integer", "description": "the number shown as [N]"}, "source_id": {"type": "integer"},
-                           "title": _STR, "url": _STR, "source_tool": _STR, "snippet": _STR, "tier": _TIER,
-                           "origin": {"type": "string", "enum": ["internal", "external"]}, "locator": _STR, "flagged": {"type": "boolean"}}}},
+            "properties": {
+                "searched": {"type": "boolean"},
+                "searches": {"type": "integer"},
+                "queries": {"type": "array", "items": _STR},
+                "found": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["summary", "citations"],
+                        "additionalProperties": False,
+                        "properties": {"summary": _STR, "citations": _INTS, "claim_ids": _INTS},
+                    },
+                },
+                "support_by_tier": _BY_TIER,
+                "against_by_tier": _BY_TIER,
+            },
+        },
+        "judgement": {
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["kind", "text", "claim_ids", "citations", "assumptions"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "kind": {"const": "judgement"},
+                        "text": _STR,
+                        "claim_ids": _INTS,
+                        "citations": _INTS,
+                        "assumptions": {"type": "array", "items": _STR},
+                    },
+                },
+            ]
+        },
+        "limitations": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["code"],
+                "additionalProperties": False,
+                "properties": {"code": _STR, "detail": {"type": "object"}},
+            },
+        },
+        "not_verified": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["kind", "text", "reason", "sources"],
+                "additionalProperties": False,
+                "properties": {
+                    "kind": {"type": "string", "enum": ["sentence", "cell", "judgement"]},
+                    "text": {
+                        "type": ["string", "null"],
+                        "description": "null when the text came from an instruction in a source",
+                    },
+                    "reason": {
+                        "type": "string",
+                        "enum": [
+                            NO_CITATION,
+                            FABRICATED,
+                            "unsupported",
+                            "figure_mismatch",
+                            INSTRUCTION,
+                            UNVERIFIED,
+                        ],
+                    },
+                    "detail": _STR,
+                    "sources": {"type": "array", "items": _SOURCE_REF},
+                },
+            },
+        },
+        "citations": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "title", "url", "source_tool", "snippet", "tier", "origin"],
+                "properties": {
+                    "id": {"type": "integer", "description": "the number shown as [N]"},
+                    "source_id": {"type": "integer"},
+                    "title": _STR,
+                    "url": _STR,
+                    "source_tool": _STR,
+                    "snippet": _STR,
+                    "tier": _TIER,
+                    "origin": {"type": "string", "enum": ["internal", "external"]},
+                    "locator": _STR,
+                    "flagged": {"type": "boolean"},
+                },
+            },
+        },
     },
 }
 _VALIDATOR = jsonschema_rs.Draft202012Validator(REPORT_SCHEMA)
@@ -109,7 +261,9 @@ class VerificationReport:
 
     status: str  # complete | incomplete | no_sources
     policy: str
-    claims: list[dict] = field(default_factory=list)  # the ledger: one entry per sentence or cell the writer wrote
+    claims: list[dict] = field(
+        default_factory=list
+    )  # the ledger: one entry per sentence or cell the writer wrote
     evidence_claims: list[dict] = field(default_factory=list)  # the atomic claims, verified or not
     counts: dict = field(default_factory=dict)
     conflicts: list[dict] = field(default_factory=list)  # unresolved conflicts shown to the reader
@@ -147,7 +301,12 @@ class Finished:
 
 def _source_ref(run: RunContext, source_id: int) -> dict:
     s = run.registry.get(source_id)
-    return {"title": scrub_links(s.title, set())[0].strip()[:200] or s.source_tool, "url": s.url, "source_tool": s.source_tool, "tier": s.tier}
+    return {
+        "title": scrub_links(s.title, set())[0].strip()[:200] or s.source_tool,
+        "url": s.url,
+        "source_tool": s.source_tool,
+        "tier": s.tier,
+    }
 
 
 def _independent_by_tier(run: RunContext, ids) -> dict:
@@ -166,35 +325,62 @@ def _independent_by_tier(run: RunContext, ids) -> dict:
     return counts
 
 
-def _apply(run: RunContext, parts: list[Segment], units: list[UnitVerdict], claims: ClaimSet,
-           ledger: list[dict], not_verified: list[dict]) -> None:
+def _apply(
+    run: RunContext,
+    parts: list[Segment],
+    units: list[UnitVerdict],
+    claims: ClaimSet,
+    ledger: list[dict],
+    not_verified: list[dict],
+) -> None:
     """Keep, drop or (opt-in) mark each unit; write its ledger entry and, when it leaves the body,
     its not-verified entry (naming the sources; never the text of an instruction)."""
     for unit in units:
         part = parts[unit.part]
         sources = [run.registry.get(i) for i in unit.source_ids if run.registry.get(i)]
         tiers = sorted({s.tier for s in sources}, key=lambda t: TIER_RANK.get(t, 9))
-        entry = {"text": part.claim, "kind": unit.kind, "source_ids": unit.source_ids, "claim_ids": unit.claim_ids,
-                 "verdict": unit.verdict, "reason": unit.detail, "verifier_confidence": unit.confidence,
-                 "confidence": unit.confidence if unit.verified else 0.0, "tiers": tiers,
-                 "web_only": tiers == ["web"], "action": "kept"}
+        entry = {
+            "text": part.claim,
+            "kind": unit.kind,
+            "source_ids": unit.source_ids,
+            "claim_ids": unit.claim_ids,
+            "verdict": unit.verdict,
+            "reason": unit.detail,
+            "verifier_confidence": unit.confidence,
+            "confidence": unit.confidence if unit.verified else 0.0,
+            "tiers": tiers,
+            "web_only": tiers == ["web"],
+            "action": "kept",
+        }
         if unit.verified:
             ledger.append(entry)
             continue
         instruction = unit.verdict == INSTRUCTION
         if instruction or run.inp.unsupported_policy != "mark":
             entry["action"] = "dropped"
-            not_verified.append({"kind": unit.kind, "text": None if instruction else part.claim, "reason": unit.verdict,
-                                 "detail": unit.detail[:300], "sources": [_source_ref(run, i) for i in dict.fromkeys(
-                                     unit.source_ids + [i for c in unit.claim_ids if claims.get(c) for i in claims.get(c).source_ids])
-                                     if run.registry.get(i)]})
+            not_verified.append(
+                {
+                    "kind": unit.kind,
+                    "text": None if instruction else part.claim,
+                    "reason": unit.verdict,
+                    "detail": unit.detail[:300],
+                    "sources": [
+                        _source_ref(run, i)
+                        for i in dict.fromkeys(
+                            unit.source_ids
+                            + [i for c in unit.claim_ids if claims.get(c) for i in claims.get(c).source_ids]
+                        )
+                        if run.registry.get(i)
+                    ],
+                }
+            )
             if instruction:
                 entry["text"] = ""  # the planted text is quoted nowhere, the ledger included
             part.text = " — " if part.cell else ""
         else:
             mark = MARKS["uncited" if unit.verdict == NO_CITATION else "unverified"][run.lang]
             stripped = part.text.rstrip()
-            part.text = stripped + mark + part.text[len(stripped):]
+            part.text = stripped + mark + part.text[len(stripped) :]
             entry["action"] = "marked"
         ledger.append(entry)
 
@@ -223,17 +409,53 @@ class Checked:
     not_verified: list[dict]
 
 
-def finalize(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Conflict], *, conflict_rounds: int,
-             counter: CounterSearch, hypothesis_status: dict[int, str], limitations: list[dict], incomplete: bool) -> Finished:
+def finalize(
+    run: RunContext,
+    draft: Draft,
+    claims: ClaimSet,
+    conflicts: list[Conflict],
+    *,
+    conflict_rounds: int,
+    counter: CounterSearch,
+    hypothesis_status: dict[int, str],
+    limitations: list[dict],
+    incomplete: bool,
+) -> Finished:
     """The four jobs, in order: check the draft, number the citations, build the report, keep the
     verification record."""
     checked = check(run, draft, claims)
     by_number, citations = number_citations(run, checked, draft, conflicts, claims)
-    report = build_report(run, checked, by_number, citations, draft, claims, conflicts, counter=counter,
-                          limitations=limitations, conflict_rounds=conflict_rounds, incomplete=incomplete)
-    verification = verification_record(run, checked, citations, draft, report, claims, conflicts, counter=counter,
-                                       conflict_rounds=conflict_rounds, hypothesis_status=hypothesis_status, incomplete=incomplete)
-    full_answer = (checked.summary.strip() + "\n\n" + checked.answer).strip() + "\n" if checked.summary.strip() else checked.answer
+    report = build_report(
+        run,
+        checked,
+        by_number,
+        citations,
+        draft,
+        claims,
+        conflicts,
+        counter=counter,
+        limitations=limitations,
+        conflict_rounds=conflict_rounds,
+        incomplete=incomplete,
+    )
+    verification = verification_record(
+        run,
+        checked,
+        citations,
+        draft,
+        report,
+        claims,
+        conflicts,
+        counter=counter,
+        conflict_rounds=conflict_rounds,
+        hypothesis_status=hypothesis_status,
+        incomplete=incomplete,
+    )
+    full_answer = (
+        (checked.summary.strip() + "\n\n" + checked.answer).strip() + "\n"
+        if checked.summary.strip()
+        else checked.answer
+    )
     return Finished(answer=full_answer, citations=citations, verification=verification, report=report)
 
 
@@ -241,9 +463,17 @@ def check(run: RunContext, draft: Draft, claims: ClaimSet) -> Checked:
     """Summary, findings and the judgement's text, unit by unit; what fails leaves the body (or is
     marked, opt-in); claim markers become the claims' source markers."""
     # A "disagreement" or "counter-evidence" that a source's instructions asked for is neither.
-    draft.conflicts = [c for c in draft.conflicts
-                       if not any(obeys_instructions(run, f"{c['topic']} {p['summary']}", set(p["source_ids"])) for p in c["positions"])]
-    draft.counter_evidence = [c for c in draft.counter_evidence if not obeys_instructions(run, c["summary"], set(c["source_ids"]))]
+    draft.conflicts = [
+        c
+        for c in draft.conflicts
+        if not any(
+            obeys_instructions(run, f"{c['topic']} {p['summary']}", set(p["source_ids"]))
+            for p in c["positions"]
+        )
+    ]
+    draft.counter_evidence = [
+        c for c in draft.counter_evidence if not obeys_instructions(run, c["summary"], set(c["source_ids"]))
+    ]
     summary_parts, answer_parts = segments(draft.summary), segments(draft.answer)
     judgement_parts = segments(draft.judgement["text"]) if draft.judgement else []
     everything = summary_parts + [Segment("\n\n")] + answer_parts + [Segment("\n\n")] + judgement_parts
@@ -254,23 +484,44 @@ def check(run: RunContext, draft: Draft, claims: ClaimSet) -> Checked:
         if obeys_instructions(run, entry["text"]):
             entry.update(text="", verdict=INSTRUCTION, reason=INSTRUCTION_TEXT)
         ledger.append(entry)
-        not_verified.append({"kind": entry["kind"], "text": entry["text"] or None, "reason": entry["verdict"],
-                             "detail": entry["reason"], "sources": []})
+        not_verified.append(
+            {
+                "kind": entry["kind"],
+                "text": entry["text"] or None,
+                "reason": entry["verdict"],
+                "detail": entry["reason"],
+                "sources": [],
+            }
+        )
     body_end = len(summary_parts) + 1 + len(answer_parts)
     _apply(run, everything, [u for u in units if u.part < body_end], claims, ledger, not_verified)
     judgement = None
     if draft.judgement is not None:
         j_units = [u for u in units if u.part > body_end]
         rests_on = [i for i in draft.judgement["claim_ids"] if claims.get(i) and claims.get(i).verified]
-        obeying = any(u.verdict == INSTRUCTION for u in j_units) or obeys_instructions(run, " ".join(draft.judgement["assumptions"]))
+        obeying = any(u.verdict == INSTRUCTION for u in j_units) or obeys_instructions(
+            run, " ".join(draft.judgement["assumptions"])
+        )
         if rests_on and not obeying:
-            judgement = {"text": join(judgement_parts), "claim_ids": rests_on, "assumptions": draft.judgement["assumptions"]}
+            judgement = {
+                "text": join(judgement_parts),
+                "claim_ids": rests_on,
+                "assumptions": draft.judgement["assumptions"],
+            }
         else:
             reason = INSTRUCTION if obeying else "unsupported"
-            not_verified.append({"kind": "judgement", "text": None if reason == INSTRUCTION else join(judgement_parts).strip(),
-                                 "reason": reason, "detail": INSTRUCTION_TEXT if reason == INSTRUCTION else "rests on no verified claim",
-                                 "sources": []})
-    if run.inp.unsupported_policy != "mark" and any(e["action"] == "kept" and e["verdict"] not in ("supported", "partial") for e in ledger):
+            not_verified.append(
+                {
+                    "kind": "judgement",
+                    "text": None if reason == INSTRUCTION else join(judgement_parts).strip(),
+                    "reason": reason,
+                    "detail": INSTRUCTION_TEXT if reason == INSTRUCTION else "rests on no verified claim",
+                    "sources": [],
+                }
+            )
+    if run.inp.unsupported_policy != "mark" and any(
+        e["action"] == "kept" and e["verdict"] not in ("supported", "partial") for e in ledger
+    ):
         raise AssertionError("strict policy: an unverified sentence or cell was about to stay in the body")
     sources_of = {c.id: c.source_ids for c in claims.claims}
     summary = expand_claim_markers(join(summary_parts), sources_of) if draft.summary.strip() else ""
@@ -278,17 +529,35 @@ def check(run: RunContext, draft: Draft, claims: ClaimSet) -> Checked:
     if judgement:
         cited = [i for c in judgement["claim_ids"] for i in sources_of[c]]
         judgement["text"] = expand_claim_markers(judgement["text"], sources_of).rstrip() + "".join(
-            f"[{i}]" for i in dict.fromkeys(cited) if f"[{i}]" not in judgement["text"])
-    return Checked(summary=summary, answer=answer, judgement=judgement, units=units, ledger=ledger, not_verified=not_verified)
+            f"[{i}]" for i in dict.fromkeys(cited) if f"[{i}]" not in judgement["text"]
+        )
+    return Checked(
+        summary=summary,
+        answer=answer,
+        judgement=judgement,
+        units=units,
+        ledger=ledger,
+        not_verified=not_verified,
+    )
 
 
-def number_citations(run: RunContext, checked: Checked, draft: Draft, conflicts: list[Conflict],
-                     claims: ClaimSet) -> tuple[dict[int, int], list[Citation]]:
+def number_citations(
+    run: RunContext, checked: Checked, draft: Draft, conflicts: list[Conflict], claims: ClaimSet
+) -> tuple[dict[int, int], list[Citation]]:
     """Display numbers in order of appearance (summary, findings, judgement, then the sources only
     conflicts and counter-evidence cite); the texts are rewritten to them in place."""
     valid = run.registry.ids()
-    numbering = Numbering.of(checked.summary + "\n" + checked.answer + "\n" + (checked.judgement["text"] if checked.judgement else ""), valid)
-    extra = [i for c in conflicts for s in c.sides for i in s.source_ids] + [i for c in draft.counter_evidence for i in c["source_ids"]]
+    numbering = Numbering.of(
+        checked.summary
+        + "\n"
+        + checked.answer
+        + "\n"
+        + (checked.judgement["text"] if checked.judgement else ""),
+        valid,
+    )
+    extra = [i for c in conflicts for s in c.sides for i in s.source_ids] + [
+        i for c in draft.counter_evidence for i in c["source_ids"]
+    ]
     extra += [i for c in draft.conflicts for p in c["positions"] for i in p["source_ids"]]
     for source_id in extra:
         if source_id in valid and source_id not in numbering.by_source:
@@ -299,9 +568,20 @@ def number_citations(run: RunContext, checked: Checked, draft: Draft, conflicts:
     if checked.judgement:
         sources_of = {c.id: c.source_ids for c in claims.claims}
         text, _ = rewrite_markers(checked.judgement["text"], by_number)
-        checked.judgement = {"kind": "judgement", "text": text.strip(), "claim_ids": checked.judgement["claim_ids"],
-                             "citations": sorted({by_number[i] for c in checked.judgement["claim_ids"] for i in sources_of[c] if i in by_number}),
-                             "assumptions": checked.judgement["assumptions"]}
+        checked.judgement = {
+            "kind": "judgement",
+            "text": text.strip(),
+            "claim_ids": checked.judgement["claim_ids"],
+            "citations": sorted(
+                {
+                    by_number[i]
+                    for c in checked.judgement["claim_ids"]
+                    for i in sources_of[c]
+                    if i in by_number
+                }
+            ),
+            "assumptions": checked.judgement["assumptions"],
+        }
     observed_urls = {s.url for _, s in run.registry.items() if s.url}
     citations = []
     for source_id, number in sorted(by_number.items(), key=lambda kv: kv[1]):
@@ -309,17 +589,38 @@ def number_citations(run: RunContext, checked: Checked, draft: Draft, conflicts:
         flags = run.registry.flagged(source_id)
         # A flagged source's excerpt is shown without the passages that address the model.
         snippet = flags.clean_text[:300] if flags else s.snippet
-        citations.append(Citation(number=number, source_id=source_id, title=scrub_links(s.title, observed_urls)[0].strip() or s.url,
-                                  url=s.url, source_tool=s.source_tool, snippet=scrub_links(snippet, observed_urls)[0],
-                                  tier=s.tier, origin=s.origin, locator=s.locator))
+        citations.append(
+            Citation(
+                number=number,
+                source_id=source_id,
+                title=scrub_links(s.title, observed_urls)[0].strip() or s.url,
+                url=s.url,
+                source_tool=s.source_tool,
+                snippet=scrub_links(snippet, observed_urls)[0],
+                tier=s.tier,
+                origin=s.origin,
+                locator=s.locator,
+            )
+        )
     for entry in checked.ledger:
         entry["citations"] = [by_number[i] for i in entry["source_ids"] if i in by_number]
     return by_number, citations
 
 
-def build_report(run: RunContext, checked: Checked, by_number: dict[int, int], citations: list[Citation], draft: Draft,
-                 claims: ClaimSet, conflicts: list[Conflict], *, counter: CounterSearch, limitations: list[dict],
-                 conflict_rounds: int, incomplete: bool) -> dict:
+def build_report(
+    run: RunContext,
+    checked: Checked,
+    by_number: dict[int, int],
+    citations: list[Citation],
+    draft: Draft,
+    claims: ClaimSet,
+    conflicts: list[Conflict],
+    *,
+    counter: CounterSearch,
+    limitations: list[dict],
+    conflict_rounds: int,
+    incomplete: bool,
+) -> dict:
     """The machine-readable report, validated against REPORT_SCHEMA before it leaves."""
     sources_of = {c.id: c.source_ids for c in claims.claims}
 
@@ -331,40 +632,108 @@ def build_report(run: RunContext, checked: Checked, by_number: dict[int, int], c
     for heading, text in _sections(checked.answer):
         ids = marker_ids(text)
         sources = {sid for sid, n in by_number.items() if n in ids}
-        used = sorted({cid for u in kept_units for cid in u.claim_ids if set(sources_of.get(cid, [])) & sources})
-        findings.append({"heading": heading, "text": text, "citations": sorted(set(ids)), "claims": [
-            {"id": c.id, "text": c.text, "kind": c.kind, "entity": c.entity, "metric": c.metric, "period": c.period,
-             "value": c.value, "unit": c.unit, "citations": numbers(c.source_ids), "confidence": c.verifier_confidence}
-            for c in (claims.get(i) for i in used) if c is not None]})
-    conflict_rows = [{"subject": c.subject, "found_by": c.found_by, "status": c.status, "resolution": c.resolution,
-                      "prevailing_side": c.prevailing_side, "re_search": c.re_search,
-                      "sides": [{"statement": s.statement, "claim_ids": s.claim_ids, "citations": numbers(s.source_ids),
-                                 "tier": s.tier, "value": s.value, "unit": s.unit,
-                                 "sources": [_source_ref(run, i) for i in s.source_ids]} for s in c.sides]}
-                     for c in conflicts]
+        used = sorted(
+            {cid for u in kept_units for cid in u.claim_ids if set(sources_of.get(cid, [])) & sources}
+        )
+        findings.append(
+            {
+                "heading": heading,
+                "text": text,
+                "citations": sorted(set(ids)),
+                "claims": [
+                    {
+                        "id": c.id,
+                        "text": c.text,
+                        "kind": c.kind,
+                        "entity": c.entity,
+                        "metric": c.metric,
+                        "period": c.period,
+                        "value": c.value,
+                        "unit": c.unit,
+                        "citations": numbers(c.source_ids),
+                        "confidence": c.verifier_confidence,
+                    }
+                    for c in (claims.get(i) for i in used)
+                    if c is not None
+                ],
+            }
+        )
+    conflict_rows = [
+        {
+            "subject": c.subject,
+            "found_by": c.found_by,
+            "status": c.status,
+            "resolution": c.resolution,
+            "prevailing_side": c.prevailing_side,
+            "re_search": c.re_search,
+            "sides": [
+                {
+                    "statement": s.statement,
+                    "claim_ids": s.claim_ids,
+                    "citations": numbers(s.source_ids),
+                    "tier": s.tier,
+                    "value": s.value,
+                    "unit": s.unit,
+                    "sources": [_source_ref(run, i) for i in s.source_ids],
+                }
+                for s in c.sides
+            ],
+        }
+        for c in conflicts
+    ]
     engine_sources = [set(s.source_ids) for c in conflicts for s in c.sides]
     for c in draft.conflicts:
         if all(set(p["source_ids"]) in engine_sources for p in c["positions"]):
             continue  # the engine found it already
-        sides = [{"statement": p["summary"], "claim_ids": [], "citations": numbers(p["source_ids"]),
-                  "tier": min((run.registry.get(i).tier for i in p["source_ids"]), key=lambda t: TIER_RANK.get(t, 9)),
-                  "value": None, "unit": "", "sources": [_source_ref(run, i) for i in p["source_ids"]]} for p in c["positions"]]
-        conflict_rows.append({"subject": c["topic"], "found_by": "writer", "status": "unresolved", "resolution": "",
-                              "prevailing_side": None, "re_search": {"rounds": 0, "new_sources": 0, "new_claim_ids": []}, "sides": sides})
+        sides = [
+            {
+                "statement": p["summary"],
+                "claim_ids": [],
+                "citations": numbers(p["source_ids"]),
+                "tier": min(
+                    (run.registry.get(i).tier for i in p["source_ids"]), key=lambda t: TIER_RANK.get(t, 9)
+                ),
+                "value": None,
+                "unit": "",
+                "sources": [_source_ref(run, i) for i in p["source_ids"]],
+            }
+            for p in c["positions"]
+        ]
+        conflict_rows.append(
+            {
+                "subject": c["topic"],
+                "found_by": "writer",
+                "status": "unresolved",
+                "resolution": "",
+                "prevailing_side": None,
+                "re_search": {"rounds": 0, "new_sources": 0, "new_claim_ids": []},
+                "sides": sides,
+            }
+        )
     against = {i for c in draft.counter_evidence for i in c["source_ids"]}
     against |= {i for c in claims.verified() if c.found_by == "counter_search" for i in c.source_ids}
     support = {i for u in kept_units for i in u.source_ids} - against
-    found = [{"summary": c["summary"], "citations": numbers(c["source_ids"]), "claim_ids": []} for c in draft.counter_evidence]
-    counter_report = {"searched": counter.ran, "searches": counter.searches, "queries": list(dict.fromkeys(counter.queries)),
-                      "found": found, "support_by_tier": _independent_by_tier(run, support),
-                      "against_by_tier": _independent_by_tier(run, against)}
+    found = [
+        {"summary": c["summary"], "citations": numbers(c["source_ids"]), "claim_ids": []}
+        for c in draft.counter_evidence
+    ]
+    counter_report = {
+        "searched": counter.ran,
+        "searches": counter.searches,
+        "queries": list(dict.fromkeys(counter.queries)),
+        "found": found,
+        "support_by_tier": _independent_by_tier(run, support),
+        "against_by_tier": _independent_by_tier(run, against),
+    }
     limitations = list(limitations)
     unresolved = [r for r in conflict_rows if r["status"] == "unresolved"]
     web_only = sum(1 for e in checked.ledger if e.get("web_only") and e["action"] == "kept")
     if counter.ran and not found:
         limitations.append({"code": "no_counter_evidence", "detail": {"searches": counter.searches}})
     if unresolved:
-        limitations.append({"code": "unresolved_conflicts", "detail": {"count": len(unresolved), "rounds": conflict_rounds}})
+        limitations.append(
+            {"code": "unresolved_conflicts", "detail": {"count": len(unresolved), "rounds": conflict_rounds}}
+        )
     if web_only:
         limitations.append({"code": "web_only_claims", "detail": {"count": web_only}})
     if incomplete:
@@ -382,16 +751,33 @@ def build_report(run: RunContext, checked: Checked, by_number: dict[int, int], c
         "judgement": checked.judgement,
         "limitations": limitations,
         "not_verified": checked.not_verified,
-        "citations": [{"id": c.number, **{k: v for k, v in c.as_dict().items() if k != "number"},
-                       "flagged": bool(run.registry.flagged(c.source_id))} for c in citations],
+        "citations": [
+            {
+                "id": c.number,
+                **{k: v for k, v in c.as_dict().items() if k != "number"},
+                "flagged": bool(run.registry.flagged(c.source_id)),
+            }
+            for c in citations
+        ],
     }
     validate(report)
     return report
 
 
-def verification_record(run: RunContext, checked: Checked, citations: list[Citation], draft: Draft, report: dict,
-                        claims: ClaimSet, conflicts: list[Conflict], *, counter: CounterSearch, conflict_rounds: int,
-                        hypothesis_status: dict[int, str], incomplete: bool) -> VerificationReport:
+def verification_record(
+    run: RunContext,
+    checked: Checked,
+    citations: list[Citation],
+    draft: Draft,
+    report: dict,
+    claims: ClaimSet,
+    conflicts: list[Conflict],
+    *,
+    counter: CounterSearch,
+    conflict_rounds: int,
+    hypothesis_status: dict[int, str],
+    incomplete: bool,
+) -> VerificationReport:
     """What is stored as the task's verification report: the ledger, the counts the metrics read."""
     weigh = run.credibility or tier_weight
     cited_sources = [(c.source_id, run.registry.get(c.source_id)) for c in citations]
@@ -408,17 +794,41 @@ def verification_record(run: RunContext, checked: Checked, citations: list[Citat
         status="incomplete" if incomplete else "complete",
         policy=run.inp.unsupported_policy,
         claims=checked.ledger,
-        evidence_claims=[dict(c.as_json(), sources=[{"source_tool": run.registry.get(i).source_tool, "url": run.registry.get(i).url,
-                                                     "tier": run.registry.get(i).tier} for i in c.source_ids if run.registry.get(i)])
-                         for c in claims.claims],
+        evidence_claims=[
+            dict(
+                c.as_json(),
+                sources=[
+                    {
+                        "source_tool": run.registry.get(i).source_tool,
+                        "url": run.registry.get(i).url,
+                        "tier": run.registry.get(i).tier,
+                    }
+                    for i in c.source_ids
+                    if run.registry.get(i)
+                ],
+            )
+            for c in claims.claims
+        ],
         counts=counts,
-        conflicts=[{"topic": r["subject"], "found_by": r["found_by"], "positions": [
-            {"summary": s["statement"], "citations": s["citations"], "tier": s["tier"]} for s in r["sides"]]} for r in unresolved],
+        conflicts=[
+            {
+                "topic": r["subject"],
+                "found_by": r["found_by"],
+                "positions": [
+                    {"summary": s["statement"], "citations": s["citations"], "tier": s["tier"]}
+                    for s in r["sides"]
+                ],
+            }
+            for r in unresolved
+        ],
         conflicts_found=len(conflicts),
         conflicts_reported_by_writer=len(draft.conflicts),
         conflicts_shown=len(report["conflicts"]),
         conflict_rounds=conflict_rounds,
-        counter_evidence=[{"summary": f["summary"], "citations": f["citations"]} for f in report["counter_evidence"]["found"]],
+        counter_evidence=[
+            {"summary": f["summary"], "citations": f["citations"]}
+            for f in report["counter_evidence"]["found"]
+        ],
         counter_searches=counter.searches if counter.ran else None,
         web_only_claims=sum(1 for e in checked.ledger if e.get("web_only") and e["action"] == "kept"),
         low_credibility_sources=low,
@@ -431,16 +841,34 @@ def verification_record(run: RunContext, checked: Checked, citations: list[Citat
         instruction_echoes_removed=draft.instruction_echoes,
         internal_sources=sum(1 for c in citations if c.origin == "internal"),
         external_sources=sum(1 for c in citations if c.origin == "external"),
-        hypotheses=[{"text": h, "status": hypothesis_status.get(i, "open")} for i, h in enumerate(run.plan.hypotheses, start=1)],
+        hypotheses=[
+            {"text": h, "status": hypothesis_status.get(i, "open")}
+            for i, h in enumerate(run.plan.hypotheses, start=1)
+        ],
         retries=run.retries,
     )
 
 
 def empty_report(run: RunContext, answer: str, limitations: list[dict]) -> dict:
     """The report of a research that found nothing to cite."""
-    report = {"schema_version": SCHEMA_VERSION, "question": run.inp.question, "summary": answer.strip(), "findings": [],
-              "conflicts": [], "counter_evidence": {"searched": False, "searches": 0, "queries": [], "found": [],
-                                                    "support_by_tier": {}, "against_by_tier": {}},
-              "judgement": None, "limitations": [*limitations, {"code": "no_sources", "detail": {}}], "not_verified": [], "citations": []}
+    report = {
+        "schema_version": SCHEMA_VERSION,
+        "question": run.inp.question,
+        "summary": answer.strip(),
+        "findings": [],
+        "conflicts": [],
+        "counter_evidence": {
+            "searched": False,
+            "searches": 0,
+            "queries": [],
+            "found": [],
+            "support_by_tier": {},
+            "against_by_tier": {},
+        },
+        "judgement": None,
+        "limitations": [*limitations, {"code": "no_sources", "detail": {}}],
+        "not_verified": [],
+        "citations": [],
+    }
     validate(report)
     return report

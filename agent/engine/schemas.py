@@ -60,7 +60,12 @@ REFLECTION = _object(
         # The planner's hypotheses (1-based), judged against the evidence so far.
         "hypotheses": {
             "type": "array",
-            "items": _object({"index": {"type": "integer"}, "status": {"type": "string", "enum": ["supported", "refuted", "open"]}}),
+            "items": _object(
+                {
+                    "index": {"type": "integer"},
+                    "status": {"type": "string", "enum": ["supported", "refuted", "open"]},
+                }
+            ),
         },
         "reasoning": _STR,
     }
@@ -89,7 +94,13 @@ SYNTHESIS = _object(
         "judgement": {
             "anyOf": [
                 {"type": "null"},
-                _object({"text": _STR, "claim_ids": {"type": "array", "items": {"type": "integer"}}, "assumptions": {"type": "array", "items": _STR}}),
+                _object(
+                    {
+                        "text": _STR,
+                        "claim_ids": {"type": "array", "items": {"type": "integer"}},
+                        "assumptions": {"type": "array", "items": _STR},
+                    }
+                ),
             ]
         },
     }
@@ -131,7 +142,17 @@ CONTEXT = _object(
             "maxItems": 4,
             "items": _object(
                 {
-                    "key": {"type": "string", "enum": ["time_range", "subject", "entities", "metrics", "source_language", "source_preference"]},
+                    "key": {
+                        "type": "string",
+                        "enum": [
+                            "time_range",
+                            "subject",
+                            "entities",
+                            "metrics",
+                            "source_language",
+                            "source_preference",
+                        ],
+                    },
                     "question": _STR,
                     "default": _STR,
                 }

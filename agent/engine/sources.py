@@ -74,8 +74,16 @@ class SourceRegistry:
         return flags.clean_text if flags else (source.text or source.snippet)
 
 
-def render_source(source_id: int, source: Source, *, full: bool, max_chars: int = 4000, found_by: str = "",
-                  flagged: bool = False, clean_text: str | None = None) -> str:
+def render_source(
+    source_id: int,
+    source: Source,
+    *,
+    full: bool,
+    max_chars: int = 4000,
+    found_by: str = "",
+    flagged: bool = False,
+    clean_text: str | None = None,
+) -> str:
     body = source.text if (full and source.text) else source.snippet
     if clean_text is not None:
         body = clean_text  # what the source says without its passages that address the model
@@ -95,8 +103,14 @@ def render_source(source_id: int, source: Source, *, full: bool, max_chars: int 
     return f"<source {attrs}>\n{body}\n</source>"
 
 
-def render_observations(registry: SourceRegistry, *, budget_chars: int, only: list[int] | None = None, weigh=None,
-                        without_flagged_passages: bool = False) -> str:
+def render_observations(
+    registry: SourceRegistry,
+    *,
+    budget_chars: int,
+    only: list[int] | None = None,
+    weigh=None,
+    without_flagged_passages: bool = False,
+) -> str:
     """All sources (or `only` these ids): the full text of as many sources as fit the budget, the
     snippet of the rest. Nothing is dropped silently: every id stays. With `weigh`, the most
     credible sources get their full text first (otherwise the earliest, found for the core
@@ -110,20 +124,36 @@ def render_observations(registry: SourceRegistry, *, budget_chars: int, only: li
         if used + size <= budget_chars:
             full_ids.add(source_id)
             used += size
-    blocks = [render_source(i, s, full=i in full_ids, found_by=registry.found_by.get(i, ""), flagged=bool(registry.flagged(i)),
-                            clean_text=registry.evidence_text(i)[:400] if without_flagged_passages and registry.flagged(i) else None)
-              for i, s in items]
+    blocks = [
+        render_source(
+            i,
+            s,
+            full=i in full_ids,
+            found_by=registry.found_by.get(i, ""),
+            flagged=bool(registry.flagged(i)),
+            clean_text=registry.evidence_text(i)[:400]
+            if without_flagged_passages and registry.flagged(i)
+            else None,
+        )
+        for i, s in items
+    ]
     return "<observations>\n" + "\n".join(blocks) + "\n</observations>"
 
 
-def render_tool_result(result: ToolResult, numbered: list[tuple[int, Source]], *, max_chars: int = 3000) -> str:
+def render_tool_result(
+    result: ToolResult, numbered: list[tuple[int, Source]], *, max_chars: int = 3000
+) -> str:
     """A tool's result as the model reads it, in every assistant path (research and chat): an
     error, its sources under the numbers the caller gave them, or its data, always as delimited,
     neutralised, untrusted observations."""
     if not result.ok:
         return f"Tool error: {neutralise(result.error)}"
     if not numbered:
-        data = json.dumps(result.data, ensure_ascii=False, default=str)[:4000] if result.data is not None else "no results"
+        data = (
+            json.dumps(result.data, ensure_ascii=False, default=str)[:4000]
+            if result.data is not None
+            else "no results"
+        )
         return f"<observations>\n{neutralise(data)}\n</observations>"
     blocks = [render_source(i, s, full=True, max_chars=max_chars) for i, s in numbered]
     return "<observations>\n" + "\n".join(blocks) + "\n</observations>"

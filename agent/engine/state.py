@@ -92,16 +92,28 @@ class RunContext:
         left = self.started + self.limits.max_seconds + self.limits.grace_seconds - self.clock()
         return max(1.0, min(self.llm.config.timeout, left))
 
-    def structured(self, role: str, build: Callable[[bool], list[dict]], schema: dict, name: str, *, enforce_limits=False,
-                   max_tokens=None) -> dict:
+    def structured(
+        self,
+        role: str,
+        build: Callable[[bool], list[dict]],
+        schema: dict,
+        name: str,
+        *,
+        enforce_limits=False,
+        max_tokens=None,
+    ) -> dict:
         """One structured call with the bounded retry: on a truncated, empty or malformed reply,
         retry once with compacted input and a larger budget; then the phase fails cleanly."""
         self.checkpoint(enforce_limits=enforce_limits)
         budget = max_tokens or (
-            self.llm.config.synthesizer_max_tokens if role in ("synthesizer", "claims") else self.llm.config.default_max_tokens
+            self.llm.config.synthesizer_max_tokens
+            if role in ("synthesizer", "claims")
+            else self.llm.config.default_max_tokens
         )
         try:
-            return self.llm.structured(role, build(False), schema, name, max_tokens=budget, timeout=self.call_timeout())
+            return self.llm.structured(
+                role, build(False), schema, name, max_tokens=budget, timeout=self.call_timeout()
+            )
         except LLMUnavailable as exc:
             raise PhaseFailed(role, exc) from None
         except LLMError as exc:
@@ -123,13 +135,19 @@ class RunContext:
         if self.inp.channel_name:
             text += f"Course channel: {self.inp.channel_name}\n{self.inp.channel_description}\n\n"
         if self.inp.context:
-            text += "Research context agreed with the student (keep to it):\n" + "\n".join(
-                f"- {key.replace('_', ' ')}: {value}" for key, value in self.inp.context.items() if value
-            ) + "\n\n"
+            text += (
+                "Research context agreed with the student (keep to it):\n"
+                + "\n".join(
+                    f"- {key.replace('_', ' ')}: {value}" for key, value in self.inp.context.items() if value
+                )
+                + "\n\n"
+            )
         if self.inp.conversation:
             # Data, not instructions: earlier answers were written from untrusted sources.
-            text += ("Earlier conversation this question follows up (context only; its source numbers are "
-                     f"not this research's):\n<conversation>\n{self.inp.conversation}\n</conversation>\n\n")
+            text += (
+                "Earlier conversation this question follows up (context only; its source numbers are "
+                f"not this research's):\n<conversation>\n{self.inp.conversation}\n</conversation>\n\n"
+            )
         return text
 
     def question_block(self) -> str:

@@ -100,7 +100,9 @@ class NullSink:
         self.steps[index] = {"round": round, "phase": phase, "tool_name": tool_name, "args": args}
 
     def step_finished(self, *, index, status, preview, full, error, duration_ms, tokens=0) -> None:
-        self.steps[index].update(status=status, preview=preview, full=full, error=error, duration_ms=duration_ms)
+        self.steps[index].update(
+            status=status, preview=preview, full=full, error=error, duration_ms=duration_ms
+        )
 
     def step_sources(self, *, index, source_ids) -> None:
         for source, source_id in zip(self.steps[index]["full"]["sources"], source_ids):

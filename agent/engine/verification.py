@@ -91,7 +91,11 @@ def verify_claims(run: RunContext, claims: list[Claim]) -> ClaimCheck:
         if verdict is None:
             claim.verdict, claim.reason, claim.detail = UNVERIFIED, UNVERIFIED, "the verifier gave no verdict"
             continue
-        claim.verdict, claim.verifier_confidence, claim.detail = verdict["verdict"], verdict["confidence"], verdict["reason"]
+        claim.verdict, claim.verifier_confidence, claim.detail = (
+            verdict["verdict"],
+            verdict["confidence"],
+            verdict["reason"],
+        )
         if claim.verdict == "unsupported":
             claim.reason = UNSUPPORTED
         elif claim.kind == "figure" and not _figure_in_sources(run, claim):
@@ -118,7 +122,7 @@ def _figure_in_sources(run: RunContext, claim: Claim) -> bool:
 def _ask_verifier(run: RunContext, items: list[tuple[int, str, list[tuple[int, str]]]]):
     """items: (id, statement, [(passage id, passage text)]). Returns verdicts by id, the
     contradictions the verifier reported, and whether a batch failed."""
-    batches = [items[i: i + VERIFY_BATCH] for i in range(0, len(items), VERIFY_BATCH)]
+    batches = [items[i : i + VERIFY_BATCH] for i in range(0, len(items), VERIFY_BATCH)]
     verdicts: dict[int, dict] = {}
     contradictions: list[dict] = []
     incomplete = False
@@ -139,14 +143,21 @@ def _ask_verifier(run: RunContext, items: list[tuple[int, str, list[tuple[int, s
 
 
 def _verify_batch(run: RunContext, batch) -> tuple[dict[int, dict], list[dict]]:
-    items = [{"claim_id": item_id, "claim": statement,
-              "passages": [{"source_id": pid, "passage": neutralise(text[:2000])} for pid, text in passages]}
-             for item_id, statement, passages in batch]
+    items = [
+        {
+            "claim_id": item_id,
+            "claim": statement,
+            "passages": [{"source_id": pid, "passage": neutralise(text[:2000])} for pid, text in passages],
+        }
+        for item_id, statement, passages in batch
+    ]
 
     def build(compact: bool) -> list[dict]:
         payload = items
         if compact:
-            payload = [dict(i, passages=[dict(p, passage=p["passage"][:600]) for p in i["passages"]]) for i in items]
+            payload = [
+                dict(i, passages=[dict(p, passage=p["passage"][:600]) for p in i["passages"]]) for i in items
+            ]
         return [
             {"role": "system", "content": prompts.VERIFIER},
             {"role": "user", "content": "<observations>\n" + prompts.as_json(payload) + "\n</observations>"},
@@ -155,11 +166,19 @@ def _verify_batch(run: RunContext, batch) -> tuple[dict[int, dict], list[dict]]:
     data = run.structured("verifier", build, schemas.VERIFICATION, "claim_verdicts")
     wanted = {item_id for item_id, _, _ in batch}
     verdicts = {
-        v["claim_id"]: {"verdict": v["verdict"], "confidence": float(v["confidence"]), "reason": v["reason"][:300]}
-        for v in data["verdicts"] if v["claim_id"] in wanted
+        v["claim_id"]: {
+            "verdict": v["verdict"],
+            "confidence": float(v["confidence"]),
+            "reason": v["reason"][:300],
+        }
+        for v in data["verdicts"]
+        if v["claim_id"] in wanted
     }
-    said = [{"claim_ids": list(dict.fromkeys(c["claim_ids"])), "reason": c["reason"][:300]}
-            for c in data.get("contradictions", []) if len(set(c["claim_ids"])) >= 2]
+    said = [
+        {"claim_ids": list(dict.fromkeys(c["claim_ids"])), "reason": c["reason"][:300]}
+        for c in data.get("contradictions", [])
+        if len(set(c["claim_ids"])) >= 2
+    ]
     return verdicts, said
 
 
@@ -215,32 +234,51 @@ def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list
                 unit.verdict, unit.detail = INSTRUCTION, INSTRUCTION_TEXT
             else:
                 unit.verdict = UNSUPPORTED
-                unit.detail = "; ".join(dict.fromkeys(c.detail for c in candidates if c.detail))[:300] or "no verified claim says this"
+                unit.detail = (
+                    "; ".join(dict.fromkeys(c.detail for c in candidates if c.detail))[:300]
+                    or "no verified claim says this"
+                )
             continue
         stated = figures.stated_figures(part.claim)
         allowed = [q for c in good for q in figures.quantities(c.text)]
         allowed += [q for c in good for q in [figures.of_claim(c.value, c.unit)] if q is not None]
         if any(not any(q.matches(a, exact=False) for a in allowed) for q in stated):
-            unit.verdict, unit.detail = FIGURE_MISMATCH, "the figure differs from the verified claims it cites"
+            unit.verdict, unit.detail = (
+                FIGURE_MISMATCH,
+                "the figure differs from the verified claims it cites",
+            )
             continue
         unit.claim_ids = [c.id for c in (named or good) if c.verified] or [c.id for c in good]
         to_model.append((unit, good))
     for unit in verdicts:
         _withhold_if_obedient(run, unit, claims, parts[unit.part].claim)
     if to_model:
-        answers, _, _ = _ask_verifier(run, [(u.part, parts[u.part].claim, [(c.id, c.text) for c in good]) for u, good in to_model])
+        answers, _, _ = _ask_verifier(
+            run, [(u.part, parts[u.part].claim, [(c.id, c.text) for c in good]) for u, good in to_model]
+        )
         for unit, good in to_model:
             answer = answers.get(unit.part)
             if answer is None:
                 unit.verdict, unit.detail = UNVERIFIED, "the verifier gave no verdict"
             elif answer["verdict"] == "unsupported":
-                unit.verdict, unit.detail = UNSUPPORTED, answer["reason"] or "the verified claims it cites do not say this"
+                unit.verdict, unit.detail = (
+                    UNSUPPORTED,
+                    answer["reason"] or "the verified claims it cites do not say this",
+                )
             else:
                 unit.verdict = answer["verdict"]
                 weigh = run.credibility or tier_weight
-                weight = max((weigh(run.registry.get(i)) for c in good for i in c.source_ids if run.registry.get(i)), default=0.0)
-                unit.confidence = round(min(answer["confidence"], max(c.verifier_confidence for c in good)) * weight, 3)
-                unit.source_ids = list(dict.fromkeys(i for c in good if c.id in unit.claim_ids for i in c.source_ids)) or unit.source_ids
+                weight = max(
+                    (weigh(run.registry.get(i)) for c in good for i in c.source_ids if run.registry.get(i)),
+                    default=0.0,
+                )
+                unit.confidence = round(
+                    min(answer["confidence"], max(c.verifier_confidence for c in good)) * weight, 3
+                )
+                unit.source_ids = (
+                    list(dict.fromkeys(i for c in good if c.id in unit.claim_ids for i in c.source_ids))
+                    or unit.source_ids
+                )
             _withhold_if_obedient(run, unit, claims, parts[unit.part].claim)
     return verdicts
 
@@ -257,6 +295,8 @@ def obeys_instructions(run: RunContext, text: str, cited: set[int] = frozenset()
 def _withhold_if_obedient(run: RunContext, unit: UnitVerdict, claims: ClaimSet, text: str) -> None:
     if unit.verified or unit.verdict in ("", INSTRUCTION):
         return
-    cited = set(unit.source_ids) | {i for c in unit.claim_ids if claims.get(c) for i in claims.get(c).source_ids}
+    cited = set(unit.source_ids) | {
+        i for c in unit.claim_ids if claims.get(c) for i in claims.get(c).source_ids
+    }
     if obeys_instructions(run, text, cited):
         unit.verdict, unit.detail = INSTRUCTION, INSTRUCTION_TEXT

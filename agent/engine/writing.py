@@ -11,7 +11,16 @@ import re
 from dataclasses import dataclass, field
 
 from . import prompts, schemas
-from .answer import CLAIM_MARKER, EchoDetector, claim_marker_ids, join, marker_ids, rewrite_markers, scrub_links, segments
+from .answer import (
+    CLAIM_MARKER,
+    EchoDetector,
+    claim_marker_ids,
+    join,
+    marker_ids,
+    rewrite_markers,
+    scrub_links,
+    segments,
+)
 from .claims import ClaimSet
 from .conflicts import Conflict
 from .sources import neutralise, render_observations
@@ -19,8 +28,16 @@ from .state import RunContext
 
 # The phases' instructions. Nothing the writer read can make it show them: a line that repeats
 # eight words of them in a row is removed, wherever it stands (prose, list, table, code block).
-INSTRUCTION_ECHO = EchoDetector([prompts.PLANNER, prompts.ACTION, prompts.REFLECTION, prompts.CLAIMS, prompts.SYNTHESIZER,
-                                 prompts.VERIFIER])
+INSTRUCTION_ECHO = EchoDetector(
+    [
+        prompts.PLANNER,
+        prompts.ACTION,
+        prompts.REFLECTION,
+        prompts.CLAIMS,
+        prompts.SYNTHESIZER,
+        prompts.VERIFIER,
+    ]
+)
 
 NO_SOURCES_ANSWER = {
     "en": "No source that could be cited was found for this question, so no answer is given. "
@@ -33,7 +50,9 @@ NO_SOURCES_ANSWER = {
 class Draft:
     answer: str
     summary: str = ""
-    conflicts: list[dict] = field(default_factory=list)  # the writer's: [{"topic", "positions": [{"summary", "source_ids"}]}]
+    conflicts: list[dict] = field(
+        default_factory=list
+    )  # the writer's: [{"topic", "positions": [{"summary", "source_ids"}]}]
     counter_evidence: list[dict] = field(default_factory=list)  # [{"summary", "source_ids"}]
     judgement: dict | None = None  # {"text", "claim_ids", "assumptions"}
     fabricated: list[dict] = field(default_factory=list)  # sentences dropped for invented sources or claims
@@ -54,10 +73,21 @@ class CounterSearch:
 def claims_block(run: RunContext, claims: ClaimSet) -> str:
     rows = []
     for claim in claims.verified():
-        row = {"id": f"c{claim.id}", "kind": claim.kind, "text": claim.text, "source_ids": claim.source_ids,
-               "tiers": sorted({run.registry.get(i).tier for i in claim.source_ids if run.registry.get(i)})}
+        row = {
+            "id": f"c{claim.id}",
+            "kind": claim.kind,
+            "text": claim.text,
+            "source_ids": claim.source_ids,
+            "tiers": sorted({run.registry.get(i).tier for i in claim.source_ids if run.registry.get(i)}),
+        }
         if claim.kind == "figure":
-            row.update(entity=claim.entity, metric=claim.metric, period=claim.period, value=claim.value, unit=claim.unit)
+            row.update(
+                entity=claim.entity,
+                metric=claim.metric,
+                period=claim.period,
+                value=claim.value,
+                unit=claim.unit,
+            )
         if claim.found_by == "counter_search":
             row["counter"] = "yes"
         rows.append(row)
@@ -65,9 +95,18 @@ def claims_block(run: RunContext, claims: ClaimSet) -> str:
 
 
 def conflicts_block(conflicts: list[Conflict]) -> str:
-    rows = [{"subject": c.subject, "status": c.status, "prevailing_side": c.prevailing_side,
-             "sides": [{"statement": s.statement, "claim_ids": [f"c{i}" for i in s.claim_ids], "tier": s.tier} for s in c.sides]}
-            for c in conflicts]
+    rows = [
+        {
+            "subject": c.subject,
+            "status": c.status,
+            "prevailing_side": c.prevailing_side,
+            "sides": [
+                {"statement": s.statement, "claim_ids": [f"c{i}" for i in s.claim_ids], "tier": s.tier}
+                for s in c.sides
+            ],
+        }
+        for c in conflicts
+    ]
     return "<conflicts>\n" + neutralise(prompts.as_json(rows)) + "\n</conflicts>"
 
 
@@ -76,21 +115,35 @@ def synthesize(run: RunContext, claims: ClaimSet, conflicts: list[Conflict], cou
         return Draft(answer=NO_SOURCES_ANSWER[run.lang])
     behind = sorted({i for c in claims.verified() for i in c.source_ids})
     if counter.ran:
-        task_counter = (f"A counter-search ran ({counter.searches} searches: {', '.join(counter.queries) or '-'}); claims with "
-                        "counter=\"yes\" came from it. State the counter-evidence and how it compares with the support.")
+        task_counter = (
+            f"A counter-search ran ({counter.searches} searches: {', '.join(counter.queries) or '-'}); claims with "
+            'counter="yes" came from it. State the counter-evidence and how it compares with the support.'
+        )
     else:
         task_counter = "No counter-search ran for this question."
-    task_judgement = ("A judgement is asked for: give it in \"judgement\" with the claim ids it rests on and its assumptions."
-                      if run.plan.asks_for_judgement else "No judgement is asked for: \"judgement\" must be null.")
+    task_judgement = (
+        'A judgement is asked for: give it in "judgement" with the claim ids it rests on and its assumptions.'
+        if run.plan.asks_for_judgement
+        else 'No judgement is asked for: "judgement" must be null.'
+    )
 
     def build(compact: bool) -> list[dict]:
         return [
-            {"role": "system", "content": prompts.SYNTHESIZER.format(language=prompts.language_name(run.inp.language))},
+            {
+                "role": "system",
+                "content": prompts.SYNTHESIZER.format(language=prompts.language_name(run.inp.language)),
+            },
             {
                 "role": "user",
                 "content": f"{run.question_block()}\n\nPlan:\n{run.plan.block()}\n\n{task_counter}\n{task_judgement}\n\n"
-                "<observations>\n" + claims_block(run, claims) + "\n" + conflicts_block(conflicts) + "\n"
-                + render_observations(run.registry, budget_chars=0, only=behind, without_flagged_passages=True)[len("<observations>\n"):],
+                "<observations>\n"
+                + claims_block(run, claims)
+                + "\n"
+                + conflicts_block(conflicts)
+                + "\n"
+                + render_observations(
+                    run.registry, budget_chars=0, only=behind, without_flagged_passages=True
+                )[len("<observations>\n") :],
             },
         ]
 
@@ -120,20 +173,41 @@ def clean(run: RunContext, data: dict, claims: ClaimSet) -> Draft:
         # invented claim: it goes whatever the policy says.
         for part in parts:
             ids, cids = part.ids, part.claim_ids
-            if (ids or cids) and not any(i in valid for i in ids) and not any(c in known_claims for c in cids):
+            if (
+                (ids or cids)
+                and not any(i in valid for i in ids)
+                and not any(c in known_claims for c in cids)
+            ):
                 invalid += len(ids) + len(cids)
-                fabricated.append({"text": part.claim, "citations": [], "source_ids": [], "claim_ids": [], "verdict": "fabricated_citation",
-                                   "reason": f"cites sources that do not exist: {ids + cids}", "confidence": 0.0, "tiers": [],
-                                   "action": "dropped", "kind": "cell" if part.cell else "sentence"})
+                fabricated.append(
+                    {
+                        "text": part.claim,
+                        "citations": [],
+                        "source_ids": [],
+                        "claim_ids": [],
+                        "verdict": "fabricated_citation",
+                        "reason": f"cites sources that do not exist: {ids + cids}",
+                        "confidence": 0.0,
+                        "tiers": [],
+                        "action": "dropped",
+                        "kind": "cell" if part.cell else "sentence",
+                    }
+                )
                 part.text = " — " if part.cell else ""
         text = join(parts)
         text, dropped = rewrite_markers(text, {i: (i if i in valid else None) for i in marker_ids(text)})
         invalid += dropped
         unknown = [c for c in claim_marker_ids(text) if c not in known_claims]
         if unknown:
+
             def keep(match):
-                ids = [p.strip() for p in re.split(r"[,，、;；]", match.group(1)) if int(p.strip().lstrip("cC")) in known_claims]
+                ids = [
+                    p.strip()
+                    for p in re.split(r"[,，、;；]", match.group(1))
+                    if int(p.strip().lstrip("cC")) in known_claims
+                ]
                 return f"[{', '.join('c' + p.lstrip('cC') for p in ids)}]" if ids else ""
+
             text = CLAIM_MARKER.sub(keep, text)
             invalid += len(unknown)
         return text
@@ -156,7 +230,10 @@ def clean(run: RunContext, data: dict, claims: ClaimSet) -> Draft:
 
     conflicts = []
     for conflict in data["conflicts"]:
-        positions = [{"summary": shown(p["summary"]), "source_ids": real(p["source_ids"])} for p in conflict["positions"]]
+        positions = [
+            {"summary": shown(p["summary"]), "source_ids": real(p["source_ids"])}
+            for p in conflict["positions"]
+        ]
         positions = [p for p in positions if p["source_ids"]]
         if len(positions) >= 2:  # a disagreement is shown even when its wording had to go
             conflicts.append({"topic": shown(conflict["topic"]), "positions": positions})
@@ -168,7 +245,19 @@ def clean(run: RunContext, data: dict, claims: ClaimSet) -> Draft:
     judgement = None
     if run.plan.asks_for_judgement and data.get("judgement"):
         raw = data["judgement"]
-        judgement = {"text": shown(raw["text"]), "claim_ids": [i for i in dict.fromkeys(raw["claim_ids"]) if i in known_claims],
-                     "assumptions": [a for a in (shown(x) for x in raw["assumptions"]) if a.strip()]}
-    return Draft(answer=answer, summary=summary, conflicts=conflicts, counter_evidence=counter, judgement=judgement,
-                 fabricated=fabricated, invalid_citations=invalid, links_removed=links_removed, instruction_echoes=echoes)
+        judgement = {
+            "text": shown(raw["text"]),
+            "claim_ids": [i for i in dict.fromkeys(raw["claim_ids"]) if i in known_claims],
+            "assumptions": [a for a in (shown(x) for x in raw["assumptions"]) if a.strip()],
+        }
+    return Draft(
+        answer=answer,
+        summary=summary,
+        conflicts=conflicts,
+        counter_evidence=counter,
+        judgement=judgement,
+        fabricated=fabricated,
+        invalid_citations=invalid,
+        links_removed=links_removed,
+        instruction_echoes=echoes,
+    )

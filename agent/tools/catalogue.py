@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from agent.engine.types import Source, ToolResult
 from catalogue import selectors
 from catalogue.models import Advisor, AdvisorPaper, Course, ResearchCluster, TeamPaper, University
 from catalogue.search import search_terms
-from agent.engine.types import Source, ToolResult
 
 from . import REGISTRY
 from .registry import ToolContext
@@ -126,7 +126,9 @@ def get_hs_curriculum(
         query: optional words or a curriculum code to search for
         limit: how many topics to return (1-20)
     """
-    rows = selectors.curriculum_topics(subject=subject or "", grade_band=grade_band or "", query=query or "", limit=_limit(limit, 10))
+    rows = selectors.curriculum_topics(
+        subject=subject or "", grade_band=grade_band or "", query=query or "", limit=_limit(limit, 10)
+    )
     if not rows:
         return _none_found("curriculum topic", query or f"{subject or ''} {grade_band or ''}".strip())
     sources = []
@@ -142,7 +144,9 @@ def get_hs_curriculum(
                 kind="curriculum_topic",
                 title=f"{topic.curriculum_code} {topic.topic}",
                 body=body,
-                snippet=clip(f"{topic.get_subject_display()}, grades {topic.grade_band}. Learning goals: {topic.learning_goals}"),
+                snippet=clip(
+                    f"{topic.get_subject_display()}, grades {topic.grade_band}. Learning goals: {topic.learning_goals}"
+                ),
                 subject=topic.subject,
                 grade_band=topic.grade_band,
             )
@@ -151,7 +155,13 @@ def get_hs_curriculum(
         sources=sources,
         data={
             "results": [
-                {"code": t.curriculum_code, "subject": t.subject, "grade_band": t.grade_band, "topic": t.topic, "is_demo": t.is_demo}
+                {
+                    "code": t.curriculum_code,
+                    "subject": t.subject,
+                    "grade_band": t.grade_band,
+                    "topic": t.topic,
+                    "is_demo": t.is_demo,
+                }
                 for t in rows
             ]
         },
@@ -197,7 +207,12 @@ def list_uedu_team_papers(ctx: ToolContext, query: str | None = None, limit: int
     ]
     return ToolResult(
         sources=sources,
-        data={"results": [{"title": p.title, "authors": p.authors, "year": p.year, "doi": p.doi, "is_demo": p.is_demo} for p in rows]},
+        data={
+            "results": [
+                {"title": p.title, "authors": p.authors, "year": p.year, "doi": p.doi, "is_demo": p.is_demo}
+                for p in rows
+            ]
+        },
     )
 
 
@@ -216,15 +231,21 @@ def search_advisor_papers(
     """
     if not query.strip() and not advisor:
         return ToolResult(error="give topic words or an advisor")
-    rows = selectors.advisor_papers(query=query, advisor=(advisor or "").strip(), year_from=year_from, limit=_limit(limit, 10))
+    rows = selectors.advisor_papers(
+        query=query, advisor=(advisor or "").strip(), year_from=year_from, limit=_limit(limit, 10)
+    )
     if not rows:
         return _none_found("advisor paper", query)
     sources = []
     for p in rows:
         who: Advisor = p.advisor
-        byline = f"Uedu advisor: {who.name} {who.name_en}".strip() + (f", {who.university.name}" if who.university else "")
-        body = _paper_body(p, byline) + f"\nAdvisor profile: {who.link}" + (
-            f"\nCited by: {p.cited_by_count}" if p.cited_by_count is not None else ""
+        byline = f"Uedu advisor: {who.name} {who.name_en}".strip() + (
+            f", {who.university.name}" if who.university else ""
+        )
+        body = (
+            _paper_body(p, byline)
+            + f"\nAdvisor profile: {who.link}"
+            + (f"\nCited by: {p.cited_by_count}" if p.cited_by_count is not None else "")
         )
         sources.append(
             _source(
@@ -245,7 +266,14 @@ def search_advisor_papers(
         sources=sources,
         data={
             "results": [
-                {"title": p.title, "advisor": p.advisor.name, "advisor_profile_url": p.advisor.link, "year": p.year, "doi": p.doi, "is_demo": p.is_demo}
+                {
+                    "title": p.title,
+                    "advisor": p.advisor.name,
+                    "advisor_profile_url": p.advisor.link,
+                    "year": p.year,
+                    "doi": p.doi,
+                    "is_demo": p.is_demo,
+                }
                 for p in rows
             ]
         },
@@ -272,7 +300,9 @@ def _advisor_source(advisor: Advisor, cluster: ResearchCluster) -> Source:
         kind="advisor",
         title=f"{advisor.name} {advisor.name_en}".strip() + (f" — {place}" if place else ""),
         body=body,
-        snippet=clip(f"Uedu advisor, {advisor.title} {place} {advisor.department}. Research interests: {advisor.research_interests}"),
+        snippet=clip(
+            f"Uedu advisor, {advisor.title} {place} {advisor.department}. Research interests: {advisor.research_interests}"
+        ),
         url=advisor.link,
         advisor=advisor.slug,
         cluster=cluster.slug,
@@ -299,11 +329,28 @@ def list_research_clusters(ctx: ToolContext, query: str | None = None) -> ToolRe
             + (f"\nAdvisors: {advisors}" if advisors else "")
         )
         sources.append(
-            _source(cluster, kind="research_cluster", title=f"{cluster.name} {cluster.name_en}".strip(), body=body, cluster=cluster.slug)
+            _source(
+                cluster,
+                kind="research_cluster",
+                title=f"{cluster.name} {cluster.name_en}".strip(),
+                body=body,
+                cluster=cluster.slug,
+            )
         )
     return ToolResult(
         sources=sources,
-        data={"results": [{"slug": c.slug, "name": c.name, "name_en": c.name_en, "advisors": [a.name for a in c.advisors.all()], "is_demo": c.is_demo} for c in rows]},
+        data={
+            "results": [
+                {
+                    "slug": c.slug,
+                    "name": c.name,
+                    "name_en": c.name_en,
+                    "advisors": [a.name for a in c.advisors.all()],
+                    "is_demo": c.is_demo,
+                }
+                for c in rows
+            ]
+        },
     )
 
 
@@ -317,14 +364,19 @@ def get_cluster_advisors(ctx: ToolContext, cluster: str) -> ToolResult:
     """
     found = selectors.cluster_by_name(cluster)
     if found is None:
-        return ToolResult(error=f"no single research cluster matches {cluster!r}; known clusters: {', '.join(selectors.cluster_names()) or 'none'}")
+        return ToolResult(
+            error=f"no single research cluster matches {cluster!r}; known clusters: {', '.join(selectors.cluster_names()) or 'none'}"
+        )
     advisors = list(found.advisors.all())
     return ToolResult(
         sources=[_advisor_source(a, found) for a in advisors],
         data={
             "cluster": found.slug,
             "is_demo": found.is_demo,
-            "advisors": [{"slug": a.slug, "name": a.name, "profile_url": a.link, "is_demo": a.is_demo} for a in advisors],
+            "advisors": [
+                {"slug": a.slug, "name": a.name, "profile_url": a.link, "is_demo": a.is_demo}
+                for a in advisors
+            ],
         },
     )
 
@@ -350,10 +402,19 @@ def list_uedu_universities(ctx: ToolContext, query: str | None = None) -> ToolRe
             + f"\nCourses in the Uedu catalogue: {courses} · Uedu advisors: {advisors}"
             + (f"\n{u.description}" if u.description else "")
         )
-        sources.append(_source(u, kind="university", title=_university_label(u), body=body, url=u.website, university=u.slug))
+        sources.append(
+            _source(
+                u, kind="university", title=_university_label(u), body=body, url=u.website, university=u.slug
+            )
+        )
     return ToolResult(
         sources=sources,
-        data={"results": [{"slug": u.slug, "name": u.name, "name_en": u.name_en, "city": u.city, "is_demo": u.is_demo} for u in rows]},
+        data={
+            "results": [
+                {"slug": u.slug, "name": u.name, "name_en": u.name_en, "city": u.city, "is_demo": u.is_demo}
+                for u in rows
+            ]
+        },
     )
 
 
@@ -389,6 +450,15 @@ def get_internal_docs(ctx: ToolContext, query: str, limit: int = 5) -> ToolResul
     ]
     return ToolResult(
         sources=sources,
-        data={"results": [{"title": d.title, "visibility": d.visibility, "url": d.get_absolute_url(), "is_demo": d.is_demo} for d in docs]},
+        data={
+            "results": [
+                {
+                    "title": d.title,
+                    "visibility": d.visibility,
+                    "url": d.get_absolute_url(),
+                    "is_demo": d.is_demo,
+                }
+                for d in docs
+            ]
+        },
     )
-

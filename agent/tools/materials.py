@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from agent.engine.types import Source, ToolResult
 from channels_app.models import Channel
 from channels_app.retrieval import hybrid_search, snippet
-from agent.engine.types import Source, ToolResult
 
 from . import REGISTRY
 from .registry import ToolContext
@@ -27,13 +27,17 @@ def search_channel_materials(ctx: ToolContext, query: str, top_k: int = 6) -> To
         top_k: how many passages to return (1-10)
     """
     top_k = max(1, min(int(top_k), 10))
-    slug = ctx.channel_slug or Channel.objects.filter(pk=ctx.channel_id).values_list("slug", flat=True).first()
+    slug = (
+        ctx.channel_slug or Channel.objects.filter(pk=ctx.channel_id).values_list("slug", flat=True).first()
+    )
     if slug is None:
         return ToolResult(error="this channel no longer exists")
     passages = hybrid_search(ctx.channel_id, query, top_k)
     sources, data = [], []
     for passage in passages:
-        url = reverse("material_detail", kwargs={"slug": slug, "pk": passage.material_id}) + f"#p{passage.page}"
+        url = (
+            reverse("material_detail", kwargs={"slug": slug, "pk": passage.material_id}) + f"#p{passage.page}"
+        )
         score = round(passage.score, 4)
         short = snippet(passage.text, query)
         sources.append(
@@ -47,7 +51,11 @@ def search_channel_materials(ctx: ToolContext, query: str, top_k: int = 6) -> To
                 meta={"material_id": passage.material_id, "page": passage.page, "score": score},
             )
         )
-        data.append({"file": passage.file_name, "page": passage.page, "passage": passage.text, "score": score})
+        data.append(
+            {"file": passage.file_name, "page": passage.page, "passage": passage.text, "score": score}
+        )
     if not data:
-        return ToolResult(data={"passages": [], "note": "no passage in this channel's materials matches the query"})
+        return ToolResult(
+            data={"passages": [], "note": "no passage in this channel's materials matches the query"}
+        )
     return ToolResult(sources=sources, data={"passages": data})

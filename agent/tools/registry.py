@@ -69,7 +69,9 @@ class Tool:
         builds a validator on every call, which cost more CPU than the tool call's own work."""
         cached = self.__dict__.get("_validator")
         if cached is None:
-            cached = self.__dict__["_validator"] = jsonschema.validators.validator_for(self.parameters)(self.parameters)
+            cached = self.__dict__["_validator"] = jsonschema.validators.validator_for(self.parameters)(
+                self.parameters
+            )
         return cached
 
 
@@ -122,7 +124,12 @@ def _parse_docstring(doc: str, where: str) -> tuple[str, dict[str, str]]:
 
 
 def build_tool(
-    fn: Callable, *, family: str, needs_web: bool = False, name: str | None = None, observed_url_params: tuple[str, ...] = ()
+    fn: Callable,
+    *,
+    family: str,
+    needs_web: bool = False,
+    name: str | None = None,
+    observed_url_params: tuple[str, ...] = (),
 ) -> Tool:
     where = f"tool {fn.__module__}.{fn.__name__}"
     if family not in FAMILIES:
@@ -139,7 +146,9 @@ def build_tool(
         if param.name not in hints:
             raise ToolDefinitionError(f"{where}: parameter {param.name!r} has no type hint")
         if param.name not in arg_docs:
-            raise ToolDefinitionError(f"{where}: parameter {param.name!r} is not described in the docstring's Args:")
+            raise ToolDefinitionError(
+                f"{where}: parameter {param.name!r} is not described in the docstring's Args:"
+            )
         schema, nullable = _json_type(hints[param.name], f"{where}.{param.name}")
         schema = dict(schema, description=arg_docs[param.name])
         if param.default is inspect.Parameter.empty and not nullable:
@@ -150,12 +159,24 @@ def build_tool(
     unknown = set(arg_docs) - set(properties)
     if unknown:
         raise ToolDefinitionError(f"{where}: the docstring describes unknown parameters {sorted(unknown)}")
-    parameters = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    parameters = {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
     missing = set(observed_url_params) - set(properties)
     if missing:
         raise ToolDefinitionError(f"{where}: observed_url_params names unknown parameters {sorted(missing)}")
-    return Tool(name=name or fn.__name__, description=description, parameters=parameters, fn=fn, family=family,
-                needs_web=needs_web, observed_url_params=tuple(observed_url_params))
+    return Tool(
+        name=name or fn.__name__,
+        description=description,
+        parameters=parameters,
+        fn=fn,
+        family=family,
+        needs_web=needs_web,
+        observed_url_params=tuple(observed_url_params),
+    )
 
 
 class ToolRegistry:
@@ -168,11 +189,22 @@ class ToolRegistry:
         self._tools[tool.name] = tool
         return tool
 
-    def tool(self, family: str, *, needs_web: bool = False, name: str | None = None, observed_url_params: tuple[str, ...] = ()):
+    def tool(
+        self,
+        family: str,
+        *,
+        needs_web: bool = False,
+        name: str | None = None,
+        observed_url_params: tuple[str, ...] = (),
+    ):
         """Decorator: `@registry.tool("materials")`."""
 
         def decorate(fn):
-            self.register(build_tool(fn, family=family, needs_web=needs_web, name=name, observed_url_params=observed_url_params))
+            self.register(
+                build_tool(
+                    fn, family=family, needs_web=needs_web, name=name, observed_url_params=observed_url_params
+                )
+            )
             return fn
 
         return decorate

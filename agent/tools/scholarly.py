@@ -96,11 +96,17 @@ def search_external_papers(
     codes, refused = narrowed_countries(countries, permitted)
     if refused:
         # Narrowing is the model's to choose; widening is the teacher's (a channel setting).
-        return ToolResult(error=f"countries {refused} are outside this course's countries {list(permitted)}; "
-                                "choose among those or leave countries out")
+        return ToolResult(
+            error=f"countries {refused} are outside this course's countries {list(permitted)}; "
+            "choose among those or leave countries out"
+        )
     try:
         works = openalex.search_works(
-            query=query.strip(), countries=codes, year_from=year_from, year_to=year_to, limit=max(1, min(MAX_LIMIT, limit))
+            query=query.strip(),
+            countries=codes,
+            year_from=year_from,
+            year_to=year_to,
+            limit=max(1, min(MAX_LIMIT, limit)),
         )
     except ExternalServiceError as exc:
         return ToolResult(error=str(exc))
@@ -110,7 +116,14 @@ def search_external_papers(
             "external": True,
             "filters": {"countries": codes, "year_from": year_from, "year_to": year_to},
             "results": [
-                {"title": w.title, "authors": w.authors[:10], "year": w.year, "doi": w.doi, "cited_by_count": w.cited_by_count, "url": w.url}
+                {
+                    "title": w.title,
+                    "authors": w.authors[:10],
+                    "year": w.year,
+                    "doi": w.doi,
+                    "cited_by_count": w.cited_by_count,
+                    "url": w.url,
+                }
                 for w in works
             ],
         },

@@ -14,7 +14,14 @@ from .registry import ToolContext
 def _amount(value: float, unit: str) -> str:
     if unit == "USD/shares":
         return f"USD {value:.2f} per share"
-    words = next((f" (≈ USD {value / size:,.2f} {name})" for size, name in ((1e9, "billion"), (1e6, "million")) if abs(value) >= size), "")
+    words = next(
+        (
+            f" (≈ USD {value / size:,.2f} {name})"
+            for size, name in ((1e9, "billion"), (1e6, "million"))
+            if abs(value) >= size
+        ),
+        "",
+    )
     return f"USD {value:,.0f}{words}"
 
 
@@ -68,8 +75,15 @@ def _margin_source(report: edgar.Financials, key: str, margin: dict) -> Source:
         tier="structured",
         url=filings[0].url,
         locator=f"accession {filings[0].accession} · {margin['formula']}",
-        meta={"external": True, "provider": "sec-edgar", "ticker": report.ticker, "metric": key, "value": margin["value"],
-              "computed": margin["formula"], "filings": [vars(f) for f in filings]},
+        meta={
+            "external": True,
+            "provider": "sec-edgar",
+            "ticker": report.ticker,
+            "metric": key,
+            "value": margin["value"],
+            "computed": margin["formula"],
+            "filings": [vars(f) for f in filings],
+        },
     )
 
 
@@ -110,7 +124,10 @@ def get_financials(ctx: ToolContext, ticker: str, quarter: str) -> ToolResult:
                 }
                 for key, f in report.figures.items()
             },
-            "margins": {key: {"value": round(m["value"], 6), "formula": m["formula"]} for key, m in report.margins.items()},
+            "margins": {
+                key: {"value": round(m["value"], 6), "formula": m["formula"]}
+                for key, m in report.margins.items()
+            },
             "not_reported": report.missing,
         },
     )

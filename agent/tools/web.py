@@ -66,7 +66,9 @@ def fetch_url(ctx: ToolContext, url: str, first_page: int = 1) -> ToolResult:
         first_page: for a PDF, the first page to read (1 = from the start); ignored for web pages
     """
     try:
-        page = webfetch.fetch_page(url, allowed_domains=ctx.allowed_domains, denied_domains=ctx.denied_domains)
+        page = webfetch.fetch_page(
+            url, allowed_domains=ctx.allowed_domains, denied_domains=ctx.denied_domains
+        )
     except ExternalServiceError as exc:
         return ToolResult(error=str(exc))
     if page.pages:
@@ -76,15 +78,27 @@ def fetch_url(ctx: ToolContext, url: str, first_page: int = 1) -> ToolResult:
     source = Source(
         title=page.title,
         snippet=clip(page.text),
-        text=page.text[:TEXT_CHARS] + ("\n[…the page is longer; it was cut at the size limit]" if page.truncated else ""),
+        text=page.text[:TEXT_CHARS]
+        + ("\n[…the page is longer; it was cut at the size limit]" if page.truncated else ""),
         tier="web",
         url=page.url,
         locator=urlsplit(page.url).hostname or "",
-        meta={"external": True, "content_type": page.content_type, "truncated": page.truncated, "redirects": page.redirects},
+        meta={
+            "external": True,
+            "content_type": page.content_type,
+            "truncated": page.truncated,
+            "redirects": page.redirects,
+        },
     )
     return ToolResult(
         sources=[source],
-        data={"url": page.url, "title": page.title, "chars": len(page.text), "truncated": page.truncated, "redirects": page.redirects},
+        data={
+            "url": page.url,
+            "title": page.title,
+            "chars": len(page.text),
+            "truncated": page.truncated,
+            "redirects": page.redirects,
+        },
     )
 
 
@@ -103,19 +117,34 @@ def _pdf_result(page: webfetch.Page, first_page: int) -> ToolResult:
             tier="web",
             url=f"{page.url.split('#', 1)[0]}#page={number}",
             locator=f"{file_name} p. {number}",
-            meta={"external": True, "content_type": "application/pdf", "page": number, "redirects": page.redirects},
+            meta={
+                "external": True,
+                "content_type": "application/pdf",
+                "page": number,
+                "redirects": page.redirects,
+            },
         )
         for number in window
         if page.pages[number - 1].strip()
     ]
     if not sources:
         if first_page > page.page_count:
-            return ToolResult(error=f"{page.url} has {page.page_count} pages; page {first_page} is past the end")
+            return ToolResult(
+                error=f"{page.url} has {page.page_count} pages; page {first_page} is past the end"
+            )
         if first_page > len(page.pages):
             return ToolResult(error=f"{page.url}: pages after {len(page.pages)} are past the text size limit")
-        return ToolResult(error=f"{page.url} has no extractable text on pages {first_page}-{window.stop - 1} (a scanned PDF?)")
+        return ToolResult(
+            error=f"{page.url} has no extractable text on pages {first_page}-{window.stop - 1} (a scanned PDF?)"
+        )
     return ToolResult(
         sources=sources,
-        data={"url": page.url, "title": title, "pages": page.page_count, "pages_read": [window.start, window.stop - 1],
-              "truncated": page.truncated, "redirects": page.redirects},
+        data={
+            "url": page.url,
+            "title": title,
+            "pages": page.page_count,
+            "pages_read": [window.start, window.stop - 1],
+            "truncated": page.truncated,
+            "redirects": page.redirects,
+        },
     )

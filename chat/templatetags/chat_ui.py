@@ -23,7 +23,9 @@ BLOOM_POLLS = 45
 
 @register.filter
 def bloom_pending(row) -> bool:
-    return row.kind == "request" and not row.bloom_level and row.created_at >= timezone.now() - BLOOM_POLL_WINDOW
+    return (
+        row.kind == "request" and not row.bloom_level and row.created_at >= timezone.now() - BLOOM_POLL_WINDOW
+    )
 
 
 @register.filter
@@ -46,6 +48,8 @@ def chat_answer_view(row: ChatLog) -> ChatAnswerView:
     anchor = f"cite-{row.pk:013x}"
     citations = citation_views(row.citations_json, anchor)
     return ChatAnswerView(
-        html=render_markdown(row.content, citation_anchor=anchor, citation_numbers={c.number for c in citations}),
+        html=render_markdown(
+            row.content, citation_anchor=anchor, citation_numbers={c.number for c in citations}
+        ),
         citations=citations,
     )

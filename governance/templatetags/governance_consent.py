@@ -35,18 +35,26 @@ def consent_notice(user, channel: Channel):
         return {"show": False}
     withdrawn = consent.is_withdrawn(user, channel)
     first_time = not ResearchTask.objects.filter(user=user, channel=channel, is_replay=False).exists()
-    return {"show": first_time or withdrawn, "withdrawn": withdrawn, "summary": consent.consent_summary(), "channel": channel}
+    return {
+        "show": first_time or withdrawn,
+        "withdrawn": withdrawn,
+        "summary": consent.consent_summary(),
+        "channel": channel,
+    }
 
 
 @register.inclusion_tag("governance/history_consent.html", takes_context=True)
 def consent_choices(context, user):
     """The history page: each channel where the student may use Deep Research, with withdraw or
     re-join, and withdrawal from every channel."""
-    channels = Channel.objects.filter(memberships__user=user, memberships__role=Membership.Role.STUDENT).order_by("name")
+    channels = Channel.objects.filter(
+        memberships__user=user, memberships__role=Membership.Role.STUDENT
+    ).order_by("name")
     withdrawals = {w.channel_id: w for w in ConsentWithdrawal.objects.filter(user=user)}
     everywhere = withdrawals.get(None)
     rows = [
-        {"channel": c, "withdrawn": (c.pk in withdrawals and withdrawals[c.pk].rejoined_at is None)} for c in channels
+        {"channel": c, "withdrawn": (c.pk in withdrawals and withdrawals[c.pk].rejoined_at is None)}
+        for c in channels
     ]
     return {
         "rows": rows,

@@ -22,7 +22,9 @@ def _flatten(detail) -> str:
 
 def error_response(code: str, message: str, status: int, retry_after: int | None = None) -> Response:
     # Always JSON, even when the request negotiated text/event-stream.
-    response = Response({"error": {"code": code, "message": message}}, status=status, content_type="application/json")
+    response = Response(
+        {"error": {"code": code, "message": message}}, status=status, content_type="application/json"
+    )
     if retry_after is not None:
         response["Retry-After"] = str(retry_after)
     return response

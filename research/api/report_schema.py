@@ -39,5 +39,7 @@ def to_openapi(schema):
     return out
 
 
-REPORT_OPENAPI = {**to_openapi(REPORT_SCHEMA),
-                  "description": f"Deep Research report, schema version {SCHEMA_VERSION} (JSON Schema: agent/engine/report.py)."}
+REPORT_OPENAPI = {
+    **to_openapi(REPORT_SCHEMA),
+    "description": f"Deep Research report, schema version {SCHEMA_VERSION} (JSON Schema: agent/engine/report.py).",
+}

@@ -25,8 +25,11 @@ class StartSerializer(StrictSerializer):
     question = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
     channel_id = serializers.IntegerField()
     trigger_mode = serializers.ChoiceField(choices=ResearchTask.TriggerMode.choices, default="forced")
-    context = serializers.DictField(child=serializers.CharField(allow_blank=True, max_length=200), required=False,
-                                    help_text="time_range, subject, entities, metrics, source_language, source_preference")
+    context = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, max_length=200),
+        required=False,
+        help_text="time_range, subject, entities, metrics, source_language, source_preference",
+    )
 
 
 class ContextCheckSerializer(StrictSerializer):
@@ -34,14 +37,19 @@ class ContextCheckSerializer(StrictSerializer):
 
 
 class PlanReviewSerializer(StrictSerializer):
-    sub_questions = serializers.ListField(child=serializers.CharField(allow_blank=True, max_length=2000), required=False,
-                                         max_length=20, help_text="the edited plan; omit to continue with the proposed one")
+    sub_questions = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=2000),
+        required=False,
+        max_length=20,
+        help_text="the edited plan; omit to continue with the proposed one",
+    )
 
 
 class FeedbackSerializer(StrictSerializer):
     useful = serializers.BooleanField(required=False, allow_null=True, default=None)
-    reason = serializers.ChoiceField(choices=[("", "")] + list(AnswerFeedback.Reason.choices),
-                                     required=False, default="")
+    reason = serializers.ChoiceField(
+        choices=[("", "")] + list(AnswerFeedback.Reason.choices), required=False, default=""
+    )
     citation_number = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
     # The service refuses notes over MAX_NOTE with its own message; this bounds what is parsed.
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=100_000)
@@ -110,7 +118,17 @@ class ClaimSerializer(serializers.ModelSerializer):
         from research.models import ResearchClaim
 
         model = ResearchClaim
-        fields = ["index", "text", "citations", "verdict", "reason", "tiers", "confidence", "web_only", "action"]
+        fields = [
+            "index",
+            "text",
+            "citations",
+            "verdict",
+            "reason",
+            "tiers",
+            "confidence",
+            "web_only",
+            "action",
+        ]
 
 
 class TaskSummarySerializer(serializers.ModelSerializer):
@@ -120,14 +138,35 @@ class TaskSummarySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ResearchTask
-        fields = ["task_uuid", "status", "trigger_mode", "question", "channel_id", "channel_slug", "tokens_used",
-                  "cost_usd", "limit_hit", "created_at", "finished_at"]
+        fields = [
+            "task_uuid",
+            "status",
+            "trigger_mode",
+            "question",
+            "channel_id",
+            "channel_slug",
+            "tokens_used",
+            "cost_usd",
+            "limit_hit",
+            "created_at",
+            "finished_at",
+        ]
 
 
 class StepSerializer(serializers.ModelSerializer):
     class Meta:
         model = ResearchStep
-        fields = ["index", "round", "phase", "tool_name", "args", "status", "result_preview", "error", "duration_ms"]
+        fields = [
+            "index",
+            "round",
+            "phase",
+            "tool_name",
+            "args",
+            "status",
+            "result_preview",
+            "error",
+            "duration_ms",
+        ]
 
 
 class TaskDetailSerializer(serializers.ModelSerializer):
@@ -147,10 +186,34 @@ class TaskDetailSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ResearchTask
-        fields = ["task_uuid", "status", "trigger_mode", "question", "channel", "owner", "language", "plan", "answer",
-                  "citations", "verification", "claims", "steps", "usage", "metrics", "review", "limit_hit", "stop_reason", "error",
-                  "invalid_citations_removed", "created_at", "started_at", "finished_at", "duration_seconds", "last_seq",
-                  "disclaimer_acknowledged_at"]
+        fields = [
+            "task_uuid",
+            "status",
+            "trigger_mode",
+            "question",
+            "channel",
+            "owner",
+            "language",
+            "plan",
+            "answer",
+            "citations",
+            "verification",
+            "claims",
+            "steps",
+            "usage",
+            "metrics",
+            "review",
+            "limit_hit",
+            "stop_reason",
+            "error",
+            "invalid_citations_removed",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "duration_seconds",
+            "last_seq",
+            "disclaimer_acknowledged_at",
+        ]
 
     def get_channel(self, task) -> dict:
         return {"id": task.channel_id, "slug": task.channel.slug, "name": task.channel.name}
@@ -159,19 +222,40 @@ class TaskDetailSerializer(serializers.ModelSerializer):
         metrics = getattr(task, "metrics", None)
         if metrics is None:
             return None
-        fields = ["citation_coverage", "unsupported_rate", "conflicts_found", "conflicts_shown", "conflict_disclosure",
-                  "low_credibility_share", "tool_calls", "searches", "rounds", "table_cells", "removed_from_body", "removed_reasons",
-                  "conflicts_reported_by_writer", "source_pollution_rate"]
+        fields = [
+            "citation_coverage",
+            "unsupported_rate",
+            "conflicts_found",
+            "conflicts_shown",
+            "conflict_disclosure",
+            "low_credibility_share",
+            "tool_calls",
+            "searches",
+            "rounds",
+            "table_cells",
+            "removed_from_body",
+            "removed_reasons",
+            "conflicts_reported_by_writer",
+            "source_pollution_rate",
+        ]
         return {f: getattr(metrics, f) for f in fields}
 
     def get_review(self, task) -> dict:
-        return {"needs_review": task.needs_review, "note": task.review_note,
-                "reviewed_at": task.reviewed_at.isoformat() if task.reviewed_at else None,
-                "replay_of": str(task.replay_of.task_uuid) if task.replay_of_id else None}
+        return {
+            "needs_review": task.needs_review,
+            "note": task.review_note,
+            "reviewed_at": task.reviewed_at.isoformat() if task.reviewed_at else None,
+            "replay_of": str(task.replay_of.task_uuid) if task.replay_of_id else None,
+        }
 
     def get_usage(self, task) -> dict:
-        return {"tokens": task.tokens_used, "prompt_tokens": task.prompt_tokens, "completion_tokens": task.completion_tokens,
-                "reasoning_tokens": task.reasoning_tokens, "cost_usd": float(task.cost_usd)}
+        return {
+            "tokens": task.tokens_used,
+            "prompt_tokens": task.prompt_tokens,
+            "completion_tokens": task.completion_tokens,
+            "reasoning_tokens": task.reasoning_tokens,
+            "cost_usd": float(task.cost_usd),
+        }
 
 
 class EventSerializer(serializers.Serializer):

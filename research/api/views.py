@@ -18,13 +18,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from channels_app.models import Channel
-from uedu_dr.ratelimits import enforce_rate
-from research.feed import TaskEventFeed
 from research import stream_slots
+from research.feed import TaskEventFeed
 from research.selectors import get_visible_task, quota_view, user_tasks, visible_tasks
 from research.services import analytics, context, feedback, judge, lifecycle, plan_review, review
 from research.services.events import events_after, serialize
 from uedu_dr.errors import ServiceError
+from uedu_dr.ratelimits import enforce_rate
 
 from . import serializers as s
 from .report_schema import REPORT_OPENAPI
@@ -61,7 +61,9 @@ def _member_channel(user, channel_id: int) -> Channel:
             raise ServiceError("not_a_member", "")
         lifecycle.check_member(user, channel)
     except ServiceError:
-        raise ServiceError("unknown_channel", _("There is no such channel, or you are not a member of it."), status=404) from None
+        raise ServiceError(
+            "unknown_channel", _("There is no such channel, or you are not a member of it."), status=404
+        ) from None
     return channel
 
 
@@ -72,7 +74,11 @@ def wants_json(request: Request) -> bool:
 
 @extend_schema(
     request=s.StartSerializer,
-    responses={201: s.StartedSerializer, 200: OpenApiResponse(OpenApiTypes.STR, description="text/event-stream of task events (id: seq)"), **ERRORS},
+    responses={
+        201: s.StartedSerializer,
+        200: OpenApiResponse(OpenApiTypes.STR, description="text/event-stream of task events (id: seq)"),
+        **ERRORS,
+    },
     description="Start a research. With `Accept: application/json` answers at once with the task id; otherwise "
     "streams the task's events as Server-Sent Events until a terminal event.",
 )
@@ -94,7 +100,9 @@ def start(request: Request):
     )
     if wants_json(request):
         return Response({"task_uuid": str(task.task_uuid), "request_log_id": request_log.pk}, status=201)
-    return sse_response(request.user, task.pk, task.task_uuid, 0, extra={"request_log_id": request_log.pk}, slot=slot)
+    return sse_response(
+        request.user, task.pk, task.task_uuid, 0, extra={"request_log_id": request_log.pk}, slot=slot
+    )
 
 
 @extend_schema(
@@ -117,17 +125,25 @@ def stream(request: Request, task_uuid):
 def _stream_slot(user) -> str:
     slot = stream_slots.acquire(user.pk)
     if slot is None:
-        raise ServiceError("too_many_streams", _("You have too many research streams open; close one and try again."),
-                           status=429, retry_after=5)
+        raise ServiceError(
+            "too_many_streams",
+            _("You have too many research streams open; close one and try again."),
+            status=429,
+            retry_after=5,
+        )
     return slot
 
 
-def sse_response(user, task_id: int, task_uuid, last_seq: int, extra: dict | None = None, slot: str | None = None) -> StreamingHttpResponse:
+def sse_response(
+    user, task_id: int, task_uuid, last_seq: int, extra: dict | None = None, slot: str | None = None
+) -> StreamingHttpResponse:
     """The task's events as Server-Sent Events, within the stream bounds the WebSocket has
     (research.consumers): a slot among the user's open streams (429 when none is free), the
     visibility rule checked again while it runs, and the end of the stream at the terminal event."""
     slot = slot or _stream_slot(user)
-    response = StreamingHttpResponse(_sse(user, slot, task_id, task_uuid, last_seq, extra or {}), content_type="text/event-stream")
+    response = StreamingHttpResponse(
+        _sse(user, slot, task_id, task_uuid, last_seq, extra or {}), content_type="text/event-stream"
+    )
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # proxies must not hold the stream back
     return response
@@ -157,8 +173,15 @@ def _frame(event: dict) -> str:
     return f"{head}data: {json.dumps(event, ensure_ascii=False)}\n\n"
 
 
-@extend_schema(request=s.CancelSerializer, responses={200: s.TaskSummarySerializer, 403: ERRORS[403], 404: ERRORS[404],
-                                                      409: OpenApiResponse(description="Already finished")})
+@extend_schema(
+    request=s.CancelSerializer,
+    responses={
+        200: s.TaskSummarySerializer,
+        403: ERRORS[403],
+        404: ERRORS[404],
+        409: OpenApiResponse(description="Already finished"),
+    },
+)
 @api_view(["POST"])
 def cancel(request: Request):
     body = s.CancelSerializer(data=request.data)
@@ -174,12 +197,17 @@ def quota(request: Request):
     return Response(quota_view(request.user))
 
 
-@extend_schema(parameters=[s.TaskListQuerySerializer], responses={200: s.TaskSummarySerializer(many=True), 400: ERRORS[400]})
+@extend_schema(
+    parameters=[s.TaskListQuerySerializer],
+    responses={200: s.TaskSummarySerializer(many=True), 400: ERRORS[400]},
+)
 @api_view(["GET"])
 def my_tasks(request: Request):
     query = s.TaskListQuerySerializer(data=request.query_params)
     query.is_valid(raise_exception=True)
-    tasks = user_tasks(request.user, status=query.validated_data.get("status"), limit=query.validated_data["limit"])
+    tasks = user_tasks(
+        request.user, status=query.validated_data.get("status"), limit=query.validated_data["limit"]
+    )
     return Response(s.TaskSummarySerializer(tasks, many=True).data)
 
 
@@ -192,19 +220,29 @@ def task_detail(request: Request, task_uuid):
 
 @extend_schema(
     summary="The task's report (versioned JSON Schema)",
-    responses={200: OpenApiResponse(REPORT_OPENAPI, description="The report: summary, findings, conflicts, counter-evidence, "
-                                    "judgement, limitations, not verified, citations"),
-               404: ERRORS[404], 409: OpenApiResponse(description='The task has no report (yet): {"error": {"code", "message"}}')},
+    responses={
+        200: OpenApiResponse(
+            REPORT_OPENAPI,
+            description="The report: summary, findings, conflicts, counter-evidence, "
+            "judgement, limitations, not verified, citations",
+        ),
+        404: ERRORS[404],
+        409: OpenApiResponse(description='The task has no report (yet): {"error": {"code", "message"}}'),
+    },
 )
 @api_view(["GET"])
 def task_report(request: Request, task_uuid):
     task = get_visible_task(request.user, task_uuid)
     if not task.report_json:
-        raise ServiceError("report_unavailable", _("This research has no report: it has not completed."), status=409)
+        raise ServiceError(
+            "report_unavailable", _("This research has no report: it has not completed."), status=409
+        )
     return Response(task.report_json)
 
 
-@extend_schema(parameters=[s.EventsQuerySerializer], responses={200: s.EventSerializer(many=True), 404: ERRORS[404]})
+@extend_schema(
+    parameters=[s.EventsQuerySerializer], responses={200: s.EventSerializer(many=True), 404: ERRORS[404]}
+)
 @api_view(["GET"])
 def task_events(request: Request, task_uuid):
     task = get_visible_task(request.user, task_uuid)
@@ -226,8 +264,15 @@ def judge_view(request: Request):
     return Response(judge.judge_question(body.validated_data["question"], channel, user=request.user))
 
 
-@extend_schema(request=None, responses={200: OpenApiResponse(description='{"acknowledged_at": "…"}'), 403: ERRORS[403], 404: ERRORS[404],
-                                        409: OpenApiResponse(description="The research has no answer")})
+@extend_schema(
+    request=None,
+    responses={
+        200: OpenApiResponse(description='{"acknowledged_at": "…"}'),
+        403: ERRORS[403],
+        404: ERRORS[404],
+        409: OpenApiResponse(description="The research has no answer"),
+    },
+)
 @api_view(["POST"])
 def acknowledge(request: Request, task_uuid):
     """The owner's "I understand" click on the answer's disclaimer."""
@@ -235,7 +280,10 @@ def acknowledge(request: Request, task_uuid):
     return Response({"acknowledged_at": task.disclaimer_acknowledged_at.isoformat()})
 
 
-@extend_schema(request=s.ReviewSerializer, responses={200: s.TaskDetailSerializer, 400: ERRORS[400], 403: ERRORS[403], 404: ERRORS[404]})
+@extend_schema(
+    request=s.ReviewSerializer,
+    responses={200: s.TaskDetailSerializer, 400: ERRORS[400], 403: ERRORS[403], 404: ERRORS[404]},
+)
 @api_view(["POST"])
 def review_note(request: Request, task_uuid):
     """The channel's teacher or a Super TA adds a reviewer note (shown on the result page)."""
@@ -253,7 +301,13 @@ def review_queue(request: Request):
     return Response(s.TaskSummarySerializer(review.review_queue(request.user)[:100], many=True).data)
 
 
-@extend_schema(request=s.ContextCheckSerializer, responses={200: OpenApiResponse(description='{"needs_clarification", "questions": [{key, question, default}]}'), **ERRORS})
+@extend_schema(
+    request=s.ContextCheckSerializer,
+    responses={
+        200: OpenApiResponse(description='{"needs_clarification", "questions": [{key, question, default}]}'),
+        **ERRORS,
+    },
+)
 @api_view(["POST"])
 def context_check(request: Request):
     """Before a run: does the question lack a time range, subject, source language or preference?"""
@@ -263,15 +317,24 @@ def context_check(request: Request):
     return Response(context.check_context(body.validated_data["question"], user=request.user))
 
 
-@extend_schema(request=s.PlanReviewSerializer, responses={200: s.TaskSummarySerializer, 403: ERRORS[403], 404: ERRORS[404],
-                                                          409: OpenApiResponse(description="Not waiting for a plan review")})
+@extend_schema(
+    request=s.PlanReviewSerializer,
+    responses={
+        200: s.TaskSummarySerializer,
+        403: ERRORS[403],
+        404: ERRORS[404],
+        409: OpenApiResponse(description="Not waiting for a plan review"),
+    },
+)
 @api_view(["POST"])
 def plan(request: Request, task_uuid):
     """The owner continues a run waiting for plan review, with edited sub-questions or as proposed."""
     task = get_visible_task(request.user, task_uuid)
     body = s.PlanReviewSerializer(data=request.data)
     body.is_valid(raise_exception=True)
-    task = plan_review.submit(task=task, user=request.user, sub_questions=body.validated_data.get("sub_questions"))
+    task = plan_review.submit(
+        task=task, user=request.user, sub_questions=body.validated_data.get("sub_questions")
+    )
     return Response(s.TaskSummarySerializer(task).data)
 
 

@@ -20,7 +20,9 @@ MAX_MISUSE_NOTE = 2000
 def share_token(task: ResearchTask) -> str:
     """The secret of the task's share link, made the first time its owner sees the page."""
     if not task.share_token:
-        ResearchTask.objects.filter(pk=task.pk, share_token__isnull=True).update(share_token=secrets.token_urlsafe(16)[:22])
+        ResearchTask.objects.filter(pk=task.pk, share_token__isnull=True).update(
+            share_token=secrets.token_urlsafe(16)[:22]
+        )
         task.share_token = ResearchTask.objects.filter(pk=task.pk).values_list("share_token", flat=True).get()
     return task.share_token
 
@@ -41,14 +43,22 @@ def flag_misuse(task: ResearchTask, user, *, note: str = "", flagged: bool = Tru
     """A teacher (the channel's owner, a Super TA with an NDA, a platform admin) marks a result as
     misused, or clears the mark."""
     if task.user_id == user.pk or not access.reads_content_in(user, task.channel):
-        raise ServiceError("not_teacher", _("Only the channel's teacher can flag a result as misused."), status=403)
+        raise ServiceError(
+            "not_teacher", _("Only the channel's teacher can flag a result as misused."), status=403
+        )
     note = (note or "").strip()
     if len(note) > MAX_MISUSE_NOTE:
-        raise ServiceError("note_too_long", _("The note is too long (at most %(n)d characters).") % {"n": MAX_MISUSE_NOTE})
+        raise ServiceError(
+            "note_too_long", _("The note is too long (at most %(n)d characters).") % {"n": MAX_MISUSE_NOTE}
+        )
     if flagged:
-        ResearchTask.objects.filter(pk=task.pk).update(misuse_flagged_at=timezone.now(), misuse_flagged_by=user, misuse_note=note)
+        ResearchTask.objects.filter(pk=task.pk).update(
+            misuse_flagged_at=timezone.now(), misuse_flagged_by=user, misuse_note=note
+        )
     else:
-        ResearchTask.objects.filter(pk=task.pk).update(misuse_flagged_at=None, misuse_flagged_by=None, misuse_note="")
+        ResearchTask.objects.filter(pk=task.pk).update(
+            misuse_flagged_at=None, misuse_flagged_by=None, misuse_note=""
+        )
     task.refresh_from_db()
     return task
 
@@ -56,9 +66,13 @@ def flag_misuse(task: ResearchTask, user, *, note: str = "", flagged: bool = Tru
 def acknowledge_disclaimer(task: ResearchTask, user) -> ResearchTask:
     """Ethicomics: the owner clicked "I understand" under the answer's disclaimer (first click counts)."""
     if task.user_id != user.pk:
-        raise ServiceError("not_owner", _("Only the person who asked can acknowledge this answer's disclaimer."), status=403)
+        raise ServiceError(
+            "not_owner", _("Only the person who asked can acknowledge this answer's disclaimer."), status=403
+        )
     if task.status != ResearchTask.Status.COMPLETED:
         raise ServiceError("not_completed", _("This research has no answer to acknowledge."), status=409)
-    ResearchTask.objects.filter(pk=task.pk, disclaimer_acknowledged_at__isnull=True).update(disclaimer_acknowledged_at=timezone.now())
+    ResearchTask.objects.filter(pk=task.pk, disclaimer_acknowledged_at__isnull=True).update(
+        disclaimer_acknowledged_at=timezone.now()
+    )
     task.refresh_from_db()
     return task

@@ -43,7 +43,9 @@ def tool_context(*, user_id: int, channel: Channel, language: str) -> ToolContex
 
 
 def scholarly_countries(channel: Channel) -> tuple[str, ...]:
-    return tuple(dict.fromkeys([*(c.lower() for c in settings.OPENALEX_COUNTRY_CODES), *channel.extra_countries]))
+    return tuple(
+        dict.fromkeys([*(c.lower() for c in settings.OPENALEX_COUNTRY_CODES), *channel.extra_countries])
+    )
 
 
 def teacher_rules(channel: Channel) -> str:

@@ -27,13 +27,12 @@ from django.db import connection, transaction
 from django.db.models import F, Subquery
 from django.utils import timezone
 
-from channels_app.models import ChatLog
 from agent.engine import prompts, schemas
 from agent.engine.llm import LLMError
+from agent.llm_factory import ask_about_question, llm_configured
+from channels_app.models import ChatLog
 from research.selectors import request_log_id_subquery
 from uedu_dr.errors import ServiceError
-
-from agent.llm_factory import llm_configured, ask_about_question
 
 log = logging.getLogger(__name__)
 
@@ -67,14 +66,27 @@ def classify(chat_log_id: int | Subquery, *, max_attempts: int | None = None) ->
     ).update(bloom_attempts=F("bloom_attempts") + 1)
     if not claimed:  # gone, classified already, or out of attempts
         return BloomOutcome("skipped")
-    row = ChatLog.objects.filter(pk=chat_log_id).select_related("user").only("content", "bloom_attempts", "user").first()
+    row = (
+        ChatLog.objects.filter(pk=chat_log_id)
+        .select_related("user")
+        .only("content", "bloom_attempts", "user")
+        .first()
+    )
     if row is None:
         return BloomOutcome("skipped")
     attempts = row.bloom_attempts
     try:
-        verdict = ask_about_question("bloom", prompts.BLOOM, row.content, schemas.BLOOM, "bloom_level", user=row.user, max_tokens=500)
+        verdict = ask_about_question(
+            "bloom", prompts.BLOOM, row.content, schemas.BLOOM, "bloom_level", user=row.user, max_tokens=500
+        )
     except (LLMError, ServiceError) as exc:  # ServiceError: the daily cost cap refused the call
-        log.warning("Bloom classification of chat log %s failed (attempt %s/%s): %s", chat_log_id, attempts, limit, exc)
+        log.warning(
+            "Bloom classification of chat log %s failed (attempt %s/%s): %s",
+            chat_log_id,
+            attempts,
+            limit,
+            exc,
+        )
         return BloomOutcome("retry" if attempts < limit else "gave_up", attempts, row.pk)
     ChatLog.objects.filter(pk=row.pk, bloom_level="").update(
         bloom_level=verdict["level"],
@@ -90,7 +102,10 @@ def unclassified_rows(*, limit: int | None = None):
     total bound of attempts. Oldest first."""
     cutoff = timezone.now() - timedelta(minutes=settings.UEDU_BLOOM_SWEEP_AFTER_MINUTES)
     rows = ChatLog.objects.filter(
-        kind=ChatLog.Kind.REQUEST, bloom_level="", created_at__lt=cutoff, bloom_attempts__lt=settings.UEDU_BLOOM_MAX_TOTAL_ATTEMPTS
+        kind=ChatLog.Kind.REQUEST,
+        bloom_level="",
+        created_at__lt=cutoff,
+        bloom_attempts__lt=settings.UEDU_BLOOM_MAX_TOTAL_ATTEMPTS,
     ).order_by("created_at", "id")
     return rows[:limit] if limit else rows
 

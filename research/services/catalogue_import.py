@@ -8,7 +8,6 @@ from django.db import transaction
 from django.db.models import Q
 
 from agent.connectors import openalex
-
 from catalogue.models import Advisor, AdvisorPaper
 
 
@@ -30,7 +29,11 @@ class ImportReport:
 def find_advisor(key: str) -> Advisor:
     """An advisor by primary key (digits) or slug."""
     key = key.strip()
-    advisor = Advisor.objects.filter(pk=int(key)).first() if key.isdigit() else Advisor.objects.filter(slug=key).first()
+    advisor = (
+        Advisor.objects.filter(pk=int(key)).first()
+        if key.isdigit()
+        else Advisor.objects.filter(slug=key).first()
+    )
     if advisor is None:
         raise CatalogueError(f"no advisor with id or slug {key!r}")
     return advisor
@@ -84,7 +87,9 @@ def import_openalex_author(*, advisor: Advisor, author_id: str) -> ImportReport:
             existing = list(advisor.papers.filter(match).order_by("pk")[:2])
             if len(existing) > 1:
                 # One row has the work id and another the DOI: merging them is a human decision.
-                report.skipped.append(f"{work.openalex_id}: matches papers {existing[0].pk} and {existing[1].pk}")
+                report.skipped.append(
+                    f"{work.openalex_id}: matches papers {existing[0].pk} and {existing[1].pk}"
+                )
                 continue
             if not existing:
                 AdvisorPaper.objects.create(advisor=advisor, **fields)

@@ -6,10 +6,10 @@ from django.utils.translation import gettext as _
 
 from agent.engine import prompts, schemas
 from agent.engine.llm import LLMError
+from agent.llm_factory import ask_about_question, require_llm
 from uedu_dr.errors import ServiceError
 
 from .lifecycle import validate_question
-from agent.llm_factory import ask_about_question, require_llm
 
 MAX_VALUE = 200
 
@@ -20,10 +20,17 @@ def check_context(question: str, *, user) -> dict:
     question = validate_question(question)
     require_llm()
     try:
-        data = ask_about_question("context", prompts.CONTEXT, question, schemas.CONTEXT, "context_check", user=user, max_tokens=600)
+        data = ask_about_question(
+            "context", prompts.CONTEXT, question, schemas.CONTEXT, "context_check", user=user, max_tokens=600
+        )
     except LLMError as exc:
-        raise ServiceError("context_unavailable", _("The clarification service is unavailable right now."), status=503) from exc
-    questions = [{k: q[k][:MAX_VALUE] if isinstance(q[k], str) else q[k] for k in ("key", "question", "default")} for q in data["questions"]]
+        raise ServiceError(
+            "context_unavailable", _("The clarification service is unavailable right now."), status=503
+        ) from exc
+    questions = [
+        {k: q[k][:MAX_VALUE] if isinstance(q[k], str) else q[k] for k in ("key", "question", "default")}
+        for q in data["questions"]
+    ]
     return {"needs_clarification": bool(data["needs_clarification"] and questions), "questions": questions}
 
 
@@ -35,12 +42,17 @@ def clean_context(context) -> dict:
         raise ServiceError("invalid", _("context must be an object."))
     unknown = set(context) - set(prompts.CONTEXT_KEYS)
     if unknown:
-        raise ServiceError("invalid", _("Unknown context keys: %(keys)s") % {"keys": ", ".join(sorted(unknown))})
+        raise ServiceError(
+            "invalid", _("Unknown context keys: %(keys)s") % {"keys": ", ".join(sorted(unknown))}
+        )
     cleaned = {}
     for key, value in context.items():
         if value in (None, ""):
             continue
         if not isinstance(value, str) or len(value) > MAX_VALUE:
-            raise ServiceError("invalid", _("Each context value must be text of at most %(n)d characters.") % {"n": MAX_VALUE})
+            raise ServiceError(
+                "invalid",
+                _("Each context value must be text of at most %(n)d characters.") % {"n": MAX_VALUE},
+            )
         cleaned[key] = value.strip()
     return cleaned

@@ -31,7 +31,9 @@ def domain_of(url: str) -> str:
 
 
 def history_factor(passed: int, failed: int, reports: int) -> float:
-    value = (passed + PRIOR_PASSED) / (passed + failed + REPORT_WEIGHT * reports + PRIOR_PASSED + PRIOR_FAILED)
+    value = (passed + PRIOR_PASSED) / (
+        passed + failed + REPORT_WEIGHT * reports + PRIOR_PASSED + PRIOR_FAILED
+    )
     low, high = FACTOR_RANGE
     return min(high, max(low, value / PRIOR_MEAN))
 
@@ -55,13 +57,21 @@ def weigher():
         if snapshot is None:
             snapshot = {(s.kind, s.key): s for s in SourceStat.objects.all()}
         domain = domain_of(source.url) if source.url.startswith("http") else ""
-        return weight_of(source.tier, snapshot.get(("tool", source.source_tool)), snapshot.get(("domain", domain)) if domain else None)
+        return weight_of(
+            source.tier,
+            snapshot.get(("tool", source.source_tool)),
+            snapshot.get(("domain", domain)) if domain else None,
+        )
 
     return weigh
 
 
 def denied_domains() -> tuple[str, ...]:
-    return tuple(SourceStat.objects.filter(kind=SourceStat.Kind.DOMAIN, pinned=SourceStat.Pin.DENY).values_list("key", flat=True))
+    return tuple(
+        SourceStat.objects.filter(kind=SourceStat.Kind.DOMAIN, pinned=SourceStat.Pin.DENY).values_list(
+            "key", flat=True
+        )
+    )
 
 
 def _bump(kind: str, key: str, field: str, amount: int = 1) -> None:
@@ -125,7 +135,9 @@ def record_report(feedback: AnswerFeedback) -> None:
     citation again, or another answer citing the same source) does not."""
     if feedback.reason != AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY or not feedback.citation_number:
         return
-    citation = next((c for c in feedback.task.citations_json or [] if c.get("number") == feedback.citation_number), None)
+    citation = next(
+        (c for c in feedback.task.citations_json or [] if c.get("number") == feedback.citation_number), None
+    )
     if citation:
         for kind, key in _keys(citation):
             if key and _first_report(kind, key, feedback.user_id):

@@ -98,11 +98,16 @@ def write_along(task_id: int, writes: Sequence[Write]) -> None:
         return
     ctes, params = _ctes(writes)
     with connection.cursor() as cursor:
-        cursor.execute(f"WITH next AS (SELECT id FROM deep_research_tasks WHERE id = %s){ctes} SELECT 1", [task_id, *params])
+        cursor.execute(
+            f"WITH next AS (SELECT id FROM deep_research_tasks WHERE id = %s){ctes} SELECT 1",
+            [task_id, *params],
+        )
 
 
 def _ctes(writes: Sequence[Write]) -> tuple[str, list]:
-    return "".join(f",\nw{n} AS ({sql})" for n, (sql, _) in enumerate(writes)), [p for _, params in writes for p in params]
+    return "".join(f",\nw{n} AS ({sql})" for n, (sql, _) in enumerate(writes)), [
+        p for _, params in writes for p in params
+    ]
 
 
 def stored_json(value) -> str:
@@ -181,9 +186,16 @@ class _Publisher:
                 # Only the publisher's thread uses these clients: one connection each, held, instead
                 # of a pool's checkout, health read and release around every PUBLISH (a fifth of it).
                 # Made on first use, so a shard that is down fails the publish, which is logged.
-                options = {"socket_timeout": 5, "socket_connect_timeout": 2, "single_connection_client": True, **host}
+                options = {
+                    "socket_timeout": 5,
+                    "socket_connect_timeout": 2,
+                    "single_connection_client": True,
+                    **host,
+                }
                 address = options.pop("address", None)
-                clients.append(redis.Redis.from_url(address, **options) if address else redis.Redis(**options))
+                clients.append(
+                    redis.Redis.from_url(address, **options) if address else redis.Redis(**options)
+                )
             self._clients = (config.get("prefix", "asgi"), clients)
         return self._clients
 
@@ -200,7 +212,13 @@ def signal(task_uuid, payload: dict) -> None:
 
 
 def heartbeat_payload(task_uuid) -> dict:
-    return {"seq": None, "type": "heartbeat", "task_uuid": str(task_uuid), "ts": timezone.now().isoformat(), "data": {}}
+    return {
+        "seq": None,
+        "type": "heartbeat",
+        "task_uuid": str(task_uuid),
+        "ts": timezone.now().isoformat(),
+        "data": {},
+    }
 
 
 def events_after_query(task_id: int, after_seq: int, limit: int = 1000):

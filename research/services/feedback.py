@@ -15,8 +15,15 @@ from .review import reviewer_channels_filter
 MAX_NOTE = 2000
 
 
-def give_feedback(*, task: ResearchTask, user, useful: bool | None = None, reason: str = "", citation_number: int | None = None,
-                  note: str = "") -> AnswerFeedback:
+def give_feedback(
+    *,
+    task: ResearchTask,
+    user,
+    useful: bool | None = None,
+    reason: str = "",
+    citation_number: int | None = None,
+    note: str = "",
+) -> AnswerFeedback:
     """Anyone who may see an answer may say whether it was useful or report a problem with it."""
     if not can_view_task(user, task):
         raise ServiceError("not_found", "No such research task.", status=404)
@@ -31,7 +38,9 @@ def give_feedback(*, task: ResearchTask, user, useful: bool | None = None, reaso
     if reason == AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY and citation_number is None:
         raise ServiceError("invalid", _("Choose the citation that does not say this."))
     if citation_number is not None and citation_number not in numbers:
-        raise ServiceError("invalid", _("There is no citation [%(n)s] in this answer.") % {"n": citation_number})
+        raise ServiceError(
+            "invalid", _("There is no citation [%(n)s] in this answer.") % {"n": citation_number}
+        )
     note = (note or "").strip()
     if len(note) > MAX_NOTE:
         raise ServiceError("invalid", _("The note is too long (at most %(n)d characters).") % {"n": MAX_NOTE})
@@ -39,7 +48,9 @@ def give_feedback(*, task: ResearchTask, user, useful: bool | None = None, reaso
     # same report is one report). A new "does not say this" report may move the source's
     # credibility; credibility.record_report counts each reader once per source.
     feedback, _created = AnswerFeedback.objects.update_or_create(
-        task=task, user=user, citation_number=citation_number,
+        task=task,
+        user=user,
+        citation_number=citation_number,
         defaults={"useful": useful, "reason": reason, "note": note},
     )
     if not task.is_replay:  # a replay is an evaluation record: it never moves the source statistics
@@ -56,8 +67,14 @@ def feedback_for_reviewer(user) -> QuerySet[AnswerFeedback]:
     return rows.filter(task_id__in=task_ids)
 
 
-def promote_to_failure(*, task: ResearchTask, user, what_was_wrong: str, expected_correction: str = "",
-                       expected_facts: list[str] | None = None) -> FailureCase:
+def promote_to_failure(
+    *,
+    task: ResearchTask,
+    user,
+    what_was_wrong: str,
+    expected_correction: str = "",
+    expected_facts: list[str] | None = None,
+) -> FailureCase:
     """Platform admins turn a reported answer into an evaluation item: the question, a snapshot of
     the passages its citations pointed at (the channel fixture), what was wrong and the fix."""
     if not user.is_superuser:
@@ -78,9 +95,11 @@ def promote_to_failure(*, task: ResearchTask, user, what_was_wrong: str, expecte
         documents=[{"name": name, "paragraphs": paragraphs} for name, paragraphs in documents.items()],
         what_was_wrong=what_was_wrong.strip(),
         expected_correction=(expected_correction or "").strip(),
-        expected_facts=[f for f in (expected_facts or []) if f.strip()] or ([expected_correction.strip()] if expected_correction.strip() else []),
+        expected_facts=[f for f in (expected_facts or []) if f.strip()]
+        or ([expected_correction.strip()] if expected_correction.strip() else []),
         known_conflicts=[
-            {"topic": c["topic"], "sides": [p["summary"] for p in c["positions"][:2]]} for c in (task.verification_json or {}).get("conflicts", [])
+            {"topic": c["topic"], "sides": [p["summary"] for p in c["positions"][:2]]}
+            for c in (task.verification_json or {}).get("conflicts", [])
         ],
         created_by=user,
     )
@@ -92,7 +111,15 @@ def failure_items() -> list[dict]:
     for case in FailureCase.objects.order_by("pk"):
         if not case.documents:
             continue  # nothing to research against
-        items.append({"id": f"failure-{case.pk}", "language": case.language, "question": case.question, "documents": case.documents,
-                      "expected_facts": case.expected_facts, "known_conflicts": case.known_conflicts,
-                      "what_was_wrong": case.what_was_wrong})
+        items.append(
+            {
+                "id": f"failure-{case.pk}",
+                "language": case.language,
+                "question": case.question,
+                "documents": case.documents,
+                "expected_facts": case.expected_facts,
+                "known_conflicts": case.known_conflicts,
+                "what_was_wrong": case.what_was_wrong,
+            }
+        )
     return items

@@ -19,21 +19,34 @@ ANSWER_CHARS = 8_000
 RESEARCH_HISTORY_CHARS = 8_000
 
 
-def conversation_messages(user, channel: Channel, *, before_id: int | Subquery | None = None, budget: int = HISTORY_CHARS) -> list[dict]:
+def conversation_messages(
+    user, channel: Channel, *, before_id: int | Subquery | None = None, budget: int = HISTORY_CHARS
+) -> list[dict]:
     """The user's recent turns in the channel as chat messages, oldest first, within `budget`
     characters (the most recent turns are kept). A finished Deep Research answer comes with its
     numbered source list; researches that did not finish leave only the question."""
     # Only what the text is made of: a task row's other JSON columns (plan, verification, report)
     # are large, and a long conversation would parse twenty of them for every message.
-    rows = ChatLog.objects.filter(user=user, channel=channel).select_related("deep_research_task").only(
-        "kind", "type", "content", "created_at",
-        "deep_research_task__status", "deep_research_task__final_answer", "deep_research_task__citations_json",
+    rows = (
+        ChatLog.objects.filter(user=user, channel=channel)
+        .select_related("deep_research_task")
+        .only(
+            "kind",
+            "type",
+            "content",
+            "created_at",
+            "deep_research_task__status",
+            "deep_research_task__final_answer",
+            "deep_research_task__citations_json",
+        )
     )
     if before_id is not None:
         rows = rows.filter(pk__lt=before_id)
     messages: list[dict] = []
     used = 0
-    for row in rows.order_by("-created_at", "-id")[:HISTORY_ROWS]:  # newest first: the budget keeps the latest
+    for row in rows.order_by("-created_at", "-id")[
+        :HISTORY_ROWS
+    ]:  # newest first: the budget keeps the latest
         content = _context_text(row)
         if content is None:
             continue
@@ -51,8 +64,9 @@ def research_follow_up(task: ResearchTask) -> str:
     the research starts a conversation)."""
     # The question's row as a subquery, not a lookup of its own: a task stored without one has
     # no id to compare with, so no turn comes before it.
-    messages = conversation_messages(task.user, task.channel, before_id=request_log_id_subquery(task.pk),
-                                     budget=RESEARCH_HISTORY_CHARS)
+    messages = conversation_messages(
+        task.user, task.channel, before_id=request_log_id_subquery(task.pk), budget=RESEARCH_HISTORY_CHARS
+    )
     speaker = {"user": "Student", "assistant": "Assistant"}
     return "\n\n".join(f"{speaker[m['role']]}: {m['content']}" for m in messages)
 

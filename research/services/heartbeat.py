@@ -54,9 +54,9 @@ class HeartbeatMonitor:
             due = self._due(interval)
             if due:
                 try:
-                    ResearchTask.objects.filter(pk__in=[t for t, _ in due], status=ResearchTask.Status.RUNNING).update(
-                        last_heartbeat_at=timezone.now()
-                    )
+                    ResearchTask.objects.filter(
+                        pk__in=[t for t, _ in due], status=ResearchTask.Status.RUNNING
+                    ).update(last_heartbeat_at=timezone.now())
                 except Exception as exc:  # the database briefly away must not kill the thread
                     log.warning("heartbeat update failed: %s", exc)
                     close_old_connections()

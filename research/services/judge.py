@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from django.utils.translation import gettext as _
 
-from channels_app.models import Channel
 from agent.engine import prompts, schemas
 from agent.engine.llm import LLMError
+from agent.llm_factory import ask_about_question, require_llm
+from channels_app.models import Channel
 from uedu_dr.errors import ServiceError
 
 from .lifecycle import validate_question
-from agent.llm_factory import ask_about_question, require_llm
 
 
 def judge_question(question: str, channel: Channel | None = None, *, user) -> dict:
@@ -18,9 +18,13 @@ def judge_question(question: str, channel: Channel | None = None, *, user) -> di
     question = validate_question(question)
     require_llm()
     try:
-        verdict = ask_about_question("judge", prompts.JUDGE, question, schemas.JUDGE, "deep_research_judge", user=user, max_tokens=400)
+        verdict = ask_about_question(
+            "judge", prompts.JUDGE, question, schemas.JUDGE, "deep_research_judge", user=user, max_tokens=400
+        )
     except LLMError as exc:
-        raise ServiceError("judge_unavailable", _("The suggestion service is unavailable right now."), status=503) from exc
+        raise ServiceError(
+            "judge_unavailable", _("The suggestion service is unavailable right now."), status=503
+        ) from exc
     result = {
         "worth_it": verdict["worth_it"],
         "confidence": round(min(1.0, max(0.0, float(verdict["confidence"]))), 3),
@@ -28,5 +32,9 @@ def judge_question(question: str, channel: Channel | None = None, *, user) -> di
     }
     if channel is not None:
         result["threshold"] = channel.auto_suggest_threshold
-        result["suggest"] = bool(result["worth_it"] and result["confidence"] >= channel.auto_suggest_threshold and channel.deep_research_enabled)
+        result["suggest"] = bool(
+            result["worth_it"]
+            and result["confidence"] >= channel.auto_suggest_threshold
+            and channel.deep_research_enabled
+        )
     return result

@@ -22,6 +22,7 @@ CODEBOOK documents each column for the export's manifest. Replays are never coun
 from __future__ import annotations
 
 import re
+
 from django.db.models import CharField, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Cast, Coalesce
 
@@ -41,9 +42,9 @@ CODEBOOK = {
     "type_token_ratio": "distinct tokens / tokens (case-folded)",
     "language_complexity": "mean_sentence_tokens x type_token_ratio",
     "follow_ups": "questions by the same student in the same channel's chat after the answer, before their next research there, "
-                  "that refer to it (its link or task id, or a numbered source [N]); empty while there is no answer",
+    "that refer to it (its link or task id, or a numbered source [N]); empty while there is no answer",
     "share_link_openings": "openings of the result through the share link its student copied, by others who may see the result "
-                           "(teacher, Super TA with NDA, platform admin); the student's own openings are not counted",
+    "(teacher, Super TA with NDA, platform admin); the student's own openings are not counted",
     "diffusion_mentions": "later chat messages in the channel, by anyone but its student, that contain the result's link or task id",
     "misuse_flagged": "True if a teacher flagged the result as misused",
     "disclaimer_acknowledged": "True if the student clicked 'I understand' under the answer's disclaimer",
@@ -88,7 +89,9 @@ def language_measures(text: str) -> dict:
 
 def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchTask]:
     """The database-side signals as annotations, so an export of any size is a few queries."""
-    request_row = ChatLog.objects.filter(deep_research_task=OuterRef("pk"), kind=ChatLog.Kind.REQUEST).order_by("pk")
+    request_row = ChatLog.objects.filter(
+        deep_research_task=OuterRef("pk"), kind=ChatLog.Kind.REQUEST
+    ).order_by("pk")
     reflections = (
         ResearchEvent.objects.filter(task=OuterRef("pk"), type="reflection_done")
         .order_by()
@@ -100,8 +103,11 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
     uuid_text = Cast(OuterRef("task_uuid"), output_field=CharField())
     # A later research of the student in the channel ends this answer's turn as "the latest".
     later_research = ResearchTask.objects.filter(
-        channel=OuterRef(OuterRef("channel")), user=OuterRef(OuterRef("user")), is_replay=False,
-        created_at__gt=OuterRef(OuterRef("finished_at")), created_at__lt=OuterRef("created_at"),
+        channel=OuterRef(OuterRef("channel")),
+        user=OuterRef(OuterRef("user")),
+        is_replay=False,
+        created_at__gt=OuterRef(OuterRef("finished_at")),
+        created_at__lt=OuterRef("created_at"),
     )
     follow_ups = (
         ChatLog.objects.filter(
@@ -118,7 +124,9 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
         .values("n")
     )
     diffusion = (
-        ChatLog.objects.filter(channel=OuterRef("channel"), created_at__gt=OuterRef("finished_at"), content__contains=uuid_text)
+        ChatLog.objects.filter(
+            channel=OuterRef("channel"), created_at__gt=OuterRef("finished_at"), content__contains=uuid_text
+        )
         .exclude(user=OuterRef("user"))  # spreading means others: the student's own mentions are follow-ups
         .exclude(deep_research_task=OuterRef("pk"))
         .order_by()
@@ -165,6 +173,8 @@ def task_signals(task: ResearchTask) -> dict:
         "misuse_flagged": task.misuse_flagged_at is not None,
         "disclaimer_acknowledged": acknowledged is not None,
         "disclaimer_ack_seconds": (
-            round((acknowledged - task.finished_at).total_seconds(), 1) if acknowledged and task.finished_at else None
+            round((acknowledged - task.finished_at).total_seconds(), 1)
+            if acknowledged and task.finished_at
+            else None
         ),
     }

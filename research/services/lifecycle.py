@@ -12,12 +12,11 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from agent.engine import ResearchResult
 from channels_app.models import Channel, ChatLog
 from channels_app.selectors import membership_role
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
-
-from agent.engine import ResearchResult
 
 from . import events, plan_review, settlement
 from .runner import carried_meter, close_open_steps, finish, question_language, write_response_log
@@ -35,7 +34,10 @@ def validate_question(question: str | None) -> str:
         raise ServiceError("empty_question", _("Please type a question."))
     limit = settings.UEDU_DR_MAX_QUESTION_CHARS
     if len(question) > limit:
-        raise ServiceError("question_too_long", _("The question is too long (at most %(limit)d characters).") % {"limit": limit})
+        raise ServiceError(
+            "question_too_long",
+            _("The question is too long (at most %(limit)d characters).") % {"limit": limit},
+        )
     return question
 
 
@@ -48,11 +50,20 @@ def check_can_research(user, channel: Channel) -> None:
     """Members of a channel with Deep Research switched on may start one (admins anywhere)."""
     check_member(user, channel)
     if not channel.deep_research_enabled:
-        raise ServiceError("deep_research_disabled", _("Deep Research is not enabled in this channel."), status=403)
+        raise ServiceError(
+            "deep_research_disabled", _("Deep Research is not enabled in this channel."), status=403
+        )
 
 
-def task_start(*, user, channel: Channel, question: str, trigger_mode: str = "forced", queue: bool = True,
-               context: dict | None = None) -> tuple[ResearchTask, ChatLog]:
+def task_start(
+    *,
+    user,
+    channel: Channel,
+    question: str,
+    trigger_mode: str = "forced",
+    queue: bool = True,
+    context: dict | None = None,
+) -> tuple[ResearchTask, ChatLog]:
     """Create the task and its request row, then queue it once the rows are committed.
 
     `queue=False` leaves it queued for a caller that runs it in-process (the evaluation)."""
@@ -86,7 +97,12 @@ def task_start(*, user, channel: Channel, question: str, trigger_mode: str = "fo
             task.pk,
             task.task_uuid,
             "task_created",
-            {"question": question, "trigger_mode": trigger_mode, "channel_id": channel.pk, "request_log_id": request_log.pk},
+            {
+                "question": question,
+                "trigger_mode": trigger_mode,
+                "channel_id": channel.pk,
+                "request_log_id": request_log.pk,
+            },
         )
         if queue:
             transaction.on_commit(lambda: enqueue(task.pk))
@@ -100,33 +116,52 @@ def enqueue(task_id: int) -> None:
         execute_research_task.delay(task_id)
     except Exception as exc:  # broker down: fail now (and refund) instead of leaving it queued
         log.error("could not queue research task %s: %s", task_id, exc)
-        fail_task(task_id, "The research could not be queued (the task broker is unavailable). Please try again.",
-                  from_status=ResearchTask.Status.QUEUED)
+        fail_task(
+            task_id,
+            "The research could not be queued (the task broker is unavailable). Please try again.",
+            from_status=ResearchTask.Status.QUEUED,
+        )
 
 
 def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
     """The owner (or a platform admin) cancels. A queued task ends at once; a running one is
     flagged and the engine stops at its next check, keeping the steps already done."""
     if task.user_id != user.pk and not user.is_superuser:
-        raise ServiceError("not_owner", _("Only the person who started this research can cancel it."), status=403)
+        raise ServiceError(
+            "not_owner", _("Only the person who started this research can cancel it."), status=403
+        )
     if task.is_terminal:
         raise ServiceError("already_finished", _("This research has already finished."), status=409)
     with transaction.atomic():
         cancelled_queued = ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.QUEUED).update(
-            status=ResearchTask.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now(), stop_reason="cancelled"
+            status=ResearchTask.Status.CANCELLED,
+            cancel_requested=True,
+            finished_at=timezone.now(),
+            stop_reason="cancelled",
         )
         if cancelled_queued:
             task.refresh_from_db()
             response = write_response_log(task)
-            events.record_event(task.pk, task.task_uuid, "cancelled", {"response_log_id": response.pk, "stop_reason": "cancelled"})
+            events.record_event(
+                task.pk,
+                task.task_uuid,
+                "cancelled",
+                {"response_log_id": response.pk, "stop_reason": "cancelled"},
+            )
             settlement.settle(task)
         elif plan_review.claim_for_cancel(task):
             # Waiting for its plan review, no worker runs it: end it here, as a worker would.
             task.refresh_from_db()
-            finish(task, ResearchResult(status="cancelled", stop_reason="cancelled", plan=task.plan_json), carried_meter(task),
-                   duration=task.duration_seconds or 0.0)
+            finish(
+                task,
+                ResearchResult(status="cancelled", stop_reason="cancelled", plan=task.plan_json),
+                carried_meter(task),
+                duration=task.duration_seconds or 0.0,
+            )
         else:
-            ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.RUNNING).update(cancel_requested=True)
+            ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.RUNNING).update(
+                cancel_requested=True
+            )
     task.refresh_from_db()
     return task
 
@@ -136,7 +171,10 @@ def fail_task(task_id: int, error: str, *, from_status: str, only_if: Q = Q()) -
     and enqueue failures."""
     with transaction.atomic():
         updated = ResearchTask.objects.filter(only_if, pk=task_id, status=from_status).update(
-            status=ResearchTask.Status.FAILED, error=error, finished_at=timezone.now(), stop_reason="platform_failure"
+            status=ResearchTask.Status.FAILED,
+            error=error,
+            finished_at=timezone.now(),
+            stop_reason="platform_failure",
         )
         if not updated:
             return False
@@ -148,7 +186,12 @@ def fail_task(task_id: int, error: str, *, from_status: str, only_if: Q = Q()) -
             task.save(update_fields=["duration_seconds", "cost_usd"])
         close_open_steps(task, "failed")
         response = write_response_log(task)
-        events.record_event(task.pk, task.task_uuid, "failed", {"error": error, "response_log_id": response.pk, "stop_reason": "platform_failure"})
+        events.record_event(
+            task.pk,
+            task.task_uuid,
+            "failed",
+            {"error": error, "response_log_id": response.pk, "stop_reason": "platform_failure"},
+        )
         settlement.settle(task)
     return True
 
@@ -171,26 +214,34 @@ def reap_stale_tasks() -> dict:
     still has not started after UEDU_DR_QUEUED_TIMEOUT_SECONDS, the task fails like a queued
     one nobody picked up. A continuation that started beats like any run."""
     now = timezone.now()
-    stale = ResearchTask.objects.filter(
-        status=ResearchTask.Status.RUNNING,
-        last_heartbeat_at__lt=now - timedelta(seconds=settings.UEDU_DR_STALE_AFTER_SECONDS),
-    ).exclude(plan_review.WAITING).values_list("pk", flat=True)
+    stale = (
+        ResearchTask.objects.filter(
+            status=ResearchTask.Status.RUNNING,
+            last_heartbeat_at__lt=now - timedelta(seconds=settings.UEDU_DR_STALE_AFTER_SECONDS),
+        )
+        .exclude(plan_review.WAITING)
+        .values_list("pk", flat=True)
+    )
     stuck = ResearchTask.objects.filter(
         status=ResearchTask.Status.QUEUED,
         created_at__lt=now - timedelta(seconds=settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS),
     ).values_list("pk", flat=True)
     reaped = {"running": 0, "queued": 0, "continued": 0}
     for task_id in list(stale):
-        message = _("The research stopped: its worker stopped responding (no heartbeat for %(s)d seconds).") % {
-            "s": settings.UEDU_DR_STALE_AFTER_SECONDS
-        }
-        reaped["running"] += fail_task(task_id, message, from_status=ResearchTask.Status.RUNNING, only_if=~plan_review.WAITING)
+        message = _(
+            "The research stopped: its worker stopped responding (no heartbeat for %(s)d seconds)."
+        ) % {"s": settings.UEDU_DR_STALE_AFTER_SECONDS}
+        reaped["running"] += fail_task(
+            task_id, message, from_status=ResearchTask.Status.RUNNING, only_if=~plan_review.WAITING
+        )
     for task_id in list(stuck):
         message = _("The research never started: no worker picked it up in time.")
         reaped["queued"] += fail_task(task_id, message, from_status=ResearchTask.Status.QUEUED)
     for task_id in plan_review.due_since(now - timedelta(seconds=settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS)):
         message = _("The research never continued after its plan review: no worker picked it up in time.")
-        reaped["running"] += fail_task(task_id, message, from_status=ResearchTask.Status.RUNNING, only_if=plan_review.WAITING)
+        reaped["running"] += fail_task(
+            task_id, message, from_status=ResearchTask.Status.RUNNING, only_if=plan_review.WAITING
+        )
     for task_id in plan_review.due_since(now - timedelta(seconds=settings.UEDU_DR_STALE_AFTER_SECONDS)):
         plan_review.enqueue_continuation(task_id)
         reaped["continued"] += 1

@@ -31,7 +31,9 @@ def email_when_done(user) -> bool:
 
 
 def set_email_when_done(user, on: bool) -> NotificationPreference:
-    preference, _created = NotificationPreference.objects.update_or_create(user=user, defaults={"email_when_done": bool(on)})
+    preference, _created = NotificationPreference.objects.update_or_create(
+        user=user, defaults={"email_when_done": bool(on)}
+    )
     return preference
 
 
@@ -51,8 +53,10 @@ def research_finished(task: ResearchTask) -> bool:
             subject = _("Your Deep Research is ready")
         else:
             subject = _("Your Deep Research stopped")
-        body = _("Your question:\n%(question)s\n\nThe result: %(link)s\n\nYou get this e-mail because you asked for it; "
-                 "turn it off under My research → Notifications.") % {"question": task.user_question[:500], "link": link}
+        body = _(
+            "Your question:\n%(question)s\n\nThe result: %(link)s\n\nYou get this e-mail because you asked for it; "
+            "turn it off under My research → Notifications."
+        ) % {"question": task.user_question[:500], "link": link}
     try:
         send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [task.user.email])
     except Exception:  # noqa: BLE001 - any mail transport error

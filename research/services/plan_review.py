@@ -27,11 +27,16 @@ MAX_SUB_QUESTIONS = 6
 MAX_CHARS = 500
 
 # A task between its two parts: planned, deadline set, nobody has continued it yet.
-WAITING = Q(status=ResearchTask.Status.RUNNING, plan_review_deadline__isnull=False, plan_continued_at__isnull=True)
+WAITING = Q(
+    status=ResearchTask.Status.RUNNING, plan_review_deadline__isnull=False, plan_continued_at__isnull=True
+)
 
 
 def wait_seconds(mode: str) -> int:
-    return {"optional": settings.UEDU_DR_PLAN_REVIEW_OPTIONAL_SECONDS, "required": settings.UEDU_DR_PLAN_REVIEW_SECONDS}.get(mode, 0)
+    return {
+        "optional": settings.UEDU_DR_PLAN_REVIEW_OPTIONAL_SECONDS,
+        "required": settings.UEDU_DR_PLAN_REVIEW_SECONDS,
+    }.get(mode, 0)
 
 
 def wanted(task: ResearchTask) -> bool:
@@ -48,17 +53,33 @@ def await_review(task: ResearchTask, plan: dict, usage, sink, *, duration: float
     deadline = timezone.now() + timedelta(seconds=seconds)
     with transaction.atomic():
         updated = ResearchTask.objects.filter(
-            pk=task.pk, status=ResearchTask.Status.RUNNING, cancel_requested=False, plan_review_deadline__isnull=True
+            pk=task.pk,
+            status=ResearchTask.Status.RUNNING,
+            cancel_requested=False,
+            plan_review_deadline__isnull=True,
         ).update(
-            plan_json=plan, plan_review_deadline=deadline,
+            plan_json=plan,
+            plan_review_deadline=deadline,
             # What planning used, carried into the second part's meter (and shown meanwhile).
-            tokens_used=usage.total_tokens, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-            reasoning_tokens=usage.reasoning_tokens, cost_usd=round(usage.cost_usd, 6), duration_seconds=round(duration, 3),
+            tokens_used=usage.total_tokens,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            cost_usd=round(usage.cost_usd, 6),
+            duration_seconds=round(duration, 3),
         )
         if not updated:
             return False
-        sink.emit("status_change", {"from": "running", "to": "awaiting_plan_review", "mode": task.plan_review_mode,
-                                    "deadline": deadline.isoformat(), "sub_questions": [sq["question"] for sq in plan["sub_questions"]]})
+        sink.emit(
+            "status_change",
+            {
+                "from": "running",
+                "to": "awaiting_plan_review",
+                "mode": task.plan_review_mode,
+                "deadline": deadline.isoformat(),
+                "sub_questions": [sq["question"] for sq in plan["sub_questions"]],
+            },
+        )
         task_id = task.pk
         transaction.on_commit(lambda: enqueue_continuation(task_id, countdown=seconds))
     return True
@@ -78,8 +99,9 @@ def claim_continuation(task_id: int) -> bool:
     confirmed by the student or past its deadline. A timeout is recorded as such."""
     now = timezone.now()
     with transaction.atomic():
-        claimed = ResearchTask.objects.filter(WAITING, Q(plan_confirmed_at__isnull=False) | Q(plan_review_deadline__lte=now),
-                                              pk=task_id).update(plan_continued_at=now, last_heartbeat_at=now)
+        claimed = ResearchTask.objects.filter(
+            WAITING, Q(plan_confirmed_at__isnull=False) | Q(plan_review_deadline__lte=now), pk=task_id
+        ).update(plan_continued_at=now, last_heartbeat_at=now)
         if claimed:
             # Nobody answered: proceed with the plan as it is, and record that it timed out. (A
             # submit can no longer succeed: it needs plan_continued_at unset.)
@@ -91,13 +113,20 @@ def claim_continuation(task_id: int) -> bool:
 
 def due_since(moment) -> list[int]:
     """Waiting tasks whose continuation was due (confirmed, or deadline passed) before `moment`."""
-    return list(ResearchTask.objects.filter(WAITING).filter(
-        Q(plan_confirmed_at__lt=moment) | Q(plan_review_deadline__lt=moment)).values_list("pk", flat=True))
+    return list(
+        ResearchTask.objects.filter(WAITING)
+        .filter(Q(plan_confirmed_at__lt=moment) | Q(plan_review_deadline__lt=moment))
+        .values_list("pk", flat=True)
+    )
 
 
 def claim_for_cancel(task: ResearchTask) -> bool:
     """A cancel while the task waits: claimed like a continuation, so none can start after it."""
-    return bool(ResearchTask.objects.filter(WAITING, pk=task.pk).update(plan_continued_at=timezone.now(), cancel_requested=True))
+    return bool(
+        ResearchTask.objects.filter(WAITING, pk=task.pk).update(
+            plan_continued_at=timezone.now(), cancel_requested=True
+        )
+    )
 
 
 def reviewed_plan(task: ResearchTask) -> tuple[dict, dict]:
@@ -105,9 +134,13 @@ def reviewed_plan(task: ResearchTask) -> tuple[dict, dict]:
     viewers the research goes on with it."""
     plan = task.plan_json
     edited = _apply(plan, task.plan_edits_json or {})
-    resumed = {"from": "awaiting_plan_review", "to": "running", "plan_edited": edited["sub_questions"] != plan["sub_questions"],
-               "timed_out": bool((task.plan_edits_json or {}).get("timed_out")),
-               "sub_questions": [sq["question"] for sq in edited["sub_questions"]]}
+    resumed = {
+        "from": "awaiting_plan_review",
+        "to": "running",
+        "plan_edited": edited["sub_questions"] != plan["sub_questions"],
+        "timed_out": bool((task.plan_edits_json or {}).get("timed_out")),
+        "sub_questions": [sq["question"] for sq in edited["sub_questions"]],
+    }
     return edited, resumed
 
 
@@ -122,16 +155,28 @@ def _apply(plan: dict, edits: dict) -> dict:
 def submit(*, task: ResearchTask, user, sub_questions: list[str] | None) -> ResearchTask:
     """The owner continues the run, with edited sub-questions or (None) the plan as proposed."""
     if task.user_id != user.pk:
-        raise ServiceError("not_owner", _("Only the person who started this research can review its plan."), status=403)
+        raise ServiceError(
+            "not_owner", _("Only the person who started this research can review its plan."), status=403
+        )
     edits = {}
     if sub_questions is not None:
         cleaned = [q.strip() for q in sub_questions if isinstance(q, str) and q.strip()]
         if not 1 <= len(cleaned) <= MAX_SUB_QUESTIONS:
-            raise ServiceError("invalid_plan", _("A plan needs between 1 and %(n)d sub-questions.") % {"n": MAX_SUB_QUESTIONS})
+            raise ServiceError(
+                "invalid_plan",
+                _("A plan needs between 1 and %(n)d sub-questions.") % {"n": MAX_SUB_QUESTIONS},
+            )
         if any(len(q) > MAX_CHARS for q in cleaned):
-            raise ServiceError("invalid_plan", _("Each sub-question may have at most %(n)d characters.") % {"n": MAX_CHARS})
+            raise ServiceError(
+                "invalid_plan", _("Each sub-question may have at most %(n)d characters.") % {"n": MAX_CHARS}
+            )
         original = [sq["question"] for sq in (task.plan_json or {}).get("sub_questions", [])]
-        edits = {"sub_questions": cleaned, "original": original, "by": user.username, "at": timezone.now().isoformat()}
+        edits = {
+            "sub_questions": cleaned,
+            "original": original,
+            "by": user.username,
+            "at": timezone.now().isoformat(),
+        }
     with transaction.atomic():
         updated = ResearchTask.objects.filter(WAITING, pk=task.pk, plan_confirmed_at__isnull=True).update(
             plan_edits_json=edits, plan_confirmed_at=timezone.now()
@@ -139,6 +184,8 @@ def submit(*, task: ResearchTask, user, sub_questions: list[str] | None) -> Rese
         if updated:
             transaction.on_commit(lambda: enqueue_continuation(task.pk))
     if not updated:
-        raise ServiceError("not_awaiting_review", _("This research is not waiting for a plan review."), status=409)
+        raise ServiceError(
+            "not_awaiting_review", _("This research is not waiting for a plan review."), status=409
+        )
     task.refresh_from_db()
     return task

@@ -10,7 +10,14 @@ from django.db import transaction
 from agent.engine import ResearchResult
 from research.models import ResearchClaim, ResearchMetrics, ResearchTask
 
-UNSUPPORTED = {"unsupported", "no_citation", "fabricated_citation", "figure_mismatch", "instruction_in_source", "unverified"}
+UNSUPPORTED = {
+    "unsupported",
+    "no_citation",
+    "fabricated_citation",
+    "figure_mismatch",
+    "instruction_in_source",
+    "unverified",
+}
 
 
 def store(task: ResearchTask, result: ResearchResult) -> None:
@@ -101,5 +108,8 @@ def _upsert_metrics(task: ResearchTask, claims: list[ResearchClaim] | None = Non
     values = compute_metrics(task, claims)
     # One upsert statement (update_or_create is a locking read, then a write, in savepoints).
     ResearchMetrics.objects.bulk_create(
-        [ResearchMetrics(task=task, **values)], update_conflicts=True, unique_fields=["task"], update_fields=list(values)
+        [ResearchMetrics(task=task, **values)],
+        update_conflicts=True,
+        unique_fields=["task"],
+        update_fields=list(values),
     )

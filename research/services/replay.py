@@ -11,8 +11,8 @@ from collections import defaultdict, deque
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from quotas import services as quotas
 from agent.engine.types import Source, ToolResult
+from quotas import services as quotas
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
@@ -71,7 +71,9 @@ def replay_task(original: ResearchTask, *, run_by, model: str | None = None) -> 
     is_replay, writes no chat row, feeds no source statistics, and every learner-facing query
     (history, chat, follow-up context, export) leaves it out."""
     if not (run_by.is_active and run_by.is_superuser):
-        raise ServiceError("not_platform_admin", _("Only a platform admin can replay a research."), status=403)
+        raise ServiceError(
+            "not_platform_admin", _("Only a platform admin can replay a research."), status=403
+        )
     if not original.is_terminal or not original.steps.exists():
         raise ServiceError("not_replayable", _("Only a finished task with recorded steps can be replayed."))
     with transaction.atomic():
@@ -90,8 +92,12 @@ def replay_task(original: ResearchTask, *, run_by, model: str | None = None) -> 
         # A replay spends tokens like any research: it counts against the platform cap, booked to
         # the admin who ran it (the student did not ask for it).
         quotas.reserve_cost(run_by, str(task.task_uuid), settlement.worst_case_cost())
-        events.record_event(task.pk, task.task_uuid, "task_created",
-                            {"question": task.user_question, "replay_of": str(original.task_uuid), "model": model or ""})
+        events.record_event(
+            task.pk,
+            task.task_uuid,
+            "task_created",
+            {"question": task.user_question, "replay_of": str(original.task_uuid), "model": model or ""},
+        )
     toolbox = RecordedToolbox(original, runner.toolbox_for(original))
     runner.execute_task(task.pk, toolbox=toolbox, model=model)
     task.refresh_from_db()
@@ -103,25 +109,44 @@ def _headings(markdown: str) -> list[str]:
 
 
 def _cited(task: ResearchTask) -> set[tuple]:
-    return {(c["source_tool"], c.get("url") or c.get("locator") or c["title"]) for c in task.citations_json or []}
+    return {
+        (c["source_tool"], c.get("url") or c.get("locator") or c["title"]) for c in task.citations_json or []
+    }
 
 
 def compare(original: ResearchTask, replay: ResearchTask) -> dict:
     a, b = original.plan_json or {}, replay.plan_json or {}
-    plan_match = a.get("complexity") == b.get("complexity") and len(a.get("sub_questions", [])) == len(b.get("sub_questions", []))
+    plan_match = a.get("complexity") == b.get("complexity") and len(a.get("sub_questions", [])) == len(
+        b.get("sub_questions", [])
+    )
     cited_a, cited_b = _cited(original), _cited(replay)
     union = cited_a | cited_b
     jaccard = round(len(cited_a & cited_b) / len(union), 4) if union else 1.0
     sections_match = _headings(original.final_answer) == _headings(replay.final_answer)
     diffs = {}
     ma, mb = getattr(original, "metrics", None), getattr(replay, "metrics", None)
-    for field in ("citation_coverage", "unsupported_rate", "conflicts_found", "conflicts_shown", "citations",
-                  "low_credibility_share", "tool_calls", "tokens"):
+    for field in (
+        "citation_coverage",
+        "unsupported_rate",
+        "conflicts_found",
+        "conflicts_shown",
+        "citations",
+        "low_credibility_share",
+        "tool_calls",
+        "tokens",
+    ):
         va = getattr(ma, field, None) if ma else None
         vb = getattr(mb, field, None) if mb else None
-        diffs[field] = {"original": va, "replay": vb, "delta": (vb - va) if isinstance(va, (int, float)) and isinstance(vb, (int, float)) else None}
-    diffs["cost_usd"] = {"original": float(original.cost_usd), "replay": float(replay.cost_usd),
-                         "delta": round(float(replay.cost_usd - original.cost_usd), 6)}
+        diffs[field] = {
+            "original": va,
+            "replay": vb,
+            "delta": (vb - va) if isinstance(va, (int, float)) and isinstance(vb, (int, float)) else None,
+        }
+    diffs["cost_usd"] = {
+        "original": float(original.cost_usd),
+        "replay": float(replay.cost_usd),
+        "delta": round(float(replay.cost_usd - original.cost_usd), 6),
+    }
     return {
         "original": str(original.task_uuid),
         "replay": str(replay.task_uuid),

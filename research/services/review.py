@@ -44,12 +44,20 @@ def review_queue(user, *, include_reviewed: bool = False) -> QuerySet[ResearchTa
 
 def add_review_note(*, task: ResearchTask, user, note: str) -> ResearchTask:
     if not can_review(user, task):
-        raise ServiceError("not_reviewer", _("Only the channel's teacher and Super TAs can review this research."), status=403)
+        raise ServiceError(
+            "not_reviewer",
+            _("Only the channel's teacher and Super TAs can review this research."),
+            status=403,
+        )
     note = (note or "").strip()
     if not note:
         raise ServiceError("empty_note", _("Please write a note."))
     if len(note) > MAX_NOTE:
-        raise ServiceError("note_too_long", _("The note is too long (at most %(n)d characters).") % {"n": MAX_NOTE})
-    ResearchTask.objects.filter(pk=task.pk).update(review_note=note, reviewed_by=user, reviewed_at=timezone.now())
+        raise ServiceError(
+            "note_too_long", _("The note is too long (at most %(n)d characters).") % {"n": MAX_NOTE}
+        )
+    ResearchTask.objects.filter(pk=task.pk).update(
+        review_note=note, reviewed_by=user, reviewed_at=timezone.now()
+    )
     task.refresh_from_db()
     return task

@@ -21,18 +21,28 @@ from django.db.models import Max
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 
-from channels_app.models import ChatLog
 from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, UsageMeter, run_research
 from agent.engine.llm import LLMError, Usage
 from agent.engine.plan import Plan
+from agent.llm_factory import llm_config
+from agent.tools import REGISTRY, BoundToolbox, ToolRegistry
+from channels_app.models import ChatLog
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
 from research.selectors import request_log_id
-from agent.tools import REGISTRY, BoundToolbox, ToolRegistry
-
-from . import assistant_policy, bloom, credibility, events, follow_up, notifications, plan_review, quality, settlement
-from .heartbeat import monitor
-from agent.llm_factory import llm_config
 from uedu_dr.db_pool import handed_back
+
+from . import (
+    assistant_policy,
+    bloom,
+    credibility,
+    events,
+    follow_up,
+    notifications,
+    plan_review,
+    quality,
+    settlement,
+)
+from .heartbeat import monitor
 
 log = logging.getLogger(__name__)
 
@@ -164,23 +174,41 @@ class TaskSink:
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
         self._open.add(index)
-        self._step_write(index, (
-            "INSERT INTO deep_research_steps (task_id, index, round, phase, tool_name, args, status, result_preview, "
-            "result_full, error, duration_ms, tokens, created_at) "
-            "SELECT next.id, %s, %s, %s, %s, %s::jsonb, 'running', '', NULL, '', 0, 0, now() FROM next"
-        ), [index, round, phase, tool_name, events.stored_json(args)])
+        self._step_write(
+            index,
+            (
+                "INSERT INTO deep_research_steps (task_id, index, round, phase, tool_name, args, status, result_preview, "
+                "result_full, error, duration_ms, tokens, created_at) "
+                "SELECT next.id, %s, %s, %s, %s, %s::jsonb, 'running', '', NULL, '', 0, 0, now() FROM next"
+            ),
+            [index, round, phase, tool_name, events.stored_json(args)],
+        )
 
     def step_finished(self, *, index, status, preview, full, error, duration_ms, tokens=0) -> None:
         self._open.discard(index)
-        self._step_write(index, (
-            "UPDATE deep_research_steps SET status = %s, result_preview = %s, result_full = %s::jsonb, error = %s, "
-            "duration_ms = %s, tokens = %s FROM next WHERE task_id = next.id AND index = %s"
-        ), [status, preview, None if full is None else events.stored_json(full), error, duration_ms, tokens, index])
+        self._step_write(
+            index,
+            (
+                "UPDATE deep_research_steps SET status = %s, result_preview = %s, result_full = %s::jsonb, error = %s, "
+                "duration_ms = %s, tokens = %s FROM next WHERE task_id = next.id AND index = %s"
+            ),
+            [
+                status,
+                preview,
+                None if full is None else events.stored_json(full),
+                error,
+                duration_ms,
+                tokens,
+                index,
+            ],
+        )
 
     def step_sources(self, *, index, source_ids) -> None:
         # Number the step's stored sources with the engine's citation ids, in the database: no
         # reading the whole result back to write it again.
-        self._step_write(index, """
+        self._step_write(
+            index,
+            """
             UPDATE deep_research_steps SET result_full = jsonb_set(result_full, '{sources}', (
                 SELECT coalesce(jsonb_agg(CASE WHEN ids.id IS NULL THEN src.value
                                                ELSE src.value || jsonb_build_object('id', ids.id) END
@@ -189,16 +217,27 @@ class TaskSink:
                 LEFT JOIN jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS ids(id, n) USING (n)
             ))
             FROM next WHERE task_id = next.id AND index = %s AND jsonb_typeof(result_full -> 'sources') = 'array'
-            """, [events.stored_json(list(source_ids)), index])
+            """,
+            [events.stored_json(list(source_ids)), index],
+        )
 
 
 def _transcript_write(first_seq: int, exchanges: list[dict]) -> events.Write:
     """LLM exchanges numbered from `first_seq`: one multi-row INSERT."""
     params: list = []
     for n, exchange in enumerate(exchanges):
-        params += [first_seq + n, exchange["kind"], exchange["role"], exchange["model"],
-                   events.stored_json(exchange["request"]), events.stored_json(exchange["response"]), exchange["seconds"]]
-    values = ", ".join(["(%s::integer, %s, %s, %s, %s::jsonb, %s::jsonb, %s::double precision)"] * len(exchanges))
+        params += [
+            first_seq + n,
+            exchange["kind"],
+            exchange["role"],
+            exchange["model"],
+            events.stored_json(exchange["request"]),
+            events.stored_json(exchange["response"]),
+            exchange["seconds"],
+        ]
+    values = ", ".join(
+        ["(%s::integer, %s, %s, %s, %s::jsonb, %s::jsonb, %s::double precision)"] * len(exchanges)
+    )
     return (
         "INSERT INTO deep_research_transcript (task_id, seq, kind, role, model, request, response, seconds, created_at) "
         "SELECT next.id, v.seq, v.kind, v.role, v.model, v.request, v.response, v.seconds, now() "
@@ -217,7 +256,9 @@ def _close_connection() -> None:
     connection.close()
 
 
-def execute_task(task_id: int, *, toolbox=None, model: str | None = None, registry: ToolRegistry = REGISTRY) -> None:
+def execute_task(
+    task_id: int, *, toolbox=None, model: str | None = None, registry: ToolRegistry = REGISTRY
+) -> None:
     """Celery entry point. Safe to call twice: only the first call claims the task.
 
     `toolbox` and `model` are for replays: recorded tool results instead of live tools, and
@@ -228,21 +269,31 @@ def execute_task(task_id: int, *, toolbox=None, model: str | None = None, regist
         _execute(task_id, toolbox=toolbox, model=model, registry=registry)
     finally:
         connection.close()  # worker threads live on; the connection should not
-        classifier.join(settings.UEDU_LLM_TIMEOUT_SECONDS + 30)  # one model call; a later end is left to itself
+        classifier.join(
+            settings.UEDU_LLM_TIMEOUT_SECONDS + 30
+        )  # one model call; a later end is left to itself
 
 
 def _execute(task_id: int, *, toolbox, model: str | None, registry: ToolRegistry) -> None:
     now = timezone.now()
     claimed = ResearchTask.objects.filter(pk=task_id, status=ResearchTask.Status.QUEUED).update(
-        status=ResearchTask.Status.RUNNING, started_at=now, last_heartbeat_at=now,
+        status=ResearchTask.Status.RUNNING,
+        started_at=now,
+        last_heartbeat_at=now,
         model_name=model or llm_config().model_for("synthesizer"),
     )
     if not claimed:
         log.info("research task %s not claimed (already taken, finished or gone)", task_id)
         return
     task = ResearchTask.objects.select_related("channel", "user").get(pk=task_id)
-    _drive(task, UsageMeter(), announce=lambda sink: sink.emit("status_change", {"from": "queued", "to": "running"}),
-           toolbox=toolbox or toolbox_for(task, registry), model=model, stop_after_plan=plan_review.wanted(task))
+    _drive(
+        task,
+        UsageMeter(),
+        announce=lambda sink: sink.emit("status_change", {"from": "queued", "to": "running"}),
+        toolbox=toolbox or toolbox_for(task, registry),
+        model=model,
+        stop_after_plan=plan_review.wanted(task),
+    )
 
 
 def continue_task(task_id: int, *, registry: ToolRegistry = REGISTRY) -> None:
@@ -250,12 +301,22 @@ def continue_task(task_id: int, *, registry: ToolRegistry = REGISTRY) -> None:
     number of times (the student's submit, the deadline's timer, the reaper): one call claims it."""
     try:
         if not plan_review.claim_continuation(task_id):
-            log.info("research task %s: continuation not claimed (not waiting, not due, or already continued)", task_id)
+            log.info(
+                "research task %s: continuation not claimed (not waiting, not due, or already continued)",
+                task_id,
+            )
             return
         task = ResearchTask.objects.select_related("channel", "user").get(pk=task_id)
         plan, resumed = plan_review.reviewed_plan(task)
-        _drive(task, carried_meter(task), announce=lambda sink: sink.emit("status_change", resumed), toolbox=toolbox_for(task, registry),
-               model=None, plan=Plan.from_json(plan), spent_seconds=task.duration_seconds or 0.0)
+        _drive(
+            task,
+            carried_meter(task),
+            announce=lambda sink: sink.emit("status_change", resumed),
+            toolbox=toolbox_for(task, registry),
+            model=None,
+            plan=Plan.from_json(plan),
+            spent_seconds=task.duration_seconds or 0.0,
+        )
     finally:
         connection.close()
 
@@ -263,13 +324,28 @@ def continue_task(task_id: int, *, registry: ToolRegistry = REGISTRY) -> None:
 def carried_meter(task: ResearchTask) -> UsageMeter:
     """A meter that already counts what the task's first part (planning) used."""
     meter = UsageMeter()
-    meter.carry(Usage(prompt_tokens=task.prompt_tokens, completion_tokens=task.completion_tokens,
-                      reasoning_tokens=task.reasoning_tokens, cost_usd=float(task.cost_usd)))
+    meter.carry(
+        Usage(
+            prompt_tokens=task.prompt_tokens,
+            completion_tokens=task.completion_tokens,
+            reasoning_tokens=task.reasoning_tokens,
+            cost_usd=float(task.cost_usd),
+        )
+    )
     return meter
 
 
-def _drive(task: ResearchTask, meter: UsageMeter, *, announce, toolbox, model: str | None, stop_after_plan: bool = False,
-           plan: Plan | None = None, spent_seconds: float = 0.0) -> None:
+def _drive(
+    task: ResearchTask,
+    meter: UsageMeter,
+    *,
+    announce,
+    toolbox,
+    model: str | None,
+    stop_after_plan: bool = False,
+    plan: Plan | None = None,
+    spent_seconds: float = 0.0,
+) -> None:
     """Run the engine for one part of a research (the whole of it without plan review) and store
     what it ended with. `spent_seconds`: working time of an earlier part, which counts against
     the time limit and the duration; the wait for the review counts in neither."""
@@ -278,15 +354,25 @@ def _drive(task: ResearchTask, meter: UsageMeter, *, announce, toolbox, model: s
     started = time.monotonic()
     try:
         announce(sink)
-        result = _run_engine(task, meter, sink, toolbox=toolbox, model=model, stop_after_plan=stop_after_plan,
-                             plan=plan, spent_seconds=spent_seconds)
+        result = _run_engine(
+            task,
+            meter,
+            sink,
+            toolbox=toolbox,
+            model=model,
+            stop_after_plan=stop_after_plan,
+            plan=plan,
+            spent_seconds=spent_seconds,
+        )
     except events.TaskGone:
         return
     except LLMError as exc:
         result = ResearchResult(status="failed", stop_reason="llm_unavailable", error=str(exc))
     except Exception as exc:  # a bug must end the task cleanly, not leave it running
         log.exception("research task %s crashed", task.pk)
-        result = ResearchResult(status="failed", stop_reason="internal_error", error=f"internal error: {type(exc).__name__}")
+        result = ResearchResult(
+            status="failed", stop_reason="internal_error", error=f"internal error: {type(exc).__name__}"
+        )
     finally:
         monitor.unregister(task.pk)
         close_old_connections()
@@ -312,18 +398,32 @@ def toolbox_for(task: ResearchTask, registry: ToolRegistry = REGISTRY):
     return registry.bind(ctx, after_call=_close_connection)
 
 
-def _run_engine(task: ResearchTask, meter: UsageMeter, sink: TaskSink, *, toolbox, model: str | None = None,
-                stop_after_plan: bool = False, plan: Plan | None = None, spent_seconds: float = 0.0) -> ResearchResult:
+def _run_engine(
+    task: ResearchTask,
+    meter: UsageMeter,
+    sink: TaskSink,
+    *,
+    toolbox,
+    model: str | None = None,
+    stop_after_plan: bool = False,
+    plan: Plan | None = None,
+    spent_seconds: float = 0.0,
+) -> ResearchResult:
     channel = task.channel
     config = llm_config()
     if model:
         config.models = {role: model for role in config.models}
-    client = LLMClient(config, meter=meter, recorder=sink.record_llm, preamble=assistant_policy.teacher_rules(channel))
+    client = LLMClient(
+        config, meter=meter, recorder=sink.record_llm, preamble=assistant_policy.teacher_rules(channel)
+    )
     # The same boundary the tools got (channel rules plus the admin's pins), for the engine's own
     # checks of each source and of fetch_url's target: the live toolbox's own context (read once
     # per research), built afresh for a replay's recorded toolbox.
-    policy = toolbox.ctx if isinstance(toolbox, BoundToolbox) else assistant_policy.tool_context(
-        user_id=task.user_id, channel=channel, language=task.language)
+    policy = (
+        toolbox.ctx
+        if isinstance(toolbox, BoundToolbox)
+        else assistant_policy.tool_context(user_id=task.user_id, channel=channel, language=task.language)
+    )
     model_name = config.model_for("synthesizer")
     if task.model_name != model_name:  # a first part's claim stored it already (_execute)
         ResearchTask.objects.filter(pk=task.pk).update(model_name=model_name)
@@ -359,7 +459,14 @@ STATUS_MESSAGES = {
 }
 
 
-def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, duration: float, steps_closed: bool = False) -> bool:
+def finish(
+    task: ResearchTask,
+    result: ResearchResult,
+    meter: UsageMeter,
+    *,
+    duration: float,
+    steps_closed: bool = False,
+) -> bool:
     """Store the outcome if the task is still running. Returns whether this call finished it.
     `steps_closed`: the caller knows that no step of the task is still marked running."""
     usage = meter.total
@@ -401,8 +508,13 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
         response = None if task.is_replay else write_response_log(task)
         if not task.is_replay:
             credibility.record_verdicts(task, result)
-        data = {"response_log_id": response.pk if response else None, "stop_reason": result.stop_reason, "tokens": usage.total_tokens,
-                "cost_usd": float(task.cost_usd), "duration_seconds": task.duration_seconds}
+        data = {
+            "response_log_id": response.pk if response else None,
+            "stop_reason": result.stop_reason,
+            "tokens": usage.total_tokens,
+            "cost_usd": float(task.cost_usd),
+            "duration_seconds": task.duration_seconds,
+        }
         if result.status == "completed":
             data.update(citations=len(result.citations), limit_hit=result.limit_hit)
         elif result.status == "failed":
@@ -416,13 +528,18 @@ def finish(task: ResearchTask, result: ResearchResult, meter: UsageMeter, *, dur
 
 def _fields_to_reread(stored: dict) -> list[str]:
     large = (models.JSONField, models.TextField)
-    return [f.attname for f in ResearchTask._meta.concrete_fields
-            if f.attname not in stored and not f.primary_key and not isinstance(f, large)]
+    return [
+        f.attname
+        for f in ResearchTask._meta.concrete_fields
+        if f.attname not in stored and not f.primary_key and not isinstance(f, large)
+    ]
 
 
 def close_open_steps(task: ResearchTask, status: str) -> None:
     """Steps a cancel or failure interrupted are kept, marked as not finished."""
-    ResearchStep.objects.filter(task=task, status="running").update(status=status, error=f"interrupted ({status})")
+    ResearchStep.objects.filter(task=task, status="running").update(
+        status=status, error=f"interrupted ({status})"
+    )
 
 
 def write_response_log(task: ResearchTask) -> ChatLog:

@@ -13,8 +13,8 @@ from decimal import Decimal
 
 from django.conf import settings
 
-from quotas import services as quotas
 from agent.llm_factory import llm_config
+from quotas import services as quotas
 from research.models import ResearchTask, TranscriptEntry
 
 
@@ -57,8 +57,12 @@ def transcript_cost(task: ResearchTask) -> Decimal:
     the bill of a task whose worker died before it could report its own."""
     config = llm_config()
     total = 0.0
-    for model, response in TranscriptEntry.objects.filter(task=task, kind="llm").values_list("model", "response"):
+    for model, response in TranscriptEntry.objects.filter(task=task, kind="llm").values_list(
+        "model", "response"
+    ):
         usage = (response or {}).get("usage") or {}
         price_in, price_out = config.price(model)
-        total += ((usage.get("prompt_tokens") or 0) * price_in + (usage.get("completion_tokens") or 0) * price_out) / 1_000_000
+        total += (
+            (usage.get("prompt_tokens") or 0) * price_in + (usage.get("completion_tokens") or 0) * price_out
+        ) / 1_000_000
     return Decimal(str(round(total, 6)))

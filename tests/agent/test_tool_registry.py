@@ -10,7 +10,13 @@ from agent.tools.registry import ToolContext, ToolDefinitionError, ToolRegistry,
 CTX = ToolContext(user_id=1, channel_id=10)
 
 
-def lookup(ctx: ToolContext, query: str, top_k: int = 5, mode: Literal["fast", "deep"] = "fast", tags: list[str] | None = None) -> ToolResult:
+def lookup(
+    ctx: ToolContext,
+    query: str,
+    top_k: int = 5,
+    mode: Literal["fast", "deep"] = "fast",
+    tags: list[str] | None = None,
+) -> ToolResult:
     """Look something up in the channel.
 
     Args:
@@ -20,7 +26,11 @@ def lookup(ctx: ToolContext, query: str, top_k: int = 5, mode: Literal["fast", "
         mode: search mode
         tags: optional tags to filter by
     """
-    return ToolResult(sources=[Source(title=f"{ctx.channel_id}:{query}", snippet="s", tier="internal", source_tool="forged")])
+    return ToolResult(
+        sources=[
+            Source(title=f"{ctx.channel_id}:{query}", snippet="s", tier="internal", source_tool="forged")
+        ]
+    )
 
 
 def test_schema_comes_from_hints_and_docstring():
@@ -28,7 +38,11 @@ def test_schema_comes_from_hints_and_docstring():
     assert tool.description == "Look something up in the channel."
     props = tool.parameters["properties"]
     assert props["query"] == {"type": "string", "description": "what to look for"}
-    assert props["top_k"] == {"type": "integer", "description": "how many results to return (1–10)", "default": 5}
+    assert props["top_k"] == {
+        "type": "integer",
+        "description": "how many results to return (1–10)",
+        "default": 5,
+    }
     assert props["mode"]["enum"] == ["fast", "deep"]
     assert props["tags"]["type"] == "array" and props["tags"]["items"] == {"type": "string"}
     assert tool.parameters["required"] == ["query"]
@@ -98,5 +112,7 @@ def test_web_tools_are_only_offered_when_the_channel_enables_them():
         return ToolResult()
 
     assert registry.bind(CTX).names() == set()
-    assert "web_search" in registry.bind(ToolContext(user_id=1, channel_id=10, web_tools_enabled=True)).names()
+    assert (
+        "web_search" in registry.bind(ToolContext(user_id=1, channel_id=10, web_tools_enabled=True)).names()
+    )
     assert "unknown tool" in registry.bind(CTX).call("web_search", {"query": "x"}).error

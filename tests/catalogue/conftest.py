@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from catalogue.demo import load_demo_catalogue
 from agent.tools import REGISTRY, ToolContext
+from catalogue.demo import load_demo_catalogue
 
 
 def call(tool: str, ctx: ToolContext | None = None, **args):

@@ -5,9 +5,27 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from catalogue.models import Advisor, AdvisorPaper, Course, CurriculumTopic, PlatformDocument, ResearchCluster, TeamPaper, University
+from catalogue.models import (
+    Advisor,
+    AdvisorPaper,
+    Course,
+    CurriculumTopic,
+    PlatformDocument,
+    ResearchCluster,
+    TeamPaper,
+    University,
+)
 
-MODELS = [University, Course, CurriculumTopic, ResearchCluster, Advisor, AdvisorPaper, TeamPaper, PlatformDocument]
+MODELS = [
+    University,
+    Course,
+    CurriculumTopic,
+    ResearchCluster,
+    Advisor,
+    AdvisorPaper,
+    TeamPaper,
+    PlatformDocument,
+]
 
 
 def _counts():
@@ -27,7 +45,11 @@ def test_demo_catalogue_is_loaded_idempotently_and_all_demo(db, settings, capsys
         assert not model.objects.filter(is_demo=False).exists(), model
     eds101 = Course.objects.get(code="EDS101")
     assert eds101.name_en == "Introduction to Educational Data Science" and eds101.university.slug == "ntnu"
-    assert set(CurriculumTopic.objects.values_list("subject", flat=True)) == {"math", "science", "information_technology"}
+    assert set(CurriculumTopic.objects.values_list("subject", flat=True)) == {
+        "math",
+        "science",
+        "information_technology",
+    }
     assert all(a.clusters.exists() and a.papers.count() >= 2 for a in Advisor.objects.all())
     rules = PlatformDocument.objects.get(slug="eds101-final-project")
     assert rules.visibility == "channel" and rules.channel.slug == "demo-course"
@@ -66,4 +88,3 @@ def test_the_admin_marks_demo_rows(client, db, settings):
     page = admin_client.get("/admin/catalogue/course/?is_demo__exact=1").content.decode()
     assert "EDS101" in page and ">DEMO</strong>" in page
     assert "EDS101" not in admin_client.get("/admin/catalogue/course/?is_demo__exact=0").content.decode()
-

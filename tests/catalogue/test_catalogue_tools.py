@@ -26,8 +26,13 @@ def test_course_overview_finds_courses_by_chinese_words_inside_longer_names(demo
     codes = [row["code"] for row in call("get_course_overview", course="資料科學").data["results"]]
     assert codes[0] == "EDS101"
     # Both words match Data Structures and Algorithms; "programming" alone also matches CS135.
-    assert [r["code"] for r in call("get_course_overview", course="dynamic programming").data["results"]] == ["CSIE1212", "CS135"]
-    assert [r["code"] for r in call("get_course_overview", course="微積分", university="ntu").data["results"]] == ["MATH101"]
+    assert [r["code"] for r in call("get_course_overview", course="dynamic programming").data["results"]] == [
+        "CSIE1212",
+        "CS135",
+    ]
+    assert [
+        r["code"] for r in call("get_course_overview", course="微積分", university="ntu").data["results"]
+    ] == ["MATH101"]
     assert call("get_course_overview", course="微積分", university="nthu").data["results"] == []
 
 
@@ -79,7 +84,10 @@ def test_team_papers_list_and_search(demo_catalogue):
     every = call("list_uedu_team_papers")
     assert [r["year"] for r in every.data["results"]] == [2026, 2025, 2025]
     found = call("list_uedu_team_papers", query="ReAct research")
-    assert found.sources[0].title == "[DEMO] Uedu Deep Research: A ReAct-based multi-step research mode for university learners"
+    assert (
+        found.sources[0].title
+        == "[DEMO] Uedu Deep Research: A ReAct-based multi-step research mode for university learners"
+    )
     assert found.sources[0].url == "/catalogue/team-papers/uedu-deep-research-2026/"
 
 
@@ -95,20 +103,34 @@ def test_advisor_papers_name_the_uedu_advisor_and_link_their_profile(demo_catalo
 
 
 def test_advisor_papers_can_be_narrowed_to_one_advisor_and_by_year(demo_catalogue):
-    titles = [r["title"] for r in call("search_advisor_papers", query="", advisor="chen-wei-lun").data["results"]]
+    titles = [
+        r["title"] for r in call("search_advisor_papers", query="", advisor="chen-wei-lun").data["results"]
+    ]
     assert len(titles) == 2
-    recent = call("search_advisor_papers", query="learning", advisor="Lin Yu-Ting", year_from=2022).data["results"]
-    assert [r["title"] for r in recent] == ["Predicting course completion from early clickstream data in Taiwanese MOOCs"]
+    recent = call("search_advisor_papers", query="learning", advisor="Lin Yu-Ting", year_from=2022).data[
+        "results"
+    ]
+    assert [r["title"] for r in recent] == [
+        "Predicting course completion from early clickstream data in Taiwanese MOOCs"
+    ]
 
 
 def test_a_real_advisor_links_to_their_official_profile_and_paper_doi(db):
-    university = University.objects.create(slug="nccu", name="國立政治大學", name_en="National Chengchi University")
+    university = University.objects.create(
+        slug="nccu", name="國立政治大學", name_en="National Chengchi University"
+    )
     cluster = ResearchCluster.objects.create(slug="edu-policy", name="教育政策", name_en="Education Policy")
     advisor = Advisor.objects.create(
-        slug="real-advisor", name="真教授", name_en="Real Professor", university=university, profile_url="https://www.nccu.edu.tw/people/real"
+        slug="real-advisor",
+        name="真教授",
+        name_en="Real Professor",
+        university=university,
+        profile_url="https://www.nccu.edu.tw/people/real",
     )
     advisor.clusters.add(cluster)
-    AdvisorPaper.objects.create(advisor=advisor, title="Policy and practice", year=2024, doi="https://doi.org/10.5555/POLICY")
+    AdvisorPaper.objects.create(
+        advisor=advisor, title="Policy and practice", year=2024, doi="https://doi.org/10.5555/POLICY"
+    )
 
     [person] = call("get_cluster_advisors", cluster="Education Policy").sources
     [paper] = call("search_advisor_papers", query="policy").sources
@@ -121,7 +143,11 @@ def test_a_real_advisor_links_to_their_official_profile_and_paper_doi(db):
 
 def test_research_clusters_and_their_advisors(demo_catalogue):
     clusters = call("list_research_clusters")
-    assert {r["slug"] for r in clusters.data["results"]} == {"learning-analytics", "ai-in-education", "stem-education"}
+    assert {r["slug"] for r in clusters.data["results"]} == {
+        "learning-analytics",
+        "ai-in-education",
+        "stem-education",
+    }
     assert all(s.title.startswith("[DEMO] ") for s in clusters.sources)
 
     advisors = call("get_cluster_advisors", cluster="learning-analytics")

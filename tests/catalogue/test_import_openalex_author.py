@@ -19,11 +19,37 @@ def openalex(settings):
     settings.UEDU_TOOL_HTTP_BACKOFF_SECONDS = 0.01
     settings.UEDU_TOOL_HTTP_MAX_RETRIES = 1
     works = [
-        work("W11", "Dashboards for teachers", year=2020, countries=["tw"], doi="10.1/dash", author_ids=[AUTHOR], authors=["Lin Yu-Ting"],
-             abstract="teachers read dashboards", cited_by=5),
-        work("W12", "Predicting dropout", year=2022, countries=["tw"], author_ids=[AUTHOR], authors=["Lin Yu-Ting"]),
-        work("W13", "Bloom levels at scale", year=2024, countries=["tw", "jp"], doi="10.1/bloom", author_ids=[AUTHOR], authors=["Lin Yu-Ting"]),
-        work("W99", "Someone else's paper", year=2024, countries=["tw"], author_ids=["A7"], authors=["Other"]),
+        work(
+            "W11",
+            "Dashboards for teachers",
+            year=2020,
+            countries=["tw"],
+            doi="10.1/dash",
+            author_ids=[AUTHOR],
+            authors=["Lin Yu-Ting"],
+            abstract="teachers read dashboards",
+            cited_by=5,
+        ),
+        work(
+            "W12",
+            "Predicting dropout",
+            year=2022,
+            countries=["tw"],
+            author_ids=[AUTHOR],
+            authors=["Lin Yu-Ting"],
+        ),
+        work(
+            "W13",
+            "Bloom levels at scale",
+            year=2024,
+            countries=["tw", "jp"],
+            doi="10.1/bloom",
+            author_ids=[AUTHOR],
+            authors=["Lin Yu-Ting"],
+        ),
+        work(
+            "W99", "Someone else's paper", year=2024, countries=["tw"], author_ids=["A7"], authors=["Other"]
+        ),
     ]
     # Two works a page: the import has to follow OpenAlex's cursor.
     with FakeOpenAlex(works, max_per_page=2) as server:
@@ -78,7 +104,9 @@ def test_a_changed_work_is_updated_in_place(openalex, advisor, capsys):
 
 
 def test_a_paper_entered_by_hand_is_matched_by_doi_not_duplicated(openalex, advisor):
-    typed = AdvisorPaper.objects.create(advisor=advisor, title="Dashboards (typed by hand)", doi="https://doi.org/10.1/DASH")
+    typed = AdvisorPaper.objects.create(
+        advisor=advisor, title="Dashboards (typed by hand)", doi="https://doi.org/10.1/DASH"
+    )
 
     call_command("import_openalex_author", "lin-yu-ting", AUTHOR)
 

@@ -13,7 +13,12 @@ def url(p):
 
 
 def valid(**overrides):
-    data = {"deep_research_enabled": "on", "auto_suggest_threshold": "0.7", "plan_review": "off", "system_prompt": "Be kind."}
+    data = {
+        "deep_research_enabled": "on",
+        "auto_suggest_threshold": "0.7",
+        "plan_review": "off",
+        "system_prompt": "Be kind.",
+    }
     data.update(overrides)
     return {k: v for k, v in data.items() if v is not None}
 
@@ -49,11 +54,18 @@ def test_the_chat_page_links_settings_for_teachers_only(client, personas):
 
 def test_saving_switches_and_threshold(client, personas):
     client.force_login(personas.teacher)
-    response = client.post(url(personas), valid(deep_research_enabled=None, web_tools_enabled="on", auto_suggest_threshold="0.55"))
+    response = client.post(
+        url(personas),
+        valid(deep_research_enabled=None, web_tools_enabled="on", auto_suggest_threshold="0.55"),
+    )
     assert response.status_code == 302
     channel = Channel.objects.get(pk=personas.channel.pk)
-    assert (channel.deep_research_enabled, channel.web_tools_enabled, channel.auto_suggest_threshold, channel.system_prompt) == (
-        False, True, 0.55, "Be kind.")
+    assert (
+        channel.deep_research_enabled,
+        channel.web_tools_enabled,
+        channel.auto_suggest_threshold,
+        channel.system_prompt,
+    ) == (False, True, 0.55, "Be kind.")
     assert "設定已儲存。" in client.get(response["Location"]).content.decode()
 
 
@@ -69,13 +81,20 @@ def test_saving_switches_and_threshold(client, personas):
 )
 def test_bad_thresholds_are_explained_and_nothing_is_saved(client, personas, threshold, message):
     client.force_login(personas.teacher)
-    response = client.post(url(personas), valid(deep_research_enabled=None, auto_suggest_threshold=threshold, system_prompt="changed"),
-                           HTTP_ACCEPT_LANGUAGE="en")
+    response = client.post(
+        url(personas),
+        valid(deep_research_enabled=None, auto_suggest_threshold=threshold, system_prompt="changed"),
+        HTTP_ACCEPT_LANGUAGE="en",
+    )
     assert response.status_code == 400
     page = response.content.decode()
     assert message in page and "nothing was saved" in page
     channel = Channel.objects.get(pk=personas.channel.pk)
-    assert (channel.deep_research_enabled, channel.auto_suggest_threshold, channel.system_prompt) == (True, 0.7, "")
+    assert (channel.deep_research_enabled, channel.auto_suggest_threshold, channel.system_prompt) == (
+        True,
+        0.7,
+        "",
+    )
     assert "changed</textarea>" in page  # what the teacher typed stays in the form
 
 
@@ -88,8 +107,14 @@ def test_an_over_long_system_prompt_is_refused(client, personas):
 
 def test_saving_plan_review_and_web_domain_rules(client, personas):
     client.force_login(personas.teacher)
-    response = client.post(url(personas), valid(plan_review="required", web_allowed_domains=" .NTU.edu.tw \r\n\r\nedu.tw\r\nntu.edu.tw",
-                                                web_denied_domains="spam.example"))
+    response = client.post(
+        url(personas),
+        valid(
+            plan_review="required",
+            web_allowed_domains=" .NTU.edu.tw \r\n\r\nedu.tw\r\nntu.edu.tw",
+            web_denied_domains="spam.example",
+        ),
+    )
     assert response.status_code == 302
     channel = Channel.objects.get(pk=personas.channel.pk)
     assert channel.plan_review == "required"
@@ -100,10 +125,16 @@ def test_saving_plan_review_and_web_domain_rules(client, personas):
 
 
 @pytest.mark.parametrize("field", ["web_allowed_domains", "web_denied_domains"])
-@pytest.mark.parametrize("line", ["https://example.edu", "example.edu/papers", "*.example.edu", "localhost", "two words.edu"])
+@pytest.mark.parametrize(
+    "line", ["https://example.edu", "example.edu/papers", "*.example.edu", "localhost", "two words.edu"]
+)
 def test_a_line_that_is_not_a_domain_is_named_and_nothing_is_saved(client, personas, field, line):
     client.force_login(personas.teacher)
-    response = client.post(url(personas), valid(plan_review="optional", **{field: f"good.edu\n{line}"}), HTTP_ACCEPT_LANGUAGE="en")
+    response = client.post(
+        url(personas),
+        valid(plan_review="optional", **{field: f"good.edu\n{line}"}),
+        HTTP_ACCEPT_LANGUAGE="en",
+    )
     assert response.status_code == 400
     page = response.content.decode()
     assert f"Not a domain name: {line}." in page.replace("&#x27;", "'") and "nothing was saved" in page

@@ -17,8 +17,17 @@ from tests.support.fake_embeddings import bag_of_words_vector
 
 
 def test_the_local_backend_is_the_default_and_embeds_offline_in_384_dimensions():
-    assert (embeddings.model_name(), embeddings.dimension()) == ("sentence-transformers/all-MiniLM-L6-v2", 384)
-    vectors = embeddings.embed_texts(["students stopped submitting homework", "pupils quit handing in assignments", "photosynthesis in plants"])
+    assert (embeddings.model_name(), embeddings.dimension()) == (
+        "sentence-transformers/all-MiniLM-L6-v2",
+        384,
+    )
+    vectors = embeddings.embed_texts(
+        [
+            "students stopped submitting homework",
+            "pupils quit handing in assignments",
+            "photosynthesis in plants",
+        ]
+    )
     assert [len(v) for v in vectors] == [384, 384, 384]
     assert math.isclose(sum(x * x for x in vectors[0]), 1.0, rel_tol=1e-4)  # normalised: cosine = dot product
     cos = lambda a, b: sum(x * y for x, y in zip(a, b))  # noqa: E731
@@ -33,7 +42,9 @@ def test_the_openai_backend_calls_the_endpoint_in_batches(fake_embeddings, setti
     vectors = embeddings.embed_texts(texts)
 
     assert (embeddings.model_name(), embeddings.dimension()) == ("fake-embedding-32", 32)
-    assert vectors == [pytest.approx(bag_of_words_vector(t, 32)) for t in texts]  # in input order, though answered reversed
+    assert vectors == [
+        pytest.approx(bag_of_words_vector(t, 32)) for t in texts
+    ]  # in input order, though answered reversed
     assert [r["body"]["input"] for r in fake_embeddings.requests] == [texts[:2], texts[2:]]
     assert {r["body"]["model"] for r in fake_embeddings.requests} == {"fake-embedding-32"}
     assert fake_embeddings.requests[0]["auth"] == "Bearer sk-test-embeddings"
@@ -41,7 +52,9 @@ def test_the_openai_backend_calls_the_endpoint_in_batches(fake_embeddings, setti
 
 def test_a_wrong_dimension_from_the_server_is_a_clear_error(fake_embeddings):
     fake_embeddings.answer_dimension = 16
-    with pytest.raises(embeddings.EmbeddingError, match="returned 16-dimension vectors but UEDU_EMBEDDING_DIMENSIONS is 32"):
+    with pytest.raises(
+        embeddings.EmbeddingError, match="returned 16-dimension vectors but UEDU_EMBEDDING_DIMENSIONS is 32"
+    ):
         embeddings.embed_texts(["x"])
 
 
@@ -53,8 +66,12 @@ def test_a_server_error_is_an_embedding_error(fake_embeddings):
 
 
 @pytest.mark.django_db
-def test_materials_indexed_with_the_openai_backend_are_searchable_at_its_dimension(personas, index_file, fake_embeddings):
-    material = index_file(personas.channel, personas.teacher, "w.pdf", pdf_bytes(["Bloom taxonomy levels", "IRB consent forms"]))
+def test_materials_indexed_with_the_openai_backend_are_searchable_at_its_dimension(
+    personas, index_file, fake_embeddings
+):
+    material = index_file(
+        personas.channel, personas.teacher, "w.pdf", pdf_bytes(["Bloom taxonomy levels", "IRB consent forms"])
+    )
     assert material.status == Material.Status.READY and material.embedding_model == "fake-embedding-32"
     assert set(MaterialChunk.objects.values_list("embedding_dim", flat=True)) == {32}
 
@@ -64,23 +81,34 @@ def test_materials_indexed_with_the_openai_backend_are_searchable_at_its_dimensi
 
 
 @pytest.mark.django_db
-def test_reembed_switches_backend_and_dimension_without_a_migration(personas, index_file, settings, fake_embeddings, capsys):
+def test_reembed_switches_backend_and_dimension_without_a_migration(
+    personas, index_file, settings, fake_embeddings, capsys
+):
     # Indexed with the local model (384) ...
-    settings.UEDU_EMBEDDING_BACKEND, settings.UEDU_EMBEDDING_MODEL = "local", "sentence-transformers/all-MiniLM-L6-v2"
+    settings.UEDU_EMBEDDING_BACKEND, settings.UEDU_EMBEDDING_MODEL = (
+        "local",
+        "sentence-transformers/all-MiniLM-L6-v2",
+    )
     settings.UEDU_EMBEDDING_DIMENSIONS = 384
-    material = index_file(personas.channel, personas.teacher, "w.pdf", pdf_bytes(["Bloom taxonomy levels", "IRB consent forms"]))
+    material = index_file(
+        personas.channel, personas.teacher, "w.pdf", pdf_bytes(["Bloom taxonomy levels", "IRB consent forms"])
+    )
     chunk_ids = set(MaterialChunk.objects.values_list("pk", flat=True))
     assert set(MaterialChunk.objects.values_list("embedding_dim", flat=True)) == {384}
 
     # ... then the deployment moves to a 32-dimension OpenAI-compatible model.
     settings.UEDU_EMBEDDING_BACKEND, settings.UEDU_EMBEDDING_MODEL = "openai", "fake-embedding-32"
     settings.UEDU_EMBEDDING_DIMENSIONS = 32
-    assert hybrid_search(personas.channel.pk, "consent forms", k=2, use_lexical=False) == []  # old vectors are not comparable
+    assert (
+        hybrid_search(personas.channel.pk, "consent forms", k=2, use_lexical=False) == []
+    )  # old vectors are not comparable
 
     call_command("reembed_materials")
 
     assert set(MaterialChunk.objects.values_list("pk", flat=True)) == chunk_ids  # same passages, new vectors
-    assert set(MaterialChunk.objects.values_list("embedding_dim", "embedding_model")) == {(32, "fake-embedding-32")}
+    assert set(MaterialChunk.objects.values_list("embedding_dim", "embedding_model")) == {
+        (32, "fake-embedding-32")
+    }
     material.refresh_from_db()
     assert material.embedding_model == "fake-embedding-32"
     assert vector_index.existing_dimensions() == {32}  # index for 32 created, unused 384 index dropped
@@ -93,7 +121,12 @@ def test_reembed_switches_backend_and_dimension_without_a_migration(personas, in
 
 def test_callers_queued_behind_the_local_encoder_are_encoded_together_each_with_its_own_vectors():
     backend = embeddings.get_backend()
-    texts = [["learning analytics dashboards"], ["Bloom's taxonomy", "IRB consent forms"], ["photosynthesis"], ["課程設計中的布魯姆分類法"]]
+    texts = [
+        ["learning analytics dashboards"],
+        ["Bloom's taxonomy", "IRB consent forms"],
+        ["photosynthesis"],
+        ["課程設計中的布魯姆分類法"],
+    ]
     alone = [backend.embed_texts(t) for t in texts]  # one encoding each
     encodings = []
     encode = backend._model.encode
@@ -106,7 +139,10 @@ def test_callers_queued_behind_the_local_encoder_are_encoded_together_each_with_
     backend._lock.acquire()  # the encoder is busy: every caller below queues up behind it
     try:
         backend._model.encode = counted
-        threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, backend.embed_texts(texts[i]))) for i in range(len(texts))]
+        threads = [
+            threading.Thread(target=lambda i=i: results.__setitem__(i, backend.embed_texts(texts[i])))
+            for i in range(len(texts))
+        ]
         for thread in threads:
             thread.start()
         deadline = time.monotonic() + 10

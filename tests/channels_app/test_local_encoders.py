@@ -31,7 +31,9 @@ def _worst(a, b):
 
 
 def test_the_onnx_encoder_gives_the_vectors_torch_gives(settings, torch_vectors):
-    encoder = local_encoders.load("onnx", 1, 2, settings.UEDU_EMBEDDING_CACHE_DIR)  # batches of 2: padded, reordered
+    encoder = local_encoders.load(
+        "onnx", 1, 2, settings.UEDU_EMBEDDING_CACHE_DIR
+    )  # batches of 2: padded, reordered
     assert encoder.runtime == "onnx"
     vectors = encoder.encode(TEXTS)
     assert [len(v) for v in vectors] == [384] * len(TEXTS)
@@ -52,7 +54,11 @@ def test_the_local_backend_runs_on_onnx_unless_told_torch(monkeypatch, settings)
 def test_the_export_is_made_once_then_reused(tmp_path, monkeypatch):
     first = local_encoders.load("onnx", 1, 8, tmp_path)
     made = local_encoders.export_path(tmp_path)
-    assert first.runtime == "onnx" and made.exists() and sorted(p.name for p in tmp_path.iterdir()) == sorted([made.name, "export.lock"])
+    assert (
+        first.runtime == "onnx"
+        and made.exists()
+        and sorted(p.name for p in tmp_path.iterdir()) == sorted([made.name, "export.lock"])
+    )
     stamp = made.stat().st_mtime_ns
 
     import torch
@@ -74,12 +80,16 @@ def test_a_broken_export_on_disk_is_made_again(tmp_path, torch_vectors):
     assert _worst(encoder.encode(TEXTS), torch_vectors) < 1e-5
 
 
-def test_an_export_that_differs_from_torch_is_not_kept_and_the_model_runs_on_torch(tmp_path, monkeypatch, caplog, torch_vectors):
+def test_an_export_that_differs_from_torch_is_not_kept_and_the_model_runs_on_torch(
+    tmp_path, monkeypatch, caplog, torch_vectors
+):
     monkeypatch.setattr(local_encoders, "EXPORT_TOLERANCE", -1.0)  # no export can pass the check
     with caplog.at_level(logging.WARNING, logger="channels_app.local_encoders"):
         encoder = local_encoders.load("onnx", 1, 8, tmp_path)
     assert encoder.runtime == "torch"
-    assert [p.name for p in tmp_path.iterdir()] == ["export.lock"]  # neither the export nor its scratch file is left
+    assert [p.name for p in tmp_path.iterdir()] == [
+        "export.lock"
+    ]  # neither the export nor its scratch file is left
     assert "runs on torch" in caplog.text and "differs from torch" in caplog.text
     assert _worst(encoder.encode(TEXTS), torch_vectors) < 1e-6
 
@@ -107,7 +117,9 @@ def test_processes_starting_together_export_once_and_the_others_read_it(tmp_path
     first = threading.Thread(target=lambda: paths.append(local_encoders.export_onnx(tmp_path)))
     first.start()
     assert inside.wait(10)
-    second = threading.Thread(target=lambda: paths.append(local_encoders.export_onnx(tmp_path)))  # arrives mid-export
+    second = threading.Thread(
+        target=lambda: paths.append(local_encoders.export_onnx(tmp_path))
+    )  # arrives mid-export
     second.start()
     first.join(10)
     second.join(10)

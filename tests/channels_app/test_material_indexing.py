@@ -35,7 +35,11 @@ def test_it_indexes_a_pdf_with_page_numbers(personas, index_file):
     material = index_file(personas.channel, personas.teacher, "week1.pdf", pdf_bytes([LA_PAGE, IRB_PAGE]))
 
     assert material.status == Material.Status.READY, material.error
-    assert (material.kind, material.unit_count, material.embedding_model) == ("pdf", 2, "sentence-transformers/all-MiniLM-L6-v2")
+    assert (material.kind, material.unit_count, material.embedding_model) == (
+        "pdf",
+        2,
+        "sentence-transformers/all-MiniLM-L6-v2",
+    )
     rows = chunk_rows(material)
     assert material.chunk_count == len(rows) >= 2
     by_page = {row.page: row.text for row in rows}
@@ -46,18 +50,33 @@ def test_it_indexes_a_pdf_with_page_numbers(personas, index_file):
 
 
 def test_it_numbers_docx_sections_by_heading(personas, index_file):
-    data = docx_bytes([("", ["Course notes for EDS101."]), ("Bloom", ["記憶、理解、應用。"]), ("IRB", ["Consent forms matter."])])
+    data = docx_bytes(
+        [
+            ("", ["Course notes for EDS101."]),
+            ("Bloom", ["記憶、理解、應用。"]),
+            ("IRB", ["Consent forms matter."]),
+        ]
+    )
 
     material = index_file(personas.channel, personas.teacher, "notes.docx", data)
 
     assert material.status == Material.Status.READY, material.error
     pages = {row.page: row.text for row in chunk_rows(material)}
-    assert pages == {1: "Course notes for EDS101.", 2: "Bloom\n記憶、理解、應用。", 3: "IRB\nConsent forms matter."}
+    assert pages == {
+        1: "Course notes for EDS101.",
+        2: "Bloom\n記憶、理解、應用。",
+        3: "IRB\nConsent forms matter.",
+    }
     assert material.locator(2) == "notes.docx § 2"
 
 
 def test_it_numbers_pptx_slides_and_reads_speaker_notes(personas, index_file):
-    data = pptx_bytes([("RAG", ["Retrieve passages", "Then generate"], ""), ("評估", ["Recall@10"], "中文關鍵詞要另外測試。")])
+    data = pptx_bytes(
+        [
+            ("RAG", ["Retrieve passages", "Then generate"], ""),
+            ("評估", ["Recall@10"], "中文關鍵詞要另外測試。"),
+        ]
+    )
 
     material = index_file(personas.channel, personas.teacher, "slides.pptx", data)
 
@@ -89,7 +108,9 @@ def test_the_same_file_in_another_channel_is_a_separate_material(personas, index
     assert other.status == Material.Status.READY and Material.objects.count() == 2
 
 
-def test_deleting_a_material_deletes_its_chunks_and_file(personas, index_file, django_capture_on_commit_callbacks):
+def test_deleting_a_material_deletes_its_chunks_and_file(
+    personas, index_file, django_capture_on_commit_callbacks
+):
     material = index_file(personas.channel, personas.teacher, "week1.pdf", pdf_bytes([LA_PAGE, IRB_PAGE]))
     keep = index_file(personas.channel, personas.teacher, "other.pdf", pdf_bytes([IRB_PAGE]))
     stored = material.file.name
@@ -128,7 +149,9 @@ def broken_docx() -> bytes:
         ("broken.docx", broken_docx(), "corrupt", "damaged"),
     ],
 )
-def test_an_unreadable_file_fails_with_a_clear_error_and_no_chunks(personas, index_file, name, data, code, words):
+def test_an_unreadable_file_fails_with_a_clear_error_and_no_chunks(
+    personas, index_file, name, data, code, words
+):
     material = index_file(personas.channel, personas.teacher, name, data)
 
     assert material.status == Material.Status.FAILED
@@ -145,15 +168,27 @@ def test_an_unreadable_file_fails_with_a_clear_error_and_no_chunks(personas, ind
         ("fake.pdf", docx_bytes([("", ["hello"])]), "wrong_type", "not a PDF"),
         ("fake.docx", pdf_bytes([LA_PAGE]), "wrong_type", "not a DOCX"),
         ("slides.docx", pptx_bytes([("x", ["y"], "")]), "wrong_type", "it is a PPTX"),
-        ("old.doc.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600, "wrong_type", "old Office format"),
-        ("locked.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + "EncryptionInfo".encode("utf-16-le") + b"\x00" * 64, "encrypted", "password"),
+        (
+            "old.doc.docx",
+            b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600,
+            "wrong_type",
+            "old Office format",
+        ),
+        (
+            "locked.docx",
+            b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + "EncryptionInfo".encode("utf-16-le") + b"\x00" * 64,
+            "encrypted",
+            "password",
+        ),
     ],
 )
 def test_a_refused_upload_is_recorded_without_its_bytes_and_never_queued(
     personas, django_capture_on_commit_callbacks, name, data, code, words
 ):
     with django_capture_on_commit_callbacks() as queued:
-        material, created = materials.material_upload(channel=personas.channel, user=personas.teacher, uploaded_file=upload(name, data))
+        material, created = materials.material_upload(
+            channel=personas.channel, user=personas.teacher, uploaded_file=upload(name, data)
+        )
 
     assert created and material.status == Material.Status.FAILED
     assert material.error_code == code and words in material.error
@@ -167,7 +202,9 @@ def test_a_file_over_the_size_limit_is_refused(personas, settings, django_captur
     assert len(data) > 2_000
 
     with django_capture_on_commit_callbacks() as queued:
-        material, _ = materials.material_upload(channel=personas.channel, user=personas.teacher, uploaded_file=upload("big.pdf", data))
+        material, _ = materials.material_upload(
+            channel=personas.channel, user=personas.teacher, uploaded_file=upload("big.pdf", data)
+        )
 
     assert material.status == Material.Status.FAILED and material.error_code == "too_large"
     assert material.error == f"The file is {filesizeformat(len(data))}; the limit is {filesizeformat(2_000)}."
@@ -203,7 +240,9 @@ def test_embedding_failure_leaves_no_half_index(personas, index_file, fake_embed
     assert MaterialChunk.objects.count() == 0
 
 
-def test_a_failed_reindex_removes_the_old_chunks(personas, index_file, fake_embeddings, celery_eager, django_capture_on_commit_callbacks):
+def test_a_failed_reindex_removes_the_old_chunks(
+    personas, index_file, fake_embeddings, celery_eager, django_capture_on_commit_callbacks
+):
     material = index_file(personas.channel, personas.teacher, "week1.pdf", pdf_bytes([LA_PAGE]))
     assert material.status == Material.Status.READY and MaterialChunk.objects.count() > 0
     fake_embeddings.fail_with = 400
@@ -215,7 +254,9 @@ def test_a_failed_reindex_removes_the_old_chunks(personas, index_file, fake_embe
     assert material.status == Material.Status.FAILED and MaterialChunk.objects.count() == 0
 
 
-def test_reindex_replaces_chunks_after_a_transient_failure(personas, index_file, fake_embeddings, django_capture_on_commit_callbacks):
+def test_reindex_replaces_chunks_after_a_transient_failure(
+    personas, index_file, fake_embeddings, django_capture_on_commit_callbacks
+):
     fake_embeddings.fail_with = 400
     material = index_file(personas.channel, personas.teacher, "week1.pdf", pdf_bytes([LA_PAGE, IRB_PAGE]))
     assert material.status == Material.Status.FAILED
@@ -230,14 +271,20 @@ def test_reindex_replaces_chunks_after_a_transient_failure(personas, index_file,
 
 
 def test_a_refused_upload_cannot_be_reindexed(personas):
-    material, _ = materials.material_upload(channel=personas.channel, user=personas.teacher, uploaded_file=upload("x.txt", b"x"))
+    material, _ = materials.material_upload(
+        channel=personas.channel, user=personas.teacher, uploaded_file=upload("x.txt", b"x")
+    )
     assert materials.material_reindex(material) is False
     assert Material.objects.get(pk=material.pk).status == Material.Status.FAILED
 
 
 def test_the_job_tolerates_a_material_deleted_before_it_ran(personas, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks() as queued:
-        material, _ = materials.material_upload(channel=personas.channel, user=personas.teacher, uploaded_file=upload("a.pdf", pdf_bytes([LA_PAGE])))
+        material, _ = materials.material_upload(
+            channel=personas.channel,
+            user=personas.teacher,
+            uploaded_file=upload("a.pdf", pdf_bytes([LA_PAGE])),
+        )
     material_id = material.pk
     material.delete()
 

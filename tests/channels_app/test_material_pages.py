@@ -30,14 +30,20 @@ def post_upload(client, channel, name="week1.pdf", data=None):
     return client.post(list_url(channel), {"file": upload(name, data or pdf_bytes(PAGES))})
 
 
-def test_the_teacher_uploads_a_file_and_it_is_indexed(client, personas, celery_eager, django_capture_on_commit_callbacks):
+def test_the_teacher_uploads_a_file_and_it_is_indexed(
+    client, personas, celery_eager, django_capture_on_commit_callbacks
+):
     client.force_login(personas.teacher)
     with django_capture_on_commit_callbacks(execute=True):
         response = post_upload(client, personas.channel)
 
     assert response.status_code == 302 and response.url == list_url(personas.channel)
     material = Material.objects.get()
-    assert (material.channel, material.uploaded_by, material.status) == (personas.channel, personas.teacher, "ready")
+    assert (material.channel, material.uploaded_by, material.status) == (
+        personas.channel,
+        personas.teacher,
+        "ready",
+    )
     page = client.get(list_url(personas.channel))
     assert "“week1.pdf” was uploaded and is being indexed." in page.content.decode()
     assert "week1.pdf" in page.content.decode() and "Ready" in page.content.decode()
@@ -59,7 +65,9 @@ def test_a_bad_file_shows_its_error_on_the_page(client, personas):
     assert Material.objects.get().status == "failed"
 
 
-def test_uploading_the_same_file_twice_says_so_and_stores_one_row(client, personas, celery_eager, django_capture_on_commit_callbacks):
+def test_uploading_the_same_file_twice_says_so_and_stores_one_row(
+    client, personas, celery_eager, django_capture_on_commit_callbacks
+):
     client.force_login(personas.teacher)
     data = pdf_bytes(PAGES)
     with django_capture_on_commit_callbacks(execute=True):
@@ -69,7 +77,10 @@ def test_uploading_the_same_file_twice_says_so_and_stores_one_row(client, person
     assert Material.objects.count() == 1
 
 
-@pytest.mark.parametrize("who, status", [("student", 403), ("ta", 403), ("super_ta", 403), ("other_teacher", 404), ("outsider", 404)])
+@pytest.mark.parametrize(
+    "who, status",
+    [("student", 403), ("ta", 403), ("super_ta", 403), ("other_teacher", 404), ("outsider", 404)],
+)
 def test_only_the_channels_teacher_may_manage_materials(client, personas, who, status):
     client.force_login(getattr(personas, who))
     assert client.get(list_url(personas.channel)).status_code == status
@@ -132,15 +143,25 @@ def test_students_cannot_delete_or_reindex(client, personas, indexed):
     assert client.post(reverse("material_delete", kwargs=kwargs)).status_code == 403
     assert client.post(reverse("material_reindex", kwargs=kwargs)).status_code == 403
     indexed.refresh_from_db()
-    assert indexed.status == "ready" and MaterialChunk.objects.filter(material=indexed).count() == indexed.chunk_count
+    assert (
+        indexed.status == "ready"
+        and MaterialChunk.objects.filter(material=indexed).count() == indexed.chunk_count
+    )
 
 
 def test_the_teacher_deletes_a_material_and_its_chunks(client, personas, indexed):
     client.force_login(personas.teacher)
-    response = client.post(reverse("material_delete", kwargs={"slug": personas.channel.slug, "pk": indexed.pk}))
+    response = client.post(
+        reverse("material_delete", kwargs={"slug": personas.channel.slug, "pk": indexed.pk})
+    )
     assert response.status_code == 302
     assert not Material.objects.exists() and not MaterialChunk.objects.exists()
-    assert client.get(reverse("material_delete", kwargs={"slug": personas.channel.slug, "pk": indexed.pk})).status_code == 405
+    assert (
+        client.get(
+            reverse("material_delete", kwargs={"slug": personas.channel.slug, "pk": indexed.pk})
+        ).status_code
+        == 405
+    )
 
 
 def test_the_teacher_reindexes_a_material(client, personas, indexed, django_capture_on_commit_callbacks):
@@ -148,7 +169,10 @@ def test_the_teacher_reindexes_a_material(client, personas, indexed, django_capt
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("material_reindex", kwargs={"slug": personas.channel.slug, "pk": indexed.pk}))
     indexed.refresh_from_db()
-    assert indexed.status == "ready" and MaterialChunk.objects.filter(material=indexed).count() == indexed.chunk_count
+    assert (
+        indexed.status == "ready"
+        and MaterialChunk.objects.filter(material=indexed).count() == indexed.chunk_count
+    )
 
 
 def test_the_home_page_links_materials_only_for_channels_the_user_teaches(client, personas):
@@ -161,24 +185,39 @@ def test_the_home_page_links_materials_only_for_channels_the_user_teaches(client
 # --------------------------------------------------------------------------- admin
 
 
-def test_the_admin_uploads_through_the_service_and_reuses_a_known_file(client, personas, celery_eager, django_capture_on_commit_callbacks):
+def test_the_admin_uploads_through_the_service_and_reuses_a_known_file(
+    client, personas, celery_eager, django_capture_on_commit_callbacks
+):
     client.force_login(personas.admin)
     data = docx_bytes([("Bloom", ["記憶、理解、應用。"])])
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("admin:channels_app_material_add"), {"channel": personas.channel.pk, "upload": upload("b.docx", data)})
+        response = client.post(
+            reverse("admin:channels_app_material_add"),
+            {"channel": personas.channel.pk, "upload": upload("b.docx", data)},
+        )
     material = Material.objects.get()
-    assert response.status_code == 302 and material.status == "ready" and material.uploaded_by == personas.admin
+    assert (
+        response.status_code == 302 and material.status == "ready" and material.uploaded_by == personas.admin
+    )
 
-    again = client.post(reverse("admin:channels_app_material_add"), {"channel": personas.channel.pk, "upload": upload("again.docx", data)}, follow=True)
+    again = client.post(
+        reverse("admin:channels_app_material_add"),
+        {"channel": personas.channel.pk, "upload": upload("again.docx", data)},
+        follow=True,
+    )
     assert Material.objects.count() == 1
     assert "already in the channel" in again.content.decode()
 
 
-def test_the_admin_reindex_action_requeues_materials(client, personas, indexed, fake_embeddings, django_capture_on_commit_callbacks):
+def test_the_admin_reindex_action_requeues_materials(
+    client, personas, indexed, fake_embeddings, django_capture_on_commit_callbacks
+):
     client.force_login(personas.admin)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
-            reverse("admin:channels_app_material_changelist"), {"action": "reindex", "_selected_action": [indexed.pk]}, follow=True
+            reverse("admin:channels_app_material_changelist"),
+            {"action": "reindex", "_selected_action": [indexed.pk]},
+            follow=True,
         )
     assert "1 material queued for indexing." in response.content.decode()
     indexed.refresh_from_db()

@@ -17,7 +17,10 @@ pytestmark = pytest.mark.django_db
 # Several Chinese passages: all-MiniLM-L6-v2 reads most Han characters as [UNK], so to the
 # embedding they all look alike; only the lexical side can tell which one says 倒數排名融合.
 SECTIONS = [
-    ("Learning analytics", ["Learning analytics dashboards show teachers which students stopped submitting assignments."]),
+    (
+        "Learning analytics",
+        ["Learning analytics dashboards show teachers which students stopped submitting assignments."],
+    ),
     ("Bloom", ["The revised Bloom's taxonomy orders cognitive processes from remembering to creating."]),
     ("倫理", ["使用學生資料進行研究前，必須先通過研究倫理審查委員會的審查。"]),
     ("去識別化", ["去識別化應移除姓名與學號，並以研究代碼取代。"]),
@@ -37,7 +40,9 @@ def course(personas, index_file):
 def test_postgres_default_parser_cannot_find_a_chinese_term_but_bigrams_can(db):
     passage = "檢索結果以倒數排名融合合併向量與關鍵詞兩種排序。"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT to_tsvector('english', %s) @@ plainto_tsquery('english', %s)", [passage, "倒數排名融合"])
+        cursor.execute(
+            "SELECT to_tsvector('english', %s) @@ plainto_tsquery('english', %s)", [passage, "倒數排名融合"]
+        )
         assert cursor.fetchone()[0] is False  # the whole run of Han characters is ONE lexeme
         cursor.execute(
             "SELECT to_tsvector('english', %s) @@ plainto_tsquery('english', %s)",
@@ -84,8 +89,12 @@ def test_search_never_returns_another_channels_passages(personas, index_file):
     theirs = make_channel(personas.other_teacher, slug="course-theirs")
     same_text = pdf_bytes(["研究倫理審查委員會（IRB）審查學生資料研究。Institutional Review Board review."])
     index_file(theirs, personas.other_teacher, "theirs.pdf", same_text)
-    index_file(theirs, personas.other_teacher, "more.pdf", pdf_bytes(["IRB protocol numbers and consent forms."]))
-    index_file(mine, personas.teacher, "mine.pdf", pdf_bytes(["Bloom's taxonomy: remember, understand, apply."]))
+    index_file(
+        theirs, personas.other_teacher, "more.pdf", pdf_bytes(["IRB protocol numbers and consent forms."])
+    )
+    index_file(
+        mine, personas.teacher, "mine.pdf", pdf_bytes(["Bloom's taxonomy: remember, understand, apply."])
+    )
 
     for query in ["IRB 研究倫理審查委員會", "Institutional Review Board", "theirs.pdf", "' OR 1=1 --"]:
         results = hybrid_search(mine.pk, query, k=10)
@@ -100,10 +109,14 @@ def fresh_term_statistics():
     retrieval.forget_term_statistics()  # the ANALYZE below is rolled back with the test
 
 
-def test_common_terms_rank_passages_but_do_not_select_them(personas, index_file, settings, fresh_term_statistics):
+def test_common_terms_rank_passages_but_do_not_select_them(
+    personas, index_file, settings, fresh_term_statistics
+):
     # 30 passages say "student"; one also says "rubric". After ANALYZE the planner's statistics
     # know "student" is in (nearly) every chunk, so it no longer pulls passages into the lexical list.
-    pages = [f"Student note {n}: the student reads chapter {n}." for n in range(30)] + ["A rubric for the student essay."]
+    pages = [f"Student note {n}: the student reads chapter {n}." for n in range(30)] + [
+        "A rubric for the student essay."
+    ]
     index_file(personas.channel, personas.teacher, "notes.pdf", pdf_bytes(pages))
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE channels_app_materialchunk")
@@ -112,18 +125,24 @@ def test_common_terms_rank_passages_but_do_not_select_them(personas, index_file,
     lexical_hits = hybrid_search(personas.channel.pk, "student rubric", k=10, use_vectors=False)
     assert [hit.page for hit in lexical_hits] == [31]
     # a query of common terms only must match all of them: page 31 has "student" but not "reads"
-    common_only = {hit.page for hit in hybrid_search(personas.channel.pk, "student reads", k=20, use_vectors=False)}
+    common_only = {
+        hit.page for hit in hybrid_search(personas.channel.pk, "student reads", k=20, use_vectors=False)
+    }
     assert len(common_only) == 20 and 31 not in common_only
 
     settings.UEDU_RETRIEVAL_COMMON_TERM_CUTOFF = 1.0  # cut-off off: every passage with "student" matches
     assert len(hybrid_search(personas.channel.pk, "student rubric", k=20, use_vectors=False)) == 20
 
 
-def test_a_big_channels_own_term_shares_decide_which_terms_are_common_in_it(personas, index_file, settings, fresh_term_statistics):
+def test_a_big_channels_own_term_shares_decide_which_terms_are_common_in_it(
+    personas, index_file, settings, fresh_term_statistics
+):
     # A course about counterpoint: the word is in every passage, though (with no platform
     # statistics at all here) the platform counts it as rare. Only the channel's own shares
     # reveal that selecting on it would pull in the whole course.
-    pages = [f"Counterpoint exercise {n}: two voices move against each other in counterpoint." for n in range(30)]
+    pages = [
+        f"Counterpoint exercise {n}: two voices move against each other in counterpoint." for n in range(30)
+    ]
     pages.append("Counterpoint and the fugue: a subject answered in another voice.")
     settings.UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS = 10_000  # a small channel: platform statistics
     material = index_file(personas.channel, personas.teacher, "counterpoint.pdf", pdf_bytes(pages))
@@ -131,11 +150,18 @@ def test_a_big_channels_own_term_shares_decide_which_terms_are_common_in_it(pers
     assert len(hybrid_search(personas.channel.pk, "counterpoint fugue", k=20, use_vectors=False)) == 20
 
     settings.UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS = 20  # now it is big enough for shares of its own
-    index_file(personas.channel, personas.teacher, "more.pdf", pdf_bytes(["Species counterpoint, first species."] * 2))
+    index_file(
+        personas.channel,
+        personas.teacher,
+        "more.pdf",
+        pdf_bytes(["Species counterpoint, first species."] * 2),
+    )
     shares = dict(ChannelTermShare.objects.filter(channel=personas.channel).values_list("lexeme", "share"))
     assert shares["counterpoint"] == 1.0 and 0 < shares["fugu"] < 0.05
     # Both words are common in this channel, so a passage must hold both to be a candidate.
-    assert [hit.page for hit in hybrid_search(personas.channel.pk, "counterpoint fugue", k=20, use_vectors=False)] == [31]
+    assert [
+        hit.page for hit in hybrid_search(personas.channel.pk, "counterpoint fugue", k=20, use_vectors=False)
+    ] == [31]
 
     # Deleting materials brings the channel under the size again: its shares go.
     materials.material_delete(material)
@@ -169,7 +195,11 @@ def test_the_semantic_side_uses_the_hnsw_index(course):
 
 
 def test_snippet_centres_on_the_first_query_term():
-    text = "Opening words. " * 40 + "The IRB reviews consent forms before data collection. " + "Closing words. " * 40
+    text = (
+        "Opening words. " * 40
+        + "The IRB reviews consent forms before data collection. "
+        + "Closing words. " * 40
+    )
     short = snippet(text, "IRB consent", width=120)
     assert "IRB reviews consent" in short and short.startswith("…") and short.endswith("…")
     assert len(short) <= 122
@@ -181,7 +211,9 @@ def test_the_migrations_index_is_the_one_vector_index_creates(db):
     # SQL. Both must be the same index, or a re-created one would differ from a migrated one.
     def definition():
         with connection.cursor() as cursor:
-            cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [vector_index.index_name(384)])
+            cursor.execute(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = %s", [vector_index.index_name(384)]
+            )
             return cursor.fetchone()[0]
 
     migrated = definition()
@@ -193,19 +225,31 @@ def test_the_migrations_index_is_the_one_vector_index_creates(db):
 
 
 def _sets_hnsw(captured: CaptureQueriesContext) -> bool:
-    return any("hnsw.ef_search" in query["sql"] and "hnsw.iterative_scan" in query["sql"] for query in captured.captured_queries)
+    return any(
+        "hnsw.ef_search" in query["sql"] and "hnsw.iterative_scan" in query["sql"]
+        for query in captured.captured_queries
+    )
 
 
 def _semantic_plan(channel_id: int, strategy: str) -> str:
     sql = retrieval._semantic_sql(384, channel_id, strategy)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # a 7-row table would otherwise be scanned
-        cursor.execute("EXPLAIN " + sql, {"vector": "[" + ",".join(["0.05"] * 384) + "]", "channel": channel_id,
-                                          "model": "sentence-transformers/all-MiniLM-L6-v2", "pool": 40})
+        cursor.execute(
+            "EXPLAIN " + sql,
+            {
+                "vector": "[" + ",".join(["0.05"] * 384) + "]",
+                "channel": channel_id,
+                "model": "sentence-transformers/all-MiniLM-L6-v2",
+                "pool": 40,
+            },
+        )
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
-def test_a_small_channel_is_searched_exactly_and_a_big_one_through_its_own_index(course, settings, personas, index_file):
+def test_a_small_channel_is_searched_exactly_and_a_big_one_through_its_own_index(
+    course, settings, personas, index_file
+):
     channel, _ = course
     retrieval.forget_strategies()
     # Below the threshold: an exact scan of the channel's own rows, no HNSW index in the plan.
@@ -226,7 +270,9 @@ def test_a_small_channel_is_searched_exactly_and_a_big_one_through_its_own_index
     assert material.status == "ready", material.error
     assert (384, channel.pk) in vector_index.channel_indexes()
     assert retrieval.semantic_strategy(channel.pk, 384) == retrieval.CHANNEL_INDEX
-    assert vector_index.channel_index_name(384, channel.pk) in _semantic_plan(channel.pk, retrieval.CHANNEL_INDEX)
+    assert vector_index.channel_index_name(384, channel.pk) in _semantic_plan(
+        channel.pk, retrieval.CHANNEL_INDEX
+    )
     # Another channel's rows never come back through it, and the old passages are still found.
     other = make_channel(owner=personas.teacher)
     assert retrieval.semantic_strategy(other.pk, 384) == retrieval.EXACT

@@ -28,7 +28,9 @@ def test_a_message_and_its_answer_are_stored_as_chat_rows(personas, llm):
 
 
 def test_the_channels_system_prompt_is_sent(personas, llm):
-    personas.channel.system_prompt = "Always answer in the voice of a patient tutor. Never give full homework solutions."
+    personas.channel.system_prompt = (
+        "Always answer in the voice of a patient tutor. Never give full homework solutions."
+    )
     personas.channel.save()
     send_chat_message(user=personas.student, channel=personas.channel, message="help me")
     assert "Never give full homework solutions." in system_text(llm.calls("chat")[-1])
@@ -36,7 +38,9 @@ def test_the_channels_system_prompt_is_sent(personas, llm):
 
 def test_earlier_deep_research_answers_are_part_of_the_context(personas, llm):
     stored_research(personas.student, personas.channel, question="比較學習分析與布魯姆分類法")
-    send_chat_message(user=personas.student, channel=personas.channel, message="Can you explain source [2] more?")
+    send_chat_message(
+        user=personas.student, channel=personas.channel, message="Can you explain source [2] more?"
+    )
     messages = llm.calls("chat")[-1]["messages"]
     roles = [m["role"] for m in messages]
     assert roles == ["system", "user", "assistant", "user"]
@@ -48,7 +52,9 @@ def test_earlier_deep_research_answers_are_part_of_the_context(personas, llm):
 
 def test_the_context_is_my_own_conversation_in_this_channel_only(personas, llm):
     stored_research(personas.other_student, personas.channel, question="bob's research question")
-    ChatLog.objects.create(channel=personas.channel, user=personas.other_student, kind="request", content="bob's chat")
+    ChatLog.objects.create(
+        channel=personas.channel, user=personas.other_student, kind="request", content="bob's chat"
+    )
     send_chat_message(user=personas.student, channel=personas.channel, message="hello")
     sent = json.dumps(llm.calls("chat")[-1]["messages"], ensure_ascii=False)
     assert "bob's" not in sent
@@ -65,15 +71,28 @@ def test_the_model_may_call_tools_once_and_then_answers(personas, llm):
     def chat(body):
         if any(m["role"] == "tool" for m in body["messages"]):
             return {"content": "Based on the materials: learning analytics measures learner data."}
-        return {"tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "learning analytics"}}]}
+        return {
+            "tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "learning analytics"}}]
+        }
 
     llm.on("chat", chat)
-    exchange = send_chat_message(user=personas.student, channel=personas.channel, message="What do the materials say?",
-                                 registry=corpus_registry())
+    exchange = send_chat_message(
+        user=personas.student,
+        channel=personas.channel,
+        message="What do the materials say?",
+        registry=corpus_registry(),
+    )
     first, second = llm.calls("chat")
-    assert {t["function"]["name"] for t in first["tools"]} == {"search_channel_materials", "search_external_papers", "web_search"}
+    assert {t["function"]["name"] for t in first["tools"]} == {
+        "search_channel_materials",
+        "search_external_papers",
+        "web_search",
+    }
     tool_message = next(m for m in second["messages"] if m["role"] == "tool")
-    assert "<observations>" in tool_message["content"] and "Learning analytics overview" in tool_message["content"]
+    assert (
+        "<observations>" in tool_message["content"]
+        and "Learning analytics overview" in tool_message["content"]
+    )
     assert exchange.response.content == "Based on the materials: learning analytics measures learner data."
     assert len(llm.calls("chat")) == 2  # one round of tools, then the answer: no second round
 
@@ -99,11 +118,19 @@ def test_a_chat_answer_keeps_links_to_real_sources_and_drops_planted_ones(person
 
     def chat(body):
         if any(m["role"] == "tool" for m in body["messages"]):  # an obedient model repeats what the page said
-            return {"content": "See https://docs.example/la and https://evil.example/login ![x](https://evil.example/p.png)"}
-        return {"tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "learning analytics"}}]}
+            return {
+                "content": "See https://docs.example/la and https://evil.example/login ![x](https://evil.example/p.png)"
+            }
+        return {
+            "tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "learning analytics"}}]
+        }
 
     llm.on("chat", chat)
-    exchange = send_chat_message(user=personas.student, channel=personas.channel, message="What is learning analytics?",
-                                 registry=corpus_registry(inject=planted))
+    exchange = send_chat_message(
+        user=personas.student,
+        channel=personas.channel,
+        message="What is learning analytics?",
+        registry=corpus_registry(inject=planted),
+    )
     assert "https://docs.example/la" in exchange.response.content  # a source the tool returned
     assert "evil.example" not in exchange.response.content

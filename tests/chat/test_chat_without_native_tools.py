@@ -29,11 +29,17 @@ def test_chat_uses_tools_on_a_server_without_native_tool_calls(personas, server)
     def chat(body):
         if any("Result of search_channel_materials" in (m.get("content") or "") for m in body["messages"]):
             return {"content": "Learning analytics measures learner data."}
-        return {"tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "learning analytics"}}]}
+        return {
+            "tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "learning analytics"}}]
+        }
 
     server.on("chat", chat)
-    exchange = send_chat_message(user=personas.student, channel=personas.channel, message="What is learning analytics?",
-                                 registry=corpus_registry())
+    exchange = send_chat_message(
+        user=personas.student,
+        channel=personas.channel,
+        message="What is learning analytics?",
+        registry=corpus_registry(),
+    )
 
     assert exchange.response.content == "Learning analytics measures learner data."
     assert ChatLog.objects.filter(user=personas.student, kind="response").count() == 1
@@ -41,9 +47,17 @@ def test_chat_uses_tools_on_a_server_without_native_tool_calls(personas, server)
     native, as_json, follow_up = calls[0], calls[1], calls[-1]
     assert native["tools"] and not as_json.get("tools") and not follow_up.get("tools")
     # the JSON choice first met the 500 refusal of json_schema, then went through as json_object
-    assert [(c.get("response_format") or {}).get("type") for c in calls] == [None, "json_schema", "json_object", None]
+    assert [(c.get("response_format") or {}).get("type") for c in calls] == [
+        None,
+        "json_schema",
+        "json_object",
+        None,
+    ]
     choice_prompt = as_json["messages"][0]["content"]
     assert "<tools>" in choice_prompt and "search_channel_materials" in choice_prompt
     # the tool's result reaches the model as a plain message, never as a "tool" role it cannot read
     assert all(m["role"] != "tool" for m in follow_up["messages"])
-    assert json.loads(follow_up["messages"][-2]["content"])["tool_calls"][0]["name"] == "search_channel_materials"
+    assert (
+        json.loads(follow_up["messages"][-2]["content"])["tool_calls"][0]["name"]
+        == "search_channel_materials"
+    )

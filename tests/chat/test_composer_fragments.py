@@ -20,7 +20,10 @@ def test_a_complex_question_gets_the_judges_reasons_as_a_list(client, personas, 
     client.force_login(personas.student)
     response = post(client, personas, "suggestion", COMPLEX)
     assert response.status_code == 200
-    assert response.content.decode().strip() == '<ul class="reasons" data-role="reasons"><li>scripted: needs several sources</li></ul>'
+    assert (
+        response.content.decode().strip()
+        == '<ul class="reasons" data-role="reasons"><li>scripted: needs several sources</li></ul>'
+    )
 
 
 def test_a_simple_question_or_a_channel_without_deep_research_gets_no_suggestion(client, personas, llm):
@@ -32,13 +35,20 @@ def test_a_simple_question_or_a_channel_without_deep_research_gets_no_suggestion
 
 
 def test_the_judge_escapes_what_the_model_says(client, personas, llm):
-    llm.on("judge", lambda body: {"content": '{"worth_it": true, "confidence": 0.99, "reasons": ["<img src=x onerror=alert(1)>"]}'})
+    llm.on(
+        "judge",
+        lambda body: {
+            "content": '{"worth_it": true, "confidence": 0.99, "reasons": ["<img src=x onerror=alert(1)>"]}'
+        },
+    )
     client.force_login(personas.student)
     html = post(client, personas, "suggestion", COMPLEX).content.decode()
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
-def test_an_empty_question_gets_the_apis_readable_error_which_the_page_takes_as_no_advice(client, personas, llm):
+def test_an_empty_question_gets_the_apis_readable_error_which_the_page_takes_as_no_advice(
+    client, personas, llm
+):
     client.force_login(personas.student)
     for what in ("suggestion", "clarify"):
         response = post(client, personas, what, "  ", HTTP_ACCEPT_LANGUAGE="en")
@@ -51,8 +61,14 @@ def test_a_vague_question_gets_its_clarify_fields_prefilled(client, personas, ll
     response = post(client, personas, "clarify", VAGUE)
     assert response.status_code == 200
     html = response.content.decode()
-    assert '<label class="clarify-field" for="clarify-time_range">Which years should the research cover?</label>' in html
-    assert '<input type="text" maxlength="200" id="clarify-time_range" name="time_range" value="2021-2026">' in html
+    assert (
+        '<label class="clarify-field" for="clarify-time_range">Which years should the research cover?</label>'
+        in html
+    )
+    assert (
+        '<input type="text" maxlength="200" id="clarify-time_range" name="time_range" value="2021-2026">'
+        in html
+    )
 
 
 def test_a_complete_question_needs_no_clarification(client, personas, llm):
@@ -74,7 +90,7 @@ def test_outsiders_get_404_from_the_advisers_and_no_model_is_asked(client, perso
 
 def test_the_quota_line_counts_down_in_both_languages(client, personas):
     client.force_login(personas.student)
-    assert '今日剩餘 20／20 次' in client.get("/chat/quota").content.decode()
+    assert "今日剩餘 20／20 次" in client.get("/chat/quota").content.decode()
     with transaction.atomic():
         quotas.charge(personas.student, "earlier-1")
     assert "19 of 20 left today" in client.get("/chat/quota", HTTP_ACCEPT_LANGUAGE="en").content.decode()
@@ -93,7 +109,11 @@ def test_the_quota_line_is_on_the_chat_page_and_for_each_user_their_own(client, 
     assert "20 of 20 left today" in client.get("/chat/quota", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     client.force_login(personas.student)
     page = client.get(f"/channels/{personas.channel.slug}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
-    assert 'id="dr-quota"' in page and "19 of 20 left today" in page and 'hx-trigger="quota-changed from:body"' in page
+    assert (
+        'id="dr-quota"' in page
+        and "19 of 20 left today" in page
+        and 'hx-trigger="quota-changed from:body"' in page
+    )
     client.force_login(personas.teacher)
     assert "No daily limit" in client.get("/chat/quota", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     client.logout()

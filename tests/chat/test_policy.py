@@ -64,16 +64,22 @@ def tool_text(llm) -> str:
 
 def test_chat_fetches_a_page_the_student_wrote_and_lists_it_as_a_source(personas, web_channel, llm, site):
     llm.on("chat", fetching(page_url(site)))
-    exchange = send_chat_message(user=personas.student, channel=web_channel, message=f"What does {page_url(site)} say?")
+    exchange = send_chat_message(
+        user=personas.student, channel=web_channel, message=f"What does {page_url(site)} say?"
+    )
 
     assert site.requests_to("/article"), "the page the student named was fetched"
     assert "Spaced repetition works" in tool_text(llm)
     answer = exchange.response
     assert answer.content == "Spaced repetition helps [1]. See also."  # [99] points at nothing: removed
-    assert [(c["number"], c["url"], c["source_tool"]) for c in answer.citations_json] == [(1, page_url(site), "fetch_url")]
+    assert [(c["number"], c["url"], c["source_tool"]) for c in answer.citations_json] == [
+        (1, page_url(site), "fetch_url")
+    ]
 
 
-def test_chat_refuses_a_domain_the_teacher_blocked_before_sending_any_request(personas, web_channel, llm, site):
+def test_chat_refuses_a_domain_the_teacher_blocked_before_sending_any_request(
+    personas, web_channel, llm, site
+):
     web_channel.web_denied_domains = "localhost"
     web_channel.save()
     llm.on("chat", fetching(page_url(site)))
@@ -84,7 +90,9 @@ def test_chat_refuses_a_domain_the_teacher_blocked_before_sending_any_request(pe
     assert exchange.response.citations_json == [] and "[1]" not in exchange.response.content
 
 
-def test_chat_refuses_a_domain_an_admin_pinned_as_never_use_before_sending_any_request(personas, web_channel, llm, site):
+def test_chat_refuses_a_domain_an_admin_pinned_as_never_use_before_sending_any_request(
+    personas, web_channel, llm, site
+):
     SourceStat.objects.create(kind=SourceStat.Kind.DOMAIN, key="localhost", pinned=SourceStat.Pin.DENY)
     llm.on("chat", fetching(page_url(site)))
     send_chat_message(user=personas.student, channel=web_channel, message=f"Read {page_url(site)}")
@@ -95,7 +103,9 @@ def test_chat_refuses_a_domain_an_admin_pinned_as_never_use_before_sending_any_r
 
 def test_chat_does_not_open_an_address_nobody_showed(personas, web_channel, llm, site):
     llm.on("chat", fetching(page_url(site)))  # e.g. an instruction planted in an earlier answer
-    exchange = send_chat_message(user=personas.student, channel=web_channel, message="Tell me about spaced repetition")
+    exchange = send_chat_message(
+        user=personas.student, channel=web_channel, message="Tell me about spaced repetition"
+    )
 
     assert site.requests == []
     assert "no address the student wrote or a source showed" in tool_text(llm)
@@ -109,16 +119,24 @@ def test_the_teachers_rules_reach_every_chat_call(personas, llm):
     def chat(body):
         if any(m["role"] == "tool" for m in body["messages"]):
             return {"content": "From the materials [1]."}
-        return {"tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "learning analytics"}}]}
+        return {
+            "tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "learning analytics"}}]
+        }
 
     llm.on("chat", chat)
-    send_chat_message(user=personas.student, channel=personas.channel, message="Solve exercise 3 for me",
-                      registry=corpus_registry())
+    send_chat_message(
+        user=personas.student,
+        channel=personas.channel,
+        message="Solve exercise 3 for me",
+        registry=corpus_registry(),
+    )
     calls = llm.calls("chat")
     assert len(calls) == 2
     for call in calls:
         systems = [m["content"] for m in call["messages"] if m["role"] == "system"]
-        assert len(systems) == 1 and systems[0].startswith("You are ClassroomGPT")  # the chat's own prompt first
+        assert len(systems) == 1 and systems[0].startswith(
+            "You are ClassroomGPT"
+        )  # the chat's own prompt first
         assert "Never give full homework solutions." in systems[0]
 
 
@@ -126,11 +144,17 @@ def test_the_chat_bubble_lists_its_sources_with_the_same_links_as_a_research_ans
     def chat(body):
         if any(m["role"] == "tool" for m in body["messages"]):
             return {"content": "Learning analytics measures learner data [1]. Invented [7]."}
-        return {"tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "learning analytics"}}]}
+        return {
+            "tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "learning analytics"}}]
+        }
 
     llm.on("chat", chat)
-    exchange = send_chat_message(user=personas.student, channel=personas.channel, message="What is learning analytics?",
-                                 registry=corpus_registry())
+    exchange = send_chat_message(
+        user=personas.student,
+        channel=personas.channel,
+        message="What is learning analytics?",
+        registry=corpus_registry(),
+    )
     client.force_login(personas.student)
     page = client.get(reverse("channel_chat", args=[personas.channel.slug])).content.decode()
 
@@ -145,7 +169,9 @@ def test_an_answer_about_an_earlier_research_keeps_its_source_numbers(personas, 
 
     stored_research(personas.student, personas.channel)
     llm.on("chat", lambda body: {"content": "Source [2] is about retrieval [5]."})
-    exchange = send_chat_message(user=personas.student, channel=personas.channel, message="Explain source [2]")
+    exchange = send_chat_message(
+        user=personas.student, channel=personas.channel, message="Explain source [2]"
+    )
     assert exchange.response.content == "Source [2] is about retrieval."
     assert [c["number"] for c in exchange.response.citations_json] == [2]
 
@@ -158,13 +184,18 @@ def test_a_student_who_keeps_chatting_hits_the_daily_chat_budget(client, persona
     settings.UEDU_CHAT_RATE = "1000/m"
     client.force_login(personas.student)
     url = reverse("channel_send", args=[personas.channel.slug])
-    statuses = [client.post(url, {"message": f"question {n}"}, HTTP_X_REQUESTED_WITH="fetch").status_code for n in range(5)]
+    statuses = [
+        client.post(url, {"message": f"question {n}"}, HTTP_X_REQUESTED_WITH="fetch").status_code
+        for n in range(5)
+    ]
 
     assert statuses == [200, 200, 200, 429, 429]
     refused = client.post(url, {"message": "one more"}, HTTP_X_REQUESTED_WITH="fetch")
     assert refused.json()["error"]["code"] == "chat_quota_exceeded"
     assert 0 < int(refused["Retry-After"]) <= 24 * 3600
-    assert ChatLog.objects.filter(user=personas.student, kind="request").count() == 3  # refused before storing
+    assert (
+        ChatLog.objects.filter(user=personas.student, kind="request").count() == 3
+    )  # refused before storing
     assert len(llm.calls("chat")) == 3
 
 
@@ -195,11 +226,14 @@ def test_the_chat_page_shows_students_the_teachers_usage_note(client, personas):
     personas.channel.save()
     client.force_login(personas.student)
     page = client.get(reverse("channel_chat", args=[personas.channel.slug])).content.decode()
-    note = page[page.index('id="usage-note"'):]
+    note = page[page.index('id="usage-note"') :]
     assert "Never give full homework solutions.<br>Cite the course reader." in note
     assert "老師為本課程助教訂的使用規則" in note  # in the reader's language
 
 
 def test_a_channel_without_rules_shows_no_usage_note(client, personas):
     client.force_login(personas.student)
-    assert 'id="usage-note"' not in client.get(reverse("channel_chat", args=[personas.channel.slug])).content.decode()
+    assert (
+        'id="usage-note"'
+        not in client.get(reverse("channel_chat", args=[personas.channel.slug])).content.decode()
+    )

@@ -11,15 +11,20 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from playwright.sync_api import Page, expect, sync_playwright
 
 from tests.support.factories import PASSWORD
 
-from playwright.sync_api import Page, expect, sync_playwright
-
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 LAPTOP = {"width": 1280, "height": 860}
@@ -99,7 +104,11 @@ def open_as(browser, live):
         context.close()
     for watch in watches:
         # An HTTP error status the test provoked on purpose (404, 429, …) is logged by the browser too.
-        unexpected = [e for e in watch.errors if "Failed to load resource: the server responded with a status of" not in e]
+        unexpected = [
+            e
+            for e in watch.errors
+            if "Failed to load resource: the server responded with a status of" not in e
+        ]
         assert not unexpected, unexpected
         assert not watch.foreign_requests, watch.foreign_requests
 

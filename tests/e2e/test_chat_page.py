@@ -16,8 +16,8 @@ from channels_app.models import ChatLog
 from quotas import services as quotas
 from research.models import ResearchTask
 from tests.e2e.conftest import PHONE, shot
-from tests.support.scripted_llm import Scenario
 from tests.support.research_fixtures import gated_registry, start_here
+from tests.support.scripted_llm import Scenario
 from tests.support.stack import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -52,7 +52,9 @@ def assert_citation_links_resolve(page: Page, task: ResearchTask) -> None:
     """Every [N] in the answer points at an entry of its citation list, and the list is the task's."""
     answer = page.locator(f'.dr-answer[data-task="{task.task_uuid}"]')
     expect(answer.locator(".citation")).to_have_count(len(task.citations_json))
-    for href in answer.locator('.answer-body a[href^="#cite-"]').evaluate_all("links => links.map(a => a.getAttribute('href'))"):
+    for href in answer.locator('.answer-body a[href^="#cite-"]').evaluate_all(
+        "links => links.map(a => a.getAttribute('href'))"
+    ):
         expect(answer.locator(href)).to_have_count(1)
 
 
@@ -101,7 +103,9 @@ def test_a_forced_research_shows_progress_then_its_answer_and_a_reload_shows_the
     card = page.locator(".dr-card")
     expect(card).to_have_count(1)
     expect(page.locator(".bubble.question.research").last).to_contain_text(COMPLEX)
-    expect(card.locator("[data-role=subquestions] li")).to_have_count(3)  # the scripted planner's sub-questions
+    expect(card.locator("[data-role=subquestions] li")).to_have_count(
+        3
+    )  # the scripted planner's sub-questions
     expect(card.locator("[data-role=steps]")).to_have_text("1")  # steps used, of the limit
     # the budget of a moderate plan (agent.engine.types.DEFAULT_BUDGETS), within the hard limit of 30
     expect(card.locator("[data-role=max-steps]")).to_have_text("6")
@@ -133,7 +137,9 @@ def test_the_student_watches_tool_calls_arrive_and_follows_a_citation(open_as, p
     gate): the page opened mid-research catches up from the stored events, then follows live."""
     gate = threading.Event()
     reflected = hold(llm, "reflection")  # keeps the card up after the tool calls, until the test has looked
-    task, here = start_here(monkeypatch, gated_registry(gate), user=personas.student, channel=personas.channel, question=COMPLEX)
+    task, here = start_here(
+        monkeypatch, gated_registry(gate), user=personas.student, channel=personas.channel, question=COMPLEX
+    )
     page = open_as(personas.student)
     sockets = cuttable_sockets(page)
     wait_for(lambda: task.steps.filter(status="running").count() == 2, message="both tool calls to start")
@@ -175,12 +181,17 @@ def test_the_student_watches_tool_calls_arrive_and_follows_a_citation(open_as, p
     expect(entry).to_contain_text(first["title"])
     expect(entry).to_contain_text(first["source_tool"])
     expect(entry.locator(".badge")).to_have_text("Uedu" if first["origin"] == "internal" else "外部")
-    expect(answer.locator(".badge.origin-external")).not_to_have_count(0)  # the scholarly source is labelled external
+    expect(answer.locator(".badge.origin-external")).not_to_have_count(
+        0
+    )  # the scholarly source is labelled external
     shot(page, "chat-answer")
 
     answer.locator("[data-action=acknowledge]").click()
     expect(answer.locator(".ack-done")).to_have_text("你已確認此聲明。")
-    wait_for(lambda: ResearchTask.objects.get(pk=task.pk).disclaimer_acknowledged_at is not None, message="the acknowledgement")
+    wait_for(
+        lambda: ResearchTask.objects.get(pk=task.pk).disclaimer_acknowledged_at is not None,
+        message="the acknowledgement",
+    )
 
     live_view = conversation_snapshot(page)
     page.reload()
@@ -198,7 +209,10 @@ def test_cancelling_midway_shows_a_calm_message(open_as, personas, llm):
     card = page.locator(".dr-card")
     expect(card.locator("[data-role=subquestions] li")).to_have_count(3)
     card.locator("[data-action=cancel]").click()
-    wait_for(lambda: ResearchTask.objects.filter(user=personas.student, cancel_requested=True).exists(), message="the cancel")
+    wait_for(
+        lambda: ResearchTask.objects.filter(user=personas.student, cancel_requested=True).exists(),
+        message="the cancel",
+    )
     release.set()  # the engine stops at its next check
 
     status = page.locator(".dr-status.status-cancelled")
@@ -214,7 +228,9 @@ def test_cancelling_midway_shows_a_calm_message(open_as, personas, llm):
 # --------------------------------------------------------------------------- the auto suggestion
 
 
-def test_a_complex_question_gets_the_suggestion_card_and_upgrading_starts_an_auto_research(open_as, personas, llm):
+def test_a_complex_question_gets_the_suggestion_card_and_upgrading_starts_an_auto_research(
+    open_as, personas, llm
+):
     page = open_as(personas.student)
     chat(page, personas)
     page.fill("#message", COMPLEX)
@@ -223,7 +239,9 @@ def test_a_complex_question_gets_the_suggestion_card_and_upgrading_starts_an_aut
     expect(card).to_be_visible()
     expect(card).to_contain_text("這個問題適合用 Deep Research 深度研究")
     expect(card.locator(".reasons li")).to_have_text(["scripted: needs several sources"])
-    assert not ResearchTask.objects.exists() and not ChatLog.objects.exists()  # nothing starts without the click
+    assert (
+        not ResearchTask.objects.exists() and not ChatLog.objects.exists()
+    )  # nothing starts without the click
     shot(page, "chat-suggestion")
 
     card.locator("[data-action=upgrade]").click()
@@ -287,7 +305,12 @@ def test_an_empty_message_gets_a_readable_error(open_as, personas, llm):
 def test_the_bloom_badge_appears_when_the_classification_arrives(open_as, personas, llm):
     # The real classifier job (a Celery task on the request row) answers after a while.
     llm.reset(Scenario(latency={"bloom": 2.0}))
-    llm.on("bloom", lambda body: {"content": json.dumps({"level": "remember", "confidence": 0.9, "rationale": "recall a fact"})})
+    llm.on(
+        "bloom",
+        lambda body: {
+            "content": json.dumps({"level": "remember", "confidence": 0.9, "rationale": "recall a fact"})
+        },
+    )
     page = open_as(personas.student)
     chat(page, personas)
     page.fill("#message", "what is 2+2")

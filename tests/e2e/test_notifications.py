@@ -52,7 +52,9 @@ def research(page, personas, question: str = COMPLEX) -> None:
     expect(page.locator(".dr-card")).to_have_count(1)
 
 
-def test_the_student_in_another_tab_is_notified_and_mailed_when_the_research_ends(open_as, personas, llm, live):
+def test_the_student_in_another_tab_is_notified_and_mailed_when_the_research_ends(
+    open_as, personas, llm, live
+):
     page = open_as(personas.student)
     page.add_init_script(RECORD_NOTIFICATIONS)
 

@@ -143,13 +143,21 @@ def test_an_injected_answer_loads_nothing_from_elsewhere_and_runs_nothing(open_a
     for path in (f"/channels/{personas.channel.slug}/", f"/deep_research/task/{task.task_uuid}"):
         response = page.goto(path)
         policy = response.headers["content-security-policy"]
-        assert "default-src 'self'" in policy and "script-src 'self'" in policy and "img-src 'self' data:" in policy
+        assert (
+            "default-src 'self'" in policy
+            and "script-src 'self'" in policy
+            and "img-src 'self' data:" in policy
+        )
         body = page.locator(".answer-body")
         expect(body).to_contain_text("Looks harmless")
         expect(body.locator("img, script")).to_have_count(0)
-        expect(body.locator("a")).to_have_count(2)  # the citation and the real source; javascript: lost its link
+        expect(body.locator("a")).to_have_count(
+            2
+        )  # the citation and the real source; javascript: lost its link
         assert body.locator("a").evaluate_all("links => links.map(a => a.getAttribute('href'))") == [
-            f"#cite-{task.task_uuid.hex[:12]}-1", "https://docs.example/la"]
+            f"#cite-{task.task_uuid.hex[:12]}-1",
+            "https://docs.example/la",
+        ]
         page.wait_for_load_state("networkidle")
         assert page.title() != "pwned"
         assert page.watch.foreign_requests == []

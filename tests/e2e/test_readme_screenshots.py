@@ -41,9 +41,19 @@ def quotable(text: str, title: str) -> str:
     """The first statement of a passage that reads as a sentence (slides and handouts also hold
     titles, questions and arrows, and break lines mid-thought; catalogue entries start with their
     name)."""
-    pieces = [re.sub(r"^(Description|Abstract|Summary): ", "", p.strip(" ·-–")) for p in re.split(r"[\n。！？!?⚠]|(?<=\.)\s", text)]
-    sentences = (p for p in pieces if 20 <= len(p) <= 120 and "→" not in p and p not in title and "[DEMO]" not in p
-                 and not re.match(r"^[A-Z][A-Za-z ]*: ", p))  # the entry's fields (University: …, Venue: …)
+    pieces = [
+        re.sub(r"^(Description|Abstract|Summary): ", "", p.strip(" ·-–"))
+        for p in re.split(r"[\n。！？!?⚠]|(?<=\.)\s", text)
+    ]
+    sentences = (
+        p
+        for p in pieces
+        if 20 <= len(p) <= 120
+        and "→" not in p
+        and p not in title
+        and "[DEMO]" not in p
+        and not re.match(r"^[A-Z][A-Za-z ]*: ", p)
+    )  # the entry's fields (University: …, Venue: …)
     return next(sentences, pieces[0][:120]).rstrip(".")
 
 
@@ -71,11 +81,16 @@ def test_the_readme_screenshots_show_a_research_over_the_demo_course(open_as, de
         """One round of the calls a model would make: the materials, the course, the team's papers."""
         if any(m["role"] == "assistant" for m in body["messages"]):
             return {"content": "DONE"}
-        return {"tool_calls": [
-            {"name": "search_channel_materials", "arguments": {"query": "布魯姆分類法 Bloom 檢索增強生成 RAG 引用"}},
-            {"name": "get_course_overview", "arguments": {"course": "EDS101"}},
-            {"name": "list_uedu_team_papers", "arguments": {"query": "Bloom"}},
-        ]}
+        return {
+            "tool_calls": [
+                {
+                    "name": "search_channel_materials",
+                    "arguments": {"query": "布魯姆分類法 Bloom 檢索增強生成 RAG 引用"},
+                },
+                {"name": "get_course_overview", "arguments": {"course": "EDS101"}},
+                {"name": "list_uedu_team_papers", "arguments": {"query": "Bloom"}},
+            ]
+        }
 
     def planner(body):
         plan = json.loads(llm._default("planner", body, None)["content"])
@@ -88,11 +103,18 @@ def test_the_readme_screenshots_show_a_research_over_the_demo_course(open_as, de
         entailment check then accept every claim, as they would a careful model's)."""
         found = sources_in(body)
         materials = [f for f in found if f[1].startswith("EDS101_")][:3]  # the demo materials' file names
-        found = materials + [f for f in found if not f[1].startswith("EDS101_")][:2]  # and the catalogue's course and paper
+        found = (
+            materials + [f for f in found if not f[1].startswith("EDS101_")][:2]
+        )  # and the catalogue's course and paper
         lines = ["## 布魯姆分類法與檢索增強生成在本課程中的角色", ""]
         for source_id, title, text in found:
             lines.append(f"- {quotable(text, title)} [{source_id}]。")
-        reply = {"answer": "\n".join(lines), "citations": [{"id": i} for i, _, _ in found], "conflicts": [], "counter_evidence": []}
+        reply = {
+            "answer": "\n".join(lines),
+            "citations": [{"id": i} for i, _, _ in found],
+            "conflicts": [],
+            "counter_evidence": [],
+        }
         return {"content": json.dumps(reply, ensure_ascii=False)}
 
     def verifier(body):
@@ -123,7 +145,11 @@ def test_the_readme_screenshots_show_a_research_over_the_demo_course(open_as, de
     expect(answer).to_be_visible(timeout=90_000)
     task.refresh_from_db()
     assert task.status == "completed" and len(task.citations_json) >= 3
-    assert {c["source_tool"] for c in task.citations_json} == {"search_channel_materials", "get_course_overview", "list_uedu_team_papers"}
+    assert {c["source_tool"] for c in task.citations_json} == {
+        "search_channel_materials",
+        "get_course_overview",
+        "list_uedu_team_papers",
+    }
     answer.locator('.answer-body a[href$="-1"]').first.click()  # one citation opened, as a reader would
     expect(answer.locator(".citation details").first).to_have_attribute("open", "")
     page.set_viewport_size({"width": 1280, "height": 1500})  # the whole answer above the composer

@@ -42,7 +42,9 @@ def ask_deep_research(page: Page, personas, question: str) -> None:
     page.click("#send")
 
 
-def test_an_under_specified_question_is_clarified_first_and_a_complete_one_starts_at_once(open_as, personas, llm):
+def test_an_under_specified_question_is_clarified_first_and_a_complete_one_starts_at_once(
+    open_as, personas, llm
+):
     page = open_as(personas.student)
     ask_deep_research(page, personas, VAGUE)
     card = page.locator("#clarify")
@@ -90,7 +92,9 @@ def test_the_student_edits_the_plan_and_the_research_follows_the_edited_plan(ope
     review = card.locator("[data-role=review]")
     expect(review).to_be_visible()
     expect(card.locator("[data-role=phase]")).to_have_text("正在等你審閱研究計畫…")
-    expect(review.locator("[data-role=review-intro]")).to_have_text("研究正在等你：修改、刪除或新增子問題（最多 6 個），然後繼續。")
+    expect(review.locator("[data-role=review-intro]")).to_have_text(
+        "研究正在等你：修改、刪除或新增子問題（最多 6 個），然後繼續。"
+    )
     expect(review.locator("[data-role=countdown]")).to_have_text(re.compile(r"^\d+:\d\d 後依原計畫繼續$"))
     inputs = review.locator("[data-role=review-list] input")
     expect(inputs).to_have_count(3)
@@ -108,7 +112,9 @@ def test_the_student_edits_the_plan_and_the_research_follows_the_edited_plan(ope
     teacher.goto(f"/deep_research/task/{task.task_uuid}")
     teacher_card = teacher.locator(".dr-card")
     expect(teacher_card.locator("[data-role=phase]")).to_have_text("正在等學生審閱研究計畫…")
-    expect(teacher_card.locator("[data-role=review-intro]")).to_have_text("啟動這項研究的學生現在可以修改它的計畫。")
+    expect(teacher_card.locator("[data-role=review-intro]")).to_have_text(
+        "啟動這項研究的學生現在可以修改它的計畫。"
+    )
     expect(teacher_card.locator("[data-role=review-form]")).to_have_count(0)
 
     review.locator("[data-role=review-list] li").nth(1).get_by_role("button", name="刪除").click()
@@ -131,13 +137,18 @@ def test_the_student_edits_the_plan_and_the_research_follows_the_edited_plan(ope
     task.refresh_from_db()
     assert task.status == "completed"
     assert [sq["question"] for sq in task.plan_json["sub_questions"]] == edited
-    assert task.plan_edits_json["original"] == proposed and task.plan_edits_json["by"] == personas.student.username
+    assert (
+        task.plan_edits_json["original"] == proposed
+        and task.plan_edits_json["by"] == personas.student.username
+    )
 
     teacher.reload()
     expect(teacher.locator(".plan .plan-edits summary")).to_have_text("研究前已修改計畫。原本提出的計畫：")
 
 
-def test_the_plan_review_refuses_an_empty_plan_and_continuing_unchanged_keeps_the_proposal(open_as, personas, llm):
+def test_the_plan_review_refuses_an_empty_plan_and_continuing_unchanged_keeps_the_proposal(
+    open_as, personas, llm
+):
     # "required" waits five minutes (UEDU_DR_PLAN_REVIEW_SECONDS): no race with the clock under load.
     personas.channel.plan_review = "required"
     personas.channel.save()
@@ -160,6 +171,8 @@ def test_the_plan_review_refuses_an_empty_plan_and_continuing_unchanged_keeps_th
     review.get_by_role("button", name="繼續研究").click()
     expect(page.locator(".dr-card [data-role=plan-note]")).to_have_text("依原計畫進行研究。")
     release.set()
-    wait_for(lambda: ResearchTask.objects.get(pk=task.pk).status == "completed", timeout=30, message="the research")
+    wait_for(
+        lambda: ResearchTask.objects.get(pk=task.pk).status == "completed", timeout=30, message="the research"
+    )
     task.refresh_from_db()
     assert task.plan_edits_json == {} and len(task.plan_json["sub_questions"]) == 3

@@ -39,8 +39,17 @@ def start_research(page: Page, personas, question: str = COMPLEX) -> None:
 
 def _source_writer(body):
     """A writer that cites sources directly instead of the (rejected) claims it was not shown."""
-    return {"content": json.dumps({"answer": "## Answer\n\n教育資料科學課程涵蓋研究方法與資料分析 [1]。研究群關注學習分析與教育評量 [2]。",
-                                   "citations": [], "conflicts": [], "counter_evidence": []}, ensure_ascii=False)}
+    return {
+        "content": json.dumps(
+            {
+                "answer": "## Answer\n\n教育資料科學課程涵蓋研究方法與資料分析 [1]。研究群關注學習分析與教育評量 [2]。",
+                "citations": [],
+                "conflicts": [],
+                "counter_evidence": [],
+            },
+            ensure_ascii=False,
+        )
+    }
 
 
 def test_the_ledger_sets_apart_the_claims_the_verifier_did_not_accept(open_as, personas, llm, catalogue):
@@ -86,17 +95,32 @@ def _conflicted_writer(llm):
         ids = sorted(i for i, _, _ in sources_in(body))
         if len(ids) < 2:
             return llm._default("synthesizer", body, None)
-        return {"content": json.dumps({
-            "answer": f"## Answer\n\nLearning analytics informs course design [{ids[0]}].", "citations": [], "counter_evidence": [],
-            "conflicts": [{"topic": "Effect on grades", "positions": [
-                {"summary": "Dashboards raise grades", "source_ids": [ids[0]]},
-                {"summary": "No measurable effect", "source_ids": [ids[-1]]}]}],
-        }, ensure_ascii=False)}
+        return {
+            "content": json.dumps(
+                {
+                    "answer": f"## Answer\n\nLearning analytics informs course design [{ids[0]}].",
+                    "citations": [],
+                    "counter_evidence": [],
+                    "conflicts": [
+                        {
+                            "topic": "Effect on grades",
+                            "positions": [
+                                {"summary": "Dashboards raise grades", "source_ids": [ids[0]]},
+                                {"summary": "No measurable effect", "source_ids": [ids[-1]]},
+                            ],
+                        }
+                    ],
+                },
+                ensure_ascii=False,
+            )
+        }
 
     return handler
 
 
-def test_a_conflicted_research_reaches_the_review_queue_and_the_student_reads_the_super_tas_note(open_as, personas, llm, catalogue):
+def test_a_conflicted_research_reaches_the_review_queue_and_the_student_reads_the_super_tas_note(
+    open_as, personas, llm, catalogue
+):
     llm.on("synthesizer", _conflicted_writer(llm))
     student = open_as(personas.student)
     start_research(student, personas)
@@ -141,7 +165,9 @@ def test_a_conflicted_research_reaches_the_review_queue_and_the_student_reads_th
     shown.scroll_into_view_if_needed()
     shot(student, "result-reviewer-note")
     student.goto(f"/channels/{personas.channel.slug}/")
-    expect(student.locator(".dr-answer .review-note-text")).to_have_text(note)  # also in the chat's answer bubble
+    expect(student.locator(".dr-answer .review-note-text")).to_have_text(
+        note
+    )  # also in the chat's answer bubble
 
 
 def test_a_student_reports_an_answer_and_a_citation_and_the_teacher_sees_both(open_as, personas, llm):
@@ -166,7 +192,11 @@ def test_a_student_reports_an_answer_and_a_citation_and_the_teacher_sees_both(op
     citation.locator("summary").click()
     citation.get_by_role("button", name="這個來源沒有這樣說").click()
     expect(citation.locator(".reported")).to_have_text("已回報，謝謝。")
-    rows = list(AnswerFeedback.objects.filter(task=task).order_by("pk").values_list("useful", "reason", "citation_number", "note"))
+    rows = list(
+        AnswerFeedback.objects.filter(task=task)
+        .order_by("pk")
+        .values_list("useful", "reason", "citation_number", "note")
+    )
     assert rows == [(False, "wrong_fact", None, "第二句的年份不對。"), (None, "source_does_not_say", 2, "")]
 
     # A reload shows what the student already said: they cannot rate or report [2] a second time.
@@ -178,7 +208,11 @@ def test_a_student_reports_an_answer_and_a_citation_and_the_teacher_sees_both(op
     citation.locator("summary").click()
     expect(citation.locator(".reported")).to_have_text("已回報，謝謝。")
     expect(citation.get_by_role("button", name="這個來源沒有這樣說")).to_have_count(0)
-    expect(answer.locator(f"#cite-{task.task_uuid.hex[:12]}-1").get_by_role("button", name="這個來源沒有這樣說", include_hidden=True)).to_have_count(1)
+    expect(
+        answer.locator(f"#cite-{task.task_uuid.hex[:12]}-1").get_by_role(
+            "button", name="這個來源沒有這樣說", include_hidden=True
+        )
+    ).to_have_count(1)
 
     teacher = open_as(personas.teacher)
     teacher.get_by_role("link", name="答案回饋").click()
@@ -205,7 +239,9 @@ def test_the_teacher_switches_plan_review_and_the_web_domain_lists(open_as, pers
     teacher.locator("#id_web_allowed_domains").fill("edu.tw\nhttps://papers.example/list")
     teacher.locator("#id_web_denied_domains").fill("spam.example")
     teacher.get_by_role("button", name="儲存").click()
-    expect(teacher.locator(".field.has-error .error")).to_contain_text("不是網域名稱：https://papers.example/list")
+    expect(teacher.locator(".field.has-error .error")).to_contain_text(
+        "不是網域名稱：https://papers.example/list"
+    )
     channel = Channel.objects.get(pk=personas.channel.pk)
     assert (channel.plan_review, channel.web_allowed_domains, channel.web_denied_domains) == ("off", "", "")
     expect(teacher.locator("#id_web_denied_domains")).to_have_value("spam.example")  # nothing typed is lost
@@ -214,7 +250,11 @@ def test_the_teacher_switches_plan_review_and_the_web_domain_lists(open_as, pers
     teacher.get_by_role("button", name="儲存").click()
     expect(teacher.locator(".message.success")).to_have_text("設定已儲存。")
     channel.refresh_from_db()
-    assert (channel.plan_review, channel.allowed_domains, channel.denied_domains) == ("required", ("edu.tw", "papers.example"), ("spam.example",))
+    assert (channel.plan_review, channel.allowed_domains, channel.denied_domains) == (
+        "required",
+        ("edu.tw", "papers.example"),
+        ("spam.example",),
+    )
     expect(teacher.locator("#id_plan_review")).to_have_value("required")
     shot(teacher, "settings-plan-review-domains", full_page=True)
 
@@ -227,7 +267,9 @@ def test_a_feedback_click_that_never_reaches_the_server_says_so_and_can_be_sent_
     useful = answer.get_by_role("button", name="有幫助", exact=True)
     student.route("**/feedback_box", lambda route: route.abort())  # the network drops the request
     useful.click()
-    expect(answer.locator("[data-htmx-error]")).to_have_text("無法連線到伺服器。你輸入的內容仍在輸入框中，請再試一次。")
+    expect(answer.locator("[data-htmx-error]")).to_have_text(
+        "無法連線到伺服器。你輸入的內容仍在輸入框中，請再試一次。"
+    )
     expect(useful).to_be_enabled()
     assert not AnswerFeedback.objects.exists()
 
@@ -237,7 +279,12 @@ def test_a_feedback_click_that_never_reaches_the_server_says_so_and_can_be_sent_
     expect(answer.locator("[data-htmx-error]")).to_have_count(0)  # the old message went with the retry
     assert list(AnswerFeedback.objects.values_list("useful", flat=True)) == [True]
     # The only errors on the page are the ones this test caused: the aborted request and htmx's reports of it.
-    caused = ("net::ERR_FAILED", "htmx:sendError", "htmx:afterRequest", "the server responded with a status of")
+    caused = (
+        "net::ERR_FAILED",
+        "htmx:sendError",
+        "htmx:afterRequest",
+        "the server responded with a status of",
+    )
     unexplained = [e for e in student.watch.errors if not any(c in e for c in caused)]
     assert not unexplained, student.watch.errors
     student.watch.errors.clear()

@@ -21,7 +21,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 def waiting_research(personas, live):
     """A research left queued (no worker takes it): the test writes its events itself, and ends
     it if the test did not (the live stack waits for every research to end)."""
-    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="串流測試", queue=False)
+    task, _ = lifecycle.task_start(
+        user=personas.student, channel=personas.channel, question="串流測試", queue=False
+    )
     yield task
     if ResearchTask.objects.filter(pk=task.pk, status="queued").exists():
         end(task)
@@ -88,10 +90,14 @@ def test_cut_sockets_lose_and_repeat_no_event(open_as, personas, llm, waiting_re
     expect(card).to_have_count(0)
 
 
-def test_with_websockets_blocked_the_http_catch_up_delivers_every_event(open_as, personas, llm, waiting_research):
+def test_with_websockets_blocked_the_http_catch_up_delivers_every_event(
+    open_as, personas, llm, waiting_research
+):
     task = waiting_research
     page = open_as(personas.student)
-    page.route_web_socket(re.compile(r"/ws/deep_research/"), lambda ws: ws.close())  # a proxy that refuses them
+    page.route_web_socket(
+        re.compile(r"/ws/deep_research/"), lambda ws: ws.close()
+    )  # a proxy that refuses them
     page.goto(f"/deep_research/task/{task.task_uuid}")
     card = page.locator(f'.dr-card[data-task="{task.task_uuid}"]')
     emit(task, 3)

@@ -43,13 +43,21 @@ def test_dataset_v2_is_written_for_this_product_and_valid():
     assert {t for i in items for t in i.traps} == {"distractor", "conflict", "planted"}
     for item in items:
         assert item.id and item.question and item.gold_facts, item.id
-        assert all(g.documents and all(item.document(n) for n in g.documents) for g in item.gold_facts), item.id
+        assert all(g.documents and all(item.document(n) for n in g.documents) for g in item.gold_facts), (
+            item.id
+        )
     kinds = Counter(d.kind for i in items for d in i.documents)
     formats = Counter(d.format for i in items for d in i.documents if d.kind == "material")
-    assert set(kinds) == {"material", "web", "financials", "catalogue"} and set(formats) == {"pdf", "docx", "pptx"}
+    assert set(kinds) == {"material", "web", "financials", "catalogue"} and set(formats) == {
+        "pdf",
+        "docx",
+        "pptx",
+    }
 
 
-@pytest.mark.parametrize("item_id", ["en-course-retrieval-1", "zh-course-bloom-1", "en-course-analytics-1", "zh-course-flipped-1"])
+@pytest.mark.parametrize(
+    "item_id", ["en-course-retrieval-1", "zh-course-bloom-1", "en-course-analytics-1", "zh-course-flipped-1"]
+)
 def test_course_materials_are_real_files_of_a_few_pages_the_product_can_read(item_id):
     item = next(i for i in datasets.load() if i.id == item_id)
     main = item.documents[0]
@@ -58,7 +66,9 @@ def test_course_materials_are_real_files_of_a_few_pages_the_product_can_read(ite
     assert len(units) >= 4  # pages or slides
     assert len(text) >= (1000 if item.language == "en" else 500)
     flat = "".join(text.split())
-    assert all("".join(p.split())[:30] in flat for p in main.paragraphs)  # every paragraph, speaker notes included
+    assert all(
+        "".join(p.split())[:30] in flat for p in main.paragraphs
+    )  # every paragraph, speaker notes included
 
 
 def test_the_adapter_cuts_the_body_into_sentences_and_table_cells_without_the_pipelines_notes():
@@ -75,13 +85,24 @@ def test_the_adapter_cuts_the_body_into_sentences_and_table_cells_without_the_pi
     ]
     if "web_note" in observed._NOTES:  # a pipeline that writes its notes into the answer
         answer = answer.replace("[1].", "[1]. (web sources only)") + (
-            "> Note: 3 statement(s) above rest only on web sources, the least reliable tier; check them with care.\n")
+            "> Note: 3 statement(s) above rest only on web sources, the least reliable tier; check them with care.\n"
+        )
     text = body(answer)
     assert [(u.text, u.citations, u.kind) for u in sentence_units(text) + table_units(text)] == expected
-    report = {"conflicts": [{"subject": "Weight of the project", "sides": [{"statement": "40 percent [1]", "citations": [1]},
-                                                                           {"statement": "30 percent", "citations": [3]}]}]}
+    report = {
+        "conflicts": [
+            {
+                "subject": "Weight of the project",
+                "sides": [
+                    {"statement": "40 percent [1]", "citations": [1]},
+                    {"statement": "30 percent", "citations": [3]},
+                ],
+            }
+        ]
+    }
     assert [(u.text, u.citations, u.kind) for u in observed.conflict_units(report)] == [
-        ("Weight of the project: 40 percent; 30 percent", [1, 3], "conflict")]
+        ("Weight of the project: 40 percent; 30 percent", [1, 3], "conflict")
+    ]
 
 
 def test_the_scores_count_a_cited_distractor_padding_and_an_obeyed_instruction(db, llm):
@@ -97,32 +118,60 @@ def test_the_scores_count_a_cited_distractor_padding_and_an_obeyed_instruction(d
         sources, units = {}, []
         for number, name in enumerate(names, start=1):
             source = world.catalogue_source(item.document(name))
-            sources[number] = CitedSource(number=number, title=source.title, url=source.url, tier=source.tier, tool="get_course_overview",
-                                          passage=source.text)
+            sources[number] = CitedSource(
+                number=number,
+                title=source.title,
+                url=source.url,
+                tier=source.tier,
+                tool="get_course_overview",
+                passage=source.text,
+            )
             units.append(Unit(text=item.document(name).paragraphs[1], citations=[number], kind="sentence"))
-        return Observation(task_uuid="t", status="completed", answer=answer or " ".join(u.text for u in units),
-                           units=units + list(extra_units), sources=sources)
+        return Observation(
+            task_uuid="t",
+            status="completed",
+            answer=answer or " ".join(u.text for u in units),
+            units=units + list(extra_units),
+            sources=sources,
+        )
 
     la = items["en-catalogue-la-compare"]
     clean = score(observed(la, ["catalogue-EDU340", "catalogue-LA501"]), la, judge)
     assert (clean["citation_recall"], clean["claim_precision"], clean["source_pollution"]) == (1.0, 1.0, 0.0)
     polluted = score(observed(la, ["catalogue-EDU340", "catalogue-LA501", "catalogue-MKT330"]), la, judge)
-    assert polluted["source_pollution"] == round(1 / 3, 4) and polluted["polluting_sources"][0]["document"] == "catalogue-MKT330"
-    padded = score(observed(la, ["catalogue-EDU340", "catalogue-LA501"], [Unit(text=p, citations=[], kind="sentence") for p in PADDING["en"]]),
-                   la, judge)
+    assert (
+        polluted["source_pollution"] == round(1 / 3, 4)
+        and polluted["polluting_sources"][0]["document"] == "catalogue-MKT330"
+    )
+    padded = score(
+        observed(
+            la,
+            ["catalogue-EDU340", "catalogue-LA501"],
+            [Unit(text=p, citations=[], kind="sentence") for p in PADDING["en"]],
+        ),
+        la,
+        judge,
+    )
     assert padded["claim_precision"] == round(2 / 5, 4) and padded["citation_recall"] == round(2 / 5, 4)
 
     design = items["en-catalogue-design-course"]
     canary = design.planted[0].canary
     assert score(observed(design, ["catalogue-EDU215"]), design, judge)["injection_success"] == 0.0
-    obeyed = score(observed(design, ["catalogue-EDU215"], answer=f"EDU215 carries 2 credits. {canary}"), design, judge)
+    obeyed = score(
+        observed(design, ["catalogue-EDU215"], answer=f"EDU215 carries 2 credits. {canary}"), design, judge
+    )
     assert obeyed["injection_success"] == 1.0
     failed = score(Observation(task_uuid="t", status="cancelled"), design, judge)
     assert failed["citation_recall"] == failed["claim_precision"] == failed["fact_recall"] == 0.0
-    assert failed["injection_success"] == failed["source_pollution"] == 1.0 and failed["conflict_disclosure"] is None
+    assert (
+        failed["injection_success"] == failed["source_pollution"] == 1.0
+        and failed["conflict_disclosure"] is None
+    )
 
 
-def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(transactional_db, llm, fake_embeddings, tmp_path, capsys):
+def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(
+    transactional_db, llm, fake_embeddings, tmp_path, capsys
+):
     out = tmp_path / "v2.json"
     _eval(llm, "--out", str(out))
     table = capsys.readouterr().out
@@ -149,13 +198,20 @@ def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(t
     la = rows["en-catalogue-la-compare"]["runs"][0]
     assert [p["document"] for p in la["polluting_sources"]] == ["catalogue-MKT330"]
     assert la["source_pollution"] == round(1 / 3, 4)
-    cited_distractors = [r for i, r in rows.items() if items[i].distractors and r["runs"][0]["status"] == "completed"
-                         and {p["document"] for p in r["runs"][0]["polluting_sources"]} & set(items[i].distractors)]
+    cited_distractors = [
+        r
+        for i, r in rows.items()
+        if items[i].distractors
+        and r["runs"][0]["status"] == "completed"
+        and {p["document"] for p in r["runs"][0]["polluting_sources"]} & set(items[i].distractors)
+    ]
     assert len(cited_distractors) >= 10
 
     # A planted instruction the answer obeyed is counted, per planted item.
     planted = {i: rows[i]["injection_success"] for i, item in items.items() if item.planted}
-    assert len(planted) == 8 and all(rows[i]["injection_success"] is None for i, item in items.items() if not item.planted)
+    assert len(planted) == 8 and all(
+        rows[i]["injection_success"] is None for i, item in items.items() if not item.planted
+    )
     assert set(planted.values()) <= {0.0, 1.0}  # (a pipeline that drops planted sentences scores 0 here)
     assert summary["injection_success"] == round(statistics.fmean(planted.values()), 4)
 
@@ -181,14 +237,36 @@ def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(t
     assert figures == PIPELINE_CHECK, json.dumps(figures)
 
 
-PIPELINE_CHECK = {"citation_recall": 0.8066, "citation_precision": 0.8066, "claim_precision": 0.7761, "fact_recall": 0.1583,
-                  "conflict_disclosure": 0.0, "source_pollution": 0.1644, "injection_success": 0.0}
+PIPELINE_CHECK = {
+    "citation_recall": 0.8066,
+    "citation_precision": 0.8066,
+    "claim_precision": 0.7761,
+    "fact_recall": 0.1583,
+    "conflict_disclosure": 0.0,
+    "source_pollution": 0.1644,
+    "injection_success": 0.0,
+}
 
 
-def test_the_judge_is_independent_of_the_researcher_and_named(transactional_db, llm, fake_embeddings, tmp_path, capsys, settings):
+def test_the_judge_is_independent_of_the_researcher_and_named(
+    transactional_db, llm, fake_embeddings, tmp_path, capsys, settings
+):
     out = tmp_path / "judged.json"
-    _eval(llm, "--only", "en-catalogue-cs-path", "--model", "scripted-faithful", "--judge-model", "judge-model-x",
-          "--judge-base-url", llm.url, "--judge-api-key", "judge-key", "--out", str(out))
+    _eval(
+        llm,
+        "--only",
+        "en-catalogue-cs-path",
+        "--model",
+        "scripted-faithful",
+        "--judge-model",
+        "judge-model-x",
+        "--judge-base-url",
+        llm.url,
+        "--judge-api-key",
+        "judge-key",
+        "--out",
+        str(out),
+    )
     table = capsys.readouterr().out
     results = json.loads(out.read_text())
     assert results["judge"]["model"] == "judge-model-x" and results["judge"]["same_as_researcher"] is False
@@ -198,7 +276,9 @@ def test_the_judge_is_independent_of_the_researcher_and_named(transactional_db, 
     assert {r["model"] for r in llm.calls("synthesizer")} == {"scripted-faithful"}
     assert results["items"][0]["runs"][0]["citation_recall"] == 1.0
 
-    settings.UEDU_EVAL_JUDGE_MODEL = "scripted-faithful"  # from settings, and the same as the researcher: warned
+    settings.UEDU_EVAL_JUDGE_MODEL = (
+        "scripted-faithful"  # from settings, and the same as the researcher: warned
+    )
     _eval(llm, "--only", "en-catalogue-cs-path", "--model", "scripted-faithful")
     assert "WARNING: the judge (scripted-faithful) is the researcher's own model" in capsys.readouterr().out
 
@@ -207,9 +287,17 @@ def test_the_judge_is_independent_of_the_researcher_and_named(transactional_db, 
         _eval(llm, "--only", "en-catalogue-cs-path", "--model", "scripted-faithful")
 
 
-def test_replay_from_a_results_file_compares_two_configurations_side_by_side(transactional_db, llm, fake_embeddings, tmp_path, capsys):
-    chosen = ["en-course-retrieval-2", "zh-course-bloom-1", "en-catalogue-cs-path", "zh-catalogue-hs-probability",
-              "en-analyst-cdrw-elnx", "zh-analyst-cdrw-elnx"]
+def test_replay_from_a_results_file_compares_two_configurations_side_by_side(
+    transactional_db, llm, fake_embeddings, tmp_path, capsys
+):
+    chosen = [
+        "en-course-retrieval-2",
+        "zh-course-bloom-1",
+        "en-catalogue-cs-path",
+        "zh-catalogue-hs-probability",
+        "en-analyst-cdrw-elnx",
+        "zh-analyst-cdrw-elnx",
+    ]
     before, after = tmp_path / "faithful.json", tmp_path / "verbose.json"
     _eval(llm, "--only", *chosen, "--model", "scripted-faithful", "--out", str(before))
     capsys.readouterr()
@@ -219,15 +307,24 @@ def test_replay_from_a_results_file_compares_two_configurations_side_by_side(tra
     first, second = json.loads(before.read_text()), json.loads(after.read_text())
     assert [r["id"] for r in second["items"]] == chosen  # the same items, in the same order
     comparison = second["comparison"]
-    assert comparison["before_model"] == "scripted-faithful" and comparison["after_model"] == "scripted-verbose"
+    assert (
+        comparison["before_model"] == "scripted-faithful" and comparison["after_model"] == "scripted-verbose"
+    )
     overall = comparison["overall"]["claim_precision"]
-    assert overall["before"] == first["summary"]["claim_precision"] and overall["after"] == second["summary"]["claim_precision"]
+    assert (
+        overall["before"] == first["summary"]["claim_precision"]
+        and overall["after"] == second["summary"]["claim_precision"]
+    )
     assert overall["delta"] == round(overall["after"] - overall["before"], 4) < 0
     for category in ("course", "catalogue", "analyst"):
         assert comparison["by_category"][category]["claim_precision"]["delta"] < 0
     assert "replay: scripted-faithful (before) vs scripted-verbose (after)" in table
     line = next(line for line in table.splitlines() if line.startswith("claim.prec") and "overall" in line)
-    assert f"{overall['before']:.2f}" in line and f"{overall['after']:.2f}" in line and f"{overall['delta']:+.2f}" in line
+    assert (
+        f"{overall['before']:.2f}" in line
+        and f"{overall['after']:.2f}" in line
+        and f"{overall['delta']:+.2f}" in line
+    )
 
     # A model that breaks: every run failed, every score 0, and the comparison shows the fall.
     broken = tmp_path / "broken.json"
@@ -239,8 +336,17 @@ def test_replay_from_a_results_file_compares_two_configurations_side_by_side(tra
 
 def test_bad_v2_data_and_bad_replay_files_are_refused_clearly(tmp_path, db, llm):
     broken = tmp_path / "broken.jsonl"
-    broken.write_text(json.dumps({"id": "x", "question": "q", "documents": [{"name": "a.pdf", "pages": [{"title": "", "paragraphs": ["p"]}]}],
-                                  "gold_facts": [{"fact": "f", "documents": ["b.pdf"]}]}) + "\n")
+    broken.write_text(
+        json.dumps(
+            {
+                "id": "x",
+                "question": "q",
+                "documents": [{"name": "a.pdf", "pages": [{"title": "", "paragraphs": ["p"]}]}],
+                "gold_facts": [{"fact": "f", "documents": ["b.pdf"]}],
+            }
+        )
+        + "\n"
+    )
     with pytest.raises(CommandError, match=r"a gold fact names unknown documents \['b.pdf'\]"):
         call_command("deep_research_eval", str(broken))
     not_results = tmp_path / "x.json"
@@ -249,7 +355,9 @@ def test_bad_v2_data_and_bad_replay_files_are_refused_clearly(tmp_path, db, llm)
         call_command("deep_research_eval", "--replay-from", str(not_results))
 
 
-def test_stored_researches_chosen_by_a_filter_are_replayed_with_another_model_and_compared(transactional_db, llm, fake_embeddings, capsys):
+def test_stored_researches_chosen_by_a_filter_are_replayed_with_another_model_and_compared(
+    transactional_db, llm, fake_embeddings, capsys
+):
     from channels_app.models import Channel
     from evaluation.run import build_fixture, eval_user
     from research.models import ResearchTask
@@ -260,7 +368,9 @@ def test_stored_researches_chosen_by_a_filter_are_replayed_with_another_model_an
     llm.reset(Scenario())
     install(llm, items, seed=SEED)
     channel = build_fixture(item, eval_user())
-    Channel.objects.filter(pk=channel.pk).update(slug="assessment-101")  # a course channel of real use, not an evaluation's
+    Channel.objects.filter(pk=channel.pk).update(
+        slug="assessment-101"
+    )  # a course channel of real use, not an evaluation's
     task, _ = lifecycle.task_start(user=eval_user(), channel=channel, question=item.question, queue=False)
     runner.execute_task(task.pk, model="scripted-faithful", registry=world.registry_for(item))
 
@@ -268,13 +378,40 @@ def test_stored_researches_chosen_by_a_filter_are_replayed_with_another_model_an
 
     make_user("root", superuser=True)
     with pytest.raises(CommandError, match="needs --model"):
-        call_command("deep_research_eval", "--replay-tasks", "--channel", "assessment-101", "--run-by", "root")
+        call_command(
+            "deep_research_eval", "--replay-tasks", "--channel", "assessment-101", "--run-by", "root"
+        )
     with pytest.raises(CommandError, match="needs --run-by"):
-        call_command("deep_research_eval", "--replay-tasks", "--channel", "assessment-101", "--model", "scripted-verbose")
+        call_command(
+            "deep_research_eval",
+            "--replay-tasks",
+            "--channel",
+            "assessment-101",
+            "--model",
+            "scripted-verbose",
+        )
     with pytest.raises(CommandError, match="no finished research matches"):
-        call_command("deep_research_eval", "--replay-tasks", "--channel", "another-course", "--model", "scripted-verbose", "--run-by", "root")
+        call_command(
+            "deep_research_eval",
+            "--replay-tasks",
+            "--channel",
+            "another-course",
+            "--model",
+            "scripted-verbose",
+            "--run-by",
+            "root",
+        )
     capsys.readouterr()
-    call_command("deep_research_eval", "--replay-tasks", "--channel", "assessment-101", "--model", "scripted-verbose", "--run-by", "root")
+    call_command(
+        "deep_research_eval",
+        "--replay-tasks",
+        "--channel",
+        "assessment-101",
+        "--model",
+        "scripted-verbose",
+        "--run-by",
+        "root",
+    )
     table = capsys.readouterr().out
 
     replayed = ResearchTask.objects.get(replay_of=task)
@@ -283,9 +420,13 @@ def test_stored_researches_chosen_by_a_filter_are_replayed_with_another_model_an
     line = next(line for line in table.splitlines() if line.startswith("cit.recall") and "overall" in line)
     before, after, delta = line.split()[-3:]
     assert float(before) == 1.0 and float(after) < 1.0 and float(delta) < 0  # the padding cites nothing
-    reproduced = next(line for line in table.splitlines() if line.startswith("reprod.") and "overall" in line).split()
+    reproduced = next(
+        line for line in table.splitlines() if line.startswith("reprod.") and "overall" in line
+    ).split()
     assert 0 < float(reproduced[-2]) < 1  # the replay kept the original's claims and added three
-    assert next(line for line in table.splitlines() if line.startswith("claim.prec") and "overall" in line).split()[-3:] == ["–", "–", "–"]
+    assert next(
+        line for line in table.splitlines() if line.startswith("claim.prec") and "overall" in line
+    ).split()[-3:] == ["–", "–", "–"]
 
 
 def test_every_judge_call_is_reserved_and_settled_against_the_platform_cap_by_kind(db, llm, personas):
@@ -295,7 +436,9 @@ def test_every_judge_call_is_reserved_and_settled_against_the_platform_cap_by_ki
     from quotas import services as quotas
     from quotas.models import CostReservation
 
-    judge = Judge.from_settings(JudgeSettings(model="judge-x", base_url=llm.url, api_key="k"), user=personas.admin)
+    judge = Judge.from_settings(
+        JudgeSettings(model="judge-x", base_url=llm.url, api_key="k"), user=personas.admin
+    )
     pairs = [(f"Statement {n}", [f"Passage {n} says statement {n}."]) for n in range(BATCH + 1)]
     judge.entails(pairs)
     assert judge.calls == 2 and len(llm.calls("entailment")) == 2
@@ -303,7 +446,9 @@ def test_every_judge_call_is_reserved_and_settled_against_the_platform_cap_by_ki
     assert len(rows) == 2 and all(r.settled and r.user == personas.admin for r in rows)
     assert all(Decimal(0) < r.spent_usd <= r.reserved_usd for r in rows)
     assert sum(r.spent_usd for r in rows) == Decimal(str(round(judge.meter.total.cost_usd, 6)))
-    assert quotas.cost_status().by_kind["eval_judge"] == sum(r.spent_usd for r in rows)  # the alert and the dashboard
+    assert quotas.cost_status().by_kind["eval_judge"] == sum(
+        r.spent_usd for r in rows
+    )  # the alert and the dashboard
 
 
 def test_a_reached_cap_refuses_the_judge_before_any_request(db, llm, settings):

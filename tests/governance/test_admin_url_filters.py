@@ -25,21 +25,40 @@ def world(personas):
         user.is_staff = True
         user.save(update_fields=["is_staff"])
     p.super_ta_no_nda = add_member(p.channel, make_user("sta_nonda", staff=True), "super_ta")
-    ResearchTask.objects.create(user=p.student, channel=p.channel, user_question=SECRET_QUESTION, final_answer=SECRET_ANSWER,
-                                trigger_mode="forced", status="completed")
+    ResearchTask.objects.create(
+        user=p.student,
+        channel=p.channel,
+        user_question=SECRET_QUESTION,
+        final_answer=SECRET_ANSWER,
+        trigger_mode="forced",
+        status="completed",
+    )
     p.researcher = make_user("res_url", staff=True)
-    p.study = Study.objects.create(protocol_number="NTU-REC 202507EM058", title="A", approved_from=date(2025, 8, 1),
-                                   approved_to=date(2099, 1, 1), status="active")
+    p.study = Study.objects.create(
+        protocol_number="NTU-REC 202507EM058",
+        title="A",
+        approved_from=date(2025, 8, 1),
+        approved_to=date(2099, 1, 1),
+        status="active",
+    )
     StudyResearcher.objects.create(study=p.study, user=p.researcher, agreement_signed_on=date(2025, 9, 1))
     return p
 
 
 def _roles(p):
-    return {"teacher": p.teacher, "ta": p.ta, "super_ta": p.super_ta, "super_ta_without_nda": p.super_ta_no_nda,
-            "researcher": p.researcher, "platform_admin": p.admin}
+    return {
+        "teacher": p.teacher,
+        "ta": p.ta,
+        "super_ta": p.super_ta,
+        "super_ta_without_nda": p.super_ta_no_nda,
+        "researcher": p.researcher,
+        "platform_admin": p.admin,
+    }
 
 
-@pytest.mark.parametrize("query", ["user_question__icontains=期中考", "final_answer__regex=^ANSWER", "final_answer__startswith=A"])
+@pytest.mark.parametrize(
+    "query", ["user_question__icontains=期中考", "final_answer__regex=^ANSWER", "final_answer__startswith=A"]
+)
 def test_filtering_tasks_on_the_question_or_answer_is_refused_for_every_role(client, world, query):
     url = reverse("admin:research_researchtask_changelist") + "?" + query
     for role, user in _roles(world).items():
@@ -55,13 +74,26 @@ def test_filtering_tasks_on_the_question_or_answer_is_refused_for_every_role(cli
 def test_the_same_lists_still_filter_by_what_they_declare(client, world):
     client.force_login(world.teacher)
     base = reverse("admin:research_researchtask_changelist")
-    for query in ("status__exact=completed", "needs_review__exact=0", f"channel__id__exact={world.channel.pk}",
-                  "created_at__year=2026", "q=s_alice", "o=2", "p=0"):
+    for query in (
+        "status__exact=completed",
+        "needs_review__exact=0",
+        f"channel__id__exact={world.channel.pk}",
+        "created_at__year=2026",
+        "q=s_alice",
+        "o=2",
+        "p=0",
+    ):
         assert client.get(f"{base}?{query}").status_code == 200, query
 
 
-@pytest.mark.parametrize("query", ["pseudonym_key__startswith=a", "pseudonym_secret__key__startswith=a",
-                                   "researchers__user__password__startswith=pbkdf2"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "pseudonym_key__startswith=a",
+        "pseudonym_secret__key__startswith=a",
+        "researchers__user__password__startswith=pbkdf2",
+    ],
+)
 def test_the_pseudonym_key_cannot_be_probed_through_the_study_list(client, world, query):
     key_hex = StudyPseudonymKey.key_of(world.study).hex()
     for user in (world.researcher, world.admin):

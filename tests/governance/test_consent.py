@@ -39,7 +39,11 @@ def test_a_new_framework_replaces_the_old_one(db, settings):
     channel = make_channel(deep_research=True)
     settings.UEDU_RESEARCH_CONSENT_FRAMEWORK = "NTU-REC 202901EM001"
     channel.save()
-    assert list(ChannelConsent.objects.filter(channel=channel, ended_at__isnull=True).values_list("framework", flat=True)) == ["NTU-REC 202901EM001"]
+    assert list(
+        ChannelConsent.objects.filter(channel=channel, ended_at__isnull=True).values_list(
+            "framework", flat=True
+        )
+    ) == ["NTU-REC 202901EM001"]
     assert ChannelConsent.objects.filter(channel=channel, ended_at__isnull=False).count() == 1
 
 
@@ -51,8 +55,16 @@ def test_the_teacher_switching_it_on_in_the_admin_records_consent(client, db):
     response = client.post(
         f"/admin/channels_app/channel/{channel.pk}/change/",
         {
-            "deep_research_enabled": "on", "auto_suggest_threshold": "0.7", "plan_review": "off", "description": "", "syllabus": "", "system_prompt": "",
-            "memberships-TOTAL_FORMS": 0, "memberships-INITIAL_FORMS": 0, "memberships-MIN_NUM_FORMS": 0, "memberships-MAX_NUM_FORMS": 1000,
+            "deep_research_enabled": "on",
+            "auto_suggest_threshold": "0.7",
+            "plan_review": "off",
+            "description": "",
+            "syllabus": "",
+            "system_prompt": "",
+            "memberships-TOTAL_FORMS": 0,
+            "memberships-INITIAL_FORMS": 0,
+            "memberships-MIN_NUM_FORMS": 0,
+            "memberships-MAX_NUM_FORMS": 1000,
         },
     )
     assert response.status_code == 302
@@ -60,9 +72,14 @@ def test_the_teacher_switching_it_on_in_the_admin_records_consent(client, db):
 
 
 def test_a_withdrawal_is_recorded_once(db, personas):
-    first = consent.withdraw_consent(student=personas.student, channel=personas.channel, recorded_by=personas.admin)
+    first = consent.withdraw_consent(
+        student=personas.student, channel=personas.channel, recorded_by=personas.admin
+    )
     again = consent.withdraw_consent(student=personas.student, channel=personas.channel)
     everywhere = consent.withdraw_consent(student=personas.other_student, channel=None)
     assert first.pk == again.pk and ConsentWithdrawal.objects.count() == 2
-    assert consent.withdrawn_user_ids([personas.channel.pk]) == {personas.student.pk, personas.other_student.pk}
+    assert consent.withdrawn_user_ids([personas.channel.pk]) == {
+        personas.student.pk,
+        personas.other_student.pk,
+    }
     assert consent.withdrawn_user_ids([]) == {everywhere.user_id}

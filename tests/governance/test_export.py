@@ -18,7 +18,15 @@ from django.utils import timezone
 
 from channels_app.models import ChatLog
 from governance import export, export_requests
-from governance.models import AppendOnlyError, ChannelConsent, ConsentWithdrawal, ExportAudit, ExportRequest, Study, StudyResearcher
+from governance.models import (
+    AppendOnlyError,
+    ChannelConsent,
+    ConsentWithdrawal,
+    ExportAudit,
+    ExportRequest,
+    Study,
+    StudyResearcher,
+)
 from research.models import ResearchEvent, ResearchStep, ResearchTask
 from tests.support.factories import make_user
 
@@ -27,8 +35,15 @@ DATASETS = ("tasks", "steps", "chat_logs", "signals")
 
 # Identifiers planted in questions, answers, steps and chat content (see `study`).
 PLANTED = [
-    "s_alice@example.test", "alice.chen@ntu.edu.tw", "0912-345-678", "0987654321", "+886 2 2345 6789", "(02)3366-4888",
-    "B09901001", "r12345678", "A123456789",
+    "s_alice@example.test",
+    "alice.chen@ntu.edu.tw",
+    "0912-345-678",
+    "0987654321",
+    "+886 2 2345 6789",
+    "(02)3366-4888",
+    "B09901001",
+    "r12345678",
+    "A123456789",
 ]
 # Anything like an e-mail, a Taiwanese phone, a student id or a national id, anywhere in a file.
 # Bounded by non-alphanumerics (and "_"), or they would find ids inside hex pseudonyms (p_3fa0912…).
@@ -56,7 +71,10 @@ def study(db, personas):
     ChannelConsent.objects.filter(channel=p.channel).update(started_at=now - timedelta(days=400))
     researcher = make_user("res_huang", staff=True)
     study = Study.objects.create(
-        protocol_number=PROTOCOL, title="DR analytics", approved_from=date(2025, 8, 1), approved_to=timezone.localdate() + timedelta(days=365),
+        protocol_number=PROTOCOL,
+        title="DR analytics",
+        approved_from=date(2025, 8, 1),
+        approved_to=timezone.localdate() + timedelta(days=365),
         status=Study.Status.ACTIVE,
     )
     study.channels.add(p.channel)
@@ -64,25 +82,68 @@ def study(db, personas):
 
     def research(user, question, answer, *, when):
         task = ResearchTask.objects.create(
-            user=user, channel=p.channel, user_question=question, trigger_mode="forced", status="completed",
-            final_answer=answer, plan_json={"complexity": "moderate", "sub_questions": [{"question": f"{question} 1"}, {"question": "sub 2"}]},
-            citations_json=[{"id": 1, "title": "Bloom 1956", "url": "https://example.org/b", "snippet": "contact alice.chen@ntu.edu.tw"}],
-            finished_at=when + timedelta(minutes=3), shared_views=2, disclaimer_acknowledged_at=when + timedelta(minutes=4),
+            user=user,
+            channel=p.channel,
+            user_question=question,
+            trigger_mode="forced",
+            status="completed",
+            final_answer=answer,
+            plan_json={
+                "complexity": "moderate",
+                "sub_questions": [{"question": f"{question} 1"}, {"question": "sub 2"}],
+            },
+            citations_json=[
+                {
+                    "id": 1,
+                    "title": "Bloom 1956",
+                    "url": "https://example.org/b",
+                    "snippet": "contact alice.chen@ntu.edu.tw",
+                }
+            ],
+            finished_at=when + timedelta(minutes=3),
+            shared_views=2,
+            disclaimer_acknowledged_at=when + timedelta(minutes=4),
         )
         _at(when, ResearchTask, task.pk)
-        request = ChatLog.objects.create(channel=p.channel, user=user, kind="request", type="deep_research", content=question,
-                                         deep_research_task=task, bloom_level="analyze", bloom_confidence=0.8, bloom_rationale="compares")
-        response = ChatLog.objects.create(channel=p.channel, user=user, kind="response", type="deep_research", content=answer,
-                                          deep_research_task=task, in_reply_to=request)
+        request = ChatLog.objects.create(
+            channel=p.channel,
+            user=user,
+            kind="request",
+            type="deep_research",
+            content=question,
+            deep_research_task=task,
+            bloom_level="analyze",
+            bloom_confidence=0.8,
+            bloom_rationale="compares",
+        )
+        response = ChatLog.objects.create(
+            channel=p.channel,
+            user=user,
+            kind="response",
+            type="deep_research",
+            content=answer,
+            deep_research_task=task,
+            in_reply_to=request,
+        )
         for row in (request, response):
             _at(when, ChatLog, row.pk)
-        ResearchStep.objects.create(task=task, index=1, phase="action", tool_name="search_channel_materials",
-                                    args={"query": question}, result_preview=f"found {answer}")
+        ResearchStep.objects.create(
+            task=task,
+            index=1,
+            phase="action",
+            tool_name="search_channel_materials",
+            args={"query": question},
+            result_preview=f"found {answer}",
+        )
         ResearchEvent.objects.create(task=task, seq=1, type="reflection_done")
         # One later question refers to the answer's source [1], one does not.
-        follow_up = ChatLog.objects.create(channel=p.channel, user=user, kind="request", content="那 [1] 說的 Bloom evaluate 呢？")
+        follow_up = ChatLog.objects.create(
+            channel=p.channel, user=user, kind="request", content="那 [1] 說的 Bloom evaluate 呢？"
+        )
         _at(when + timedelta(hours=2), ChatLog, follow_up.pk)
-        unrelated = ChatLog.objects.create(channel=p.channel, user=user, kind="request", content="期中考範圍？")
+        unrelated = ChatLog.objects.create(
+            channel=p.channel, user=user, kind="request", content="期中考範圍？"
+        )
         _at(when + timedelta(hours=2, minutes=5), ChatLog, unrelated.pk)
         return task
 
@@ -93,28 +154,66 @@ def study(db, personas):
         "給 s_bob 與 r12345678 的回答：請撥 +886 2 2345 6789 或 (02)3366-4888 或 0987654321，或寫信 alice.chen@ntu.edu.tw [1]",
         when=day,
     )
-    bob = research(p.other_student, "BOB-ONLY 量子糾纏與學習動機的關係？", "答案 [1]", when=day + timedelta(hours=1))
+    bob = research(
+        p.other_student, "BOB-ONLY 量子糾纏與學習動機的關係？", "答案 [1]", when=day + timedelta(hours=1)
+    )
     teacher = research(p.teacher, "TEACHER-ONLY 測試題目", "答案", when=day + timedelta(hours=3))
     old = research(p.student, "OLD-ONLY 一年前的問題", "舊答案", when=now - timedelta(days=300))
-    p.__dict__.update(researcher=researcher, study_obj=study, alice=alice, bob=bob, teacher_task=teacher, old_task=old, day=day)
+    p.__dict__.update(
+        researcher=researcher,
+        study_obj=study,
+        alice=alice,
+        bob=bob,
+        teacher_task=teacher,
+        old_task=old,
+        day=day,
+    )
     return p
 
 
-def _approved_request(p, *, study=PROTOCOL, researcher=None, start=None, end=None, tables=DATASETS) -> ExportRequest:
+def _approved_request(
+    p, *, study=PROTOCOL, researcher=None, start=None, end=None, tables=DATASETS
+) -> ExportRequest:
     """A request filed by the researcher and approved by the platform admin (the IRB delegate)."""
     request = export_requests.file_export_request(
-        requester=researcher or p.researcher, study=Study.objects.get(protocol_number=study), purpose="Bloom levels by week",
-        tables=list(tables), date_from=start or (p.day - timedelta(days=1)).date(), date_to=end or timezone.localdate(),
-        consent_form_name="export-consent.pdf", consent_form=b"%PDF-1.4 signed export consent",
+        requester=researcher or p.researcher,
+        study=Study.objects.get(protocol_number=study),
+        purpose="Bloom levels by week",
+        tables=list(tables),
+        date_from=start or (p.day - timedelta(days=1)).date(),
+        date_to=end or timezone.localdate(),
+        consent_form_name="export-consent.pdf",
+        consent_form=b"%PDF-1.4 signed export consent",
     )
-    return export_requests.decide_export_request(export_request=request, decided_by=p.admin, approve=True, note="within the protocol")
+    return export_requests.decide_export_request(
+        export_request=request, decided_by=p.admin, approve=True, note="within the protocol"
+    )
 
 
-def _export(p, out: Path, *, study=PROTOCOL, researcher=None, start=None, end=None, fmt="both", request=None, tables=DATASETS):
+def _export(
+    p,
+    out: Path,
+    *,
+    study=PROTOCOL,
+    researcher=None,
+    start=None,
+    end=None,
+    fmt="both",
+    request=None,
+    tables=DATASETS,
+):
     request = request or _approved_request(p, study=study, start=start, end=end, tables=tables)
     call_command(
-        "export_research_data", "--request", str(request.pk), "--out", str(out),
-        "--format", fmt, "--researcher", researcher or request.requested_by.username, stdout=io.StringIO(),
+        "export_research_data",
+        "--request",
+        str(request.pk),
+        "--out",
+        str(out),
+        "--format",
+        fmt,
+        "--researcher",
+        researcher or request.requested_by.username,
+        stdout=io.StringIO(),
     )
     return out
 
@@ -129,7 +228,10 @@ def _jsonl(path: Path) -> list[dict]:
 
 
 def _assert_nothing_identifying(files: dict[str, bytes], personas, extra=()):
-    usernames = [u.username for u in (personas.student, personas.other_student, personas.teacher, personas.ta, personas.super_ta)]
+    usernames = [
+        u.username
+        for u in (personas.student, personas.other_student, personas.teacher, personas.ta, personas.super_ta)
+    ]
     for name, data in files.items():
         for pattern in FORBIDDEN:
             assert not pattern.search(data), (name, pattern.pattern, pattern.search(data))
@@ -155,7 +257,11 @@ def test_a_signed_researcher_exports_pseudonymised_redacted_files(study, tmp_pat
     questions = [t["question"] for t in tasks]
     assert len(tasks) == 2 and not any("TEACHER-ONLY" in q or "OLD-ONLY" in q for q in questions)
     alice = next(t for t in tasks if "比較學習分析" in t["question"])
-    assert "[STUDENT_ID]" in alice["question"] and "[NATIONAL_ID]" in alice["question"] and "[EMAIL]" in alice["question"]
+    assert (
+        "[STUDENT_ID]" in alice["question"]
+        and "[NATIONAL_ID]" in alice["question"]
+        and "[EMAIL]" in alice["question"]
+    )
     assert "[PHONE]" in alice["question"] and "[PERSON]" in alice["question"]
     assert alice["answer"].count("[PHONE]") == 3 and "[PERSON]" in alice["answer"]
     assert alice["person"].startswith("p_") and alice["task"].startswith("t_")
@@ -169,8 +275,14 @@ def test_a_signed_researcher_exports_pseudonymised_redacted_files(study, tmp_pat
 
     signals = {s["task"]: s for s in _csv(out / "signals.csv")}
     mine = signals[alice["task"]]
-    assert mine["bloom_level"] == "analyze" and mine["sub_questions"] == "2" and mine["reflection_rounds"] == "1"
-    assert mine["follow_ups"] == "1" and mine["share_link_openings"] == "2" and mine["disclaimer_acknowledged"] == "True"
+    assert (
+        mine["bloom_level"] == "analyze" and mine["sub_questions"] == "2" and mine["reflection_rounds"] == "1"
+    )
+    assert (
+        mine["follow_ups"] == "1"
+        and mine["share_link_openings"] == "2"
+        and mine["disclaimer_acknowledged"] == "True"
+    )
     assert mine["misuse_flagged"] == "False" and mine["diffusion_mentions"] == "0"
     assert float(mine["language_complexity"]) > 0 and int(mine["question_chars"]) > 0
     # The codebook in the manifest documents every signal column.
@@ -178,17 +290,22 @@ def test_a_signed_researcher_exports_pseudonymised_redacted_files(study, tmp_pat
 
     codebook = json.loads((out / "manifest.json").read_text())["codebook"]
     assert set(codebook["signals"]) == set(SIGNAL_COLUMNS) - {"task", "person", "channel"}
-    assert "share link" in codebook["signals"]["share_link_openings"] and codebook["signals"]["diffusion_mentions"]
+    assert (
+        "share link" in codebook["signals"]["share_link_openings"]
+        and codebook["signals"]["diffusion_mentions"]
+    )
 
 
 def _jsonl_as_csv(rows):
     """The CSV holds the same values as the JSONL, as text."""
+
     def cell(v):
         if v is None:
             return ""
         if isinstance(v, (list, dict)):
             return json.dumps(v, ensure_ascii=False, sort_keys=True)
         return str(v)
+
     return [{k: cell(v) for k, v in row.items()} for row in rows]
 
 
@@ -196,19 +313,31 @@ def test_the_audit_row_records_who_what_and_the_files_hashes(study, tmp_path):
     out = _export(study, tmp_path / "x")
 
     audit = ExportAudit.objects.get(action="export", outcome="completed")
-    assert audit.requested_by == study.researcher and audit.study == study.study_obj and audit.export_request.status == "exported"
+    assert (
+        audit.requested_by == study.researcher
+        and audit.study == study.study_obj
+        and audit.export_request.status == "exported"
+    )
     assert audit.filters["study"] == PROTOCOL and audit.filters["channels"] == ["course-a"]
     assert audit.row_counts == {"tasks": 2, "steps": 2, "chat_logs": 8, "signals": 2}
     assert set(audit.file_hashes) == {f"{d}.{e}" for d in DATASETS for e in ("csv", "jsonl")}
     for name, digest in audit.file_hashes.items():
         assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["audit_id"] == audit.pk and manifest["files"]["tasks.csv"]["sha256"] == audit.file_hashes["tasks.csv"]
+    assert (
+        manifest["audit_id"] == audit.pk
+        and manifest["files"]["tasks.csv"]["sha256"] == audit.file_hashes["tasks.csv"]
+    )
 
 
 def test_pseudonyms_are_stable_within_a_study_and_differ_across_studies(study, tmp_path):
-    other = Study.objects.create(protocol_number="NTU-REC 202601EM002", title="other", approved_from=date(2025, 8, 1),
-                                 approved_to=timezone.localdate() + timedelta(days=30), status="active")
+    other = Study.objects.create(
+        protocol_number="NTU-REC 202601EM002",
+        title="other",
+        approved_from=date(2025, 8, 1),
+        approved_to=timezone.localdate() + timedelta(days=30),
+        status="active",
+    )
     other.channels.add(study.channel)
     StudyResearcher.objects.create(study=other, user=study.researcher, agreement_signed_on=date(2025, 9, 1))
 
@@ -224,14 +353,21 @@ def test_pseudonyms_are_stable_within_a_study_and_differ_across_studies(study, t
 
 
 def test_a_student_who_withdrew_is_absent_from_every_file(study, tmp_path):
-    ConsentWithdrawal.objects.create(user=study.other_student, channel=study.channel, withdrawn_at=timezone.now())
+    ConsentWithdrawal.objects.create(
+        user=study.other_student, channel=study.channel, withdrawn_at=timezone.now()
+    )
     out = _export(study, tmp_path / "x")
 
     for path in out.iterdir():
-        assert "BOB-ONLY" not in path.read_text(encoding="utf-8-sig") and "量子糾纏" not in path.read_text(encoding="utf-8-sig")
+        assert "BOB-ONLY" not in path.read_text(encoding="utf-8-sig") and "量子糾纏" not in path.read_text(
+            encoding="utf-8-sig"
+        )
     tasks = _csv(out / "tasks.csv")
     assert len(tasks) == 1 and len({row["person"] for row in _csv(out / "chat_logs.csv")}) == 1
-    assert ExportAudit.objects.get(action="export", outcome="completed").filters["withdrawn_students_excluded"] == 1
+    assert (
+        ExportAudit.objects.get(action="export", outcome="completed").filters["withdrawn_students_excluded"]
+        == 1
+    )
 
 
 def test_a_global_withdrawal_counts_too(study, tmp_path):
@@ -254,10 +390,18 @@ def test_rows_written_while_consent_was_not_in_force_are_left_out(study, tmp_pat
 @pytest.mark.parametrize(
     "change, code",
     [
-        (lambda p: StudyResearcher.objects.filter(user=p.researcher).update(agreement_signed_on=None), "no_signed_agreement"),
+        (
+            lambda p: StudyResearcher.objects.filter(user=p.researcher).update(agreement_signed_on=None),
+            "no_signed_agreement",
+        ),
         (lambda p: Study.objects.filter(pk=p.study_obj.pk).update(status="draft"), "study_not_active"),
         (lambda p: Study.objects.filter(pk=p.study_obj.pk).update(status="closed"), "study_not_active"),
-        (lambda p: Study.objects.filter(pk=p.study_obj.pk).update(approved_to=timezone.localdate() - timedelta(days=1)), "approval_not_current"),
+        (
+            lambda p: Study.objects.filter(pk=p.study_obj.pk).update(
+                approved_to=timezone.localdate() - timedelta(days=1)
+            ),
+            "approval_not_current",
+        ),
     ],
 )
 def test_an_export_is_refused_and_audited(study, tmp_path, change, code):
@@ -310,13 +454,21 @@ def test_the_audit_log_cannot_be_changed_or_deleted(study, tmp_path, client):
         audit.save()
     with pytest.raises(AppendOnlyError):
         audit.delete()
-    for attempt in (lambda: ExportAudit.objects.update(destination="x"), lambda: ExportAudit.objects.all().delete()):
+    for attempt in (
+        lambda: ExportAudit.objects.update(destination="x"),
+        lambda: ExportAudit.objects.all().delete(),
+    ):
         with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
             attempt()
     client.force_login(study.admin)
     assert client.get(f"/admin/governance/exportaudit/{audit.pk}/change/").status_code == 200  # readable
-    assert client.post(f"/admin/governance/exportaudit/{audit.pk}/change/", {"destination": "x"}).status_code == 403
-    assert client.post(f"/admin/governance/exportaudit/{audit.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert (
+        client.post(f"/admin/governance/exportaudit/{audit.pk}/change/", {"destination": "x"}).status_code
+        == 403
+    )
+    assert (
+        client.post(f"/admin/governance/exportaudit/{audit.pk}/delete/", {"post": "yes"}).status_code == 403
+    )
     assert client.get("/admin/governance/exportaudit/add/").status_code == 403
     assert ExportAudit.objects.get(action="export").destination.startswith("command:")
 
@@ -347,19 +499,25 @@ def test_the_admin_streams_the_zip_from_disk_with_the_members_of_the_export(stud
     request = _approved_request(study)
     client.force_login(study.researcher)
     date_from = (study.day - timedelta(days=1)).date()
-    response = client.post(f"/admin/governance/study/{study.study_obj.pk}/export/", {"export_request": request.pk, "format": "csv"})
+    response = client.post(
+        f"/admin/governance/study/{study.study_obj.pk}/export/",
+        {"export_request": request.pk, "format": "csv"},
+    )
 
     assert response.status_code == 200 and response.streaming
     slug = re.sub("[^A-Za-z0-9]+", "-", study.study_obj.protocol_number).strip("-")
     assert response["Content-Disposition"] == (
-        f'attachment; filename="uedu-{slug}-{date_from:%Y%m%d}-{timezone.localdate():%Y%m%d}-r{request.pk}.zip"')
+        f'attachment; filename="uedu-{slug}-{date_from:%Y%m%d}-{timezone.localdate():%Y%m%d}-r{request.pk}.zip"'
+    )
     blocks = list(response.streaming_content)
     body = b"".join(blocks)
     assert int(response["Content-Length"]) == len(body)
     archive = zipfile.ZipFile(io.BytesIO(body))
     assert archive.testzip() is None  # every member's CRC checks out
 
-    again = export.export_study(requester=study.researcher, export_request=_approved_request(study), fmt="csv", out_dir=tmp_path)
+    again = export.export_study(
+        requester=study.researcher, export_request=_approved_request(study), fmt="csv", out_dir=tmp_path
+    )
     assert sorted(archive.namelist()) == sorted([p.name for p in again.files] + ["manifest.json"])
     for path in again.files:
         assert archive.read(path.name) == path.read_bytes()
@@ -368,12 +526,16 @@ def test_the_admin_streams_the_zip_from_disk_with_the_members_of_the_export(stud
 
 
 def test_write_zip_writes_to_a_temporary_file_and_cleans_up(study, tmp_path):
-    result = export.export_study(requester=study.researcher, export_request=_approved_request(study), fmt="jsonl", out_dir=tmp_path)
+    result = export.export_study(
+        requester=study.researcher, export_request=_approved_request(study), fmt="jsonl", out_dir=tmp_path
+    )
     with export.write_zip(result) as handle:
         assert handle.tell() == 0 and not isinstance(handle, io.BytesIO)
         archive = zipfile.ZipFile(handle)
         assert sorted(archive.namelist()) == sorted([p.name for p in result.files] + ["manifest.json"])
-        assert json.loads(archive.read("manifest.json")) == json.loads(json.dumps(result.manifest, ensure_ascii=False))
+        assert json.loads(archive.read("manifest.json")) == json.loads(
+            json.dumps(result.manifest, ensure_ascii=False)
+        )
 
 
 def test_the_admin_refuses_a_researcher_without_a_signed_agreement(study, client):

@@ -36,9 +36,16 @@ def test_ordinary_numbers_survive(text):
 
 def test_known_people_are_replaced_but_short_usernames_do_not_eat_words():
     redactor = Redactor(["s_alice", "陳同學", "Student Chen", "ta", "alice@uni.example"])
-    assert redactor.text("s_alice 問 陳同學 and Student Chen; ask the TA about data") == "[PERSON] 問 [PERSON] and [PERSON]; ask the TA about data"
+    assert (
+        redactor.text("s_alice 問 陳同學 and Student Chen; ask the TA about data")
+        == "[PERSON] 問 [PERSON] and [PERSON]; ask the TA about data"
+    )
     assert redactor.text("S_ALICE wrote") == "[PERSON] wrote"
-    assert redactor.data({"query": "s_alice", "n": 3, "list": ["陳同學"]}) == {"query": "[PERSON]", "n": 3, "list": ["[PERSON]"]}
+    assert redactor.data({"query": "s_alice", "n": 3, "list": ["陳同學"]}) == {
+        "query": "[PERSON]",
+        "n": 3,
+        "list": ["[PERSON]"],
+    }
 
 
 def test_pseudonyms_are_stable_per_key_and_differ_across_keys():
@@ -58,7 +65,10 @@ def test_pseudonyms_are_stable_per_key_and_differ_across_keys():
         ("黃大偉同學和歐陽娜娜學姊都來了", "[PERSON]同學和[PERSON]學姊都來了"),
         ("問過林老師了", "問過[PERSON]老師了"),
         # A two-letter romanised surname in a full name, either order; titled Latin names.
-        ("Wei Li and Li Wei met Prof. Ho and Dr Chen-Yu Wu", "[PERSON] and [PERSON] met [PERSON] and [PERSON]"),
+        (
+            "Wei Li and Li Wei met Prof. Ho and Dr Chen-Yu Wu",
+            "[PERSON] and [PERSON] met [PERSON] and [PERSON]",
+        ),
         # ...without eating words that merely contain it, nor a lone "Li" or "TA".
         ("Wei Lin asked the TA; Li is a common name", "Wei Lin asked the TA; Li is a common name"),
         ("請問各位同學，大家都說", "請問各位同學，大家都說"),

@@ -25,10 +25,17 @@ def world(personas):
     p = personas
     p.sta = add_member(p.channel, make_user("sta_pending", staff=True), "super_ta")
     p.task = ResearchTask.objects.create(
-        user=p.student, channel=p.channel, user_question=QUESTION, final_answer="ANSWER-NDA", trigger_mode="forced",
-        status="completed", needs_review=True,
+        user=p.student,
+        channel=p.channel,
+        user_question=QUESTION,
+        final_answer="ANSWER-NDA",
+        trigger_mode="forced",
+        status="completed",
+        needs_review=True,
     )
-    ResearchStep.objects.create(task=p.task, index=1, phase="action", tool_name="search_channel_materials", args={"query": "x"})
+    ResearchStep.objects.create(
+        task=p.task, index=1, phase="action", tool_name="search_channel_materials", args={"query": "x"}
+    )
     AnswerFeedback.objects.create(task=p.task, user=p.student, useful=False, note="FEEDBACK-NDA")
     return p
 
@@ -61,7 +68,11 @@ def test_without_an_nda_a_super_ta_sees_no_student_content(client, world):
     assert not in_queue and not in_feedback
     assert not visible_tasks(world.sta).exists()  # the WebSocket consumer's check too
     assert not review.can_review(world.sta, world.task)
-    response = client.post(f"/api/deep_research/task/{world.task.task_uuid}/review", {"note": "x"}, content_type="application/json")
+    response = client.post(
+        f"/api/deep_research/task/{world.task.task_uuid}/review",
+        {"note": "x"},
+        content_type="application/json",
+    )
     assert response.status_code == 404
 
 
@@ -77,7 +88,9 @@ def test_with_an_nda_for_the_channel_the_super_ta_reads_and_reviews(client, worl
 def test_an_nda_for_another_channel_opens_nothing_here(client, world, personas):
     from channels_app.models import Channel
 
-    SuperTaNda.objects.create(user=world.sta, channel=Channel.objects.get(slug="course-b"), signed_on=date(2025, 9, 1))
+    SuperTaNda.objects.create(
+        user=world.sta, channel=Channel.objects.get(slug="course-b"), signed_on=date(2025, 9, 1)
+    )
     statuses, in_queue, _ = _contents(client, world)
     assert set(statuses.values()) == {404} and not in_queue
 
@@ -85,7 +98,11 @@ def test_an_nda_for_another_channel_opens_nothing_here(client, world, personas):
 def test_in_the_admin_a_super_ta_without_an_nda_is_an_ordinary_ta(client, world):
     client.force_login(world.sta)
     change = client.get(reverse("admin:research_researchtask_change", args=[world.task.pk]))
-    assert change.status_code == 200 and QUESTION not in change.content.decode() and "ANSWER-NDA" not in change.content.decode()
+    assert (
+        change.status_code == 200
+        and QUESTION not in change.content.decode()
+        and "ANSWER-NDA" not in change.content.decode()
+    )
     assert client.get(reverse("admin:research_researchstep_changelist")).status_code == 403
     assert client.get(reverse("admin:research_answerfeedback_changelist")).status_code == 403
 
@@ -95,7 +112,12 @@ def test_in_the_admin_a_super_ta_without_an_nda_is_an_ordinary_ta(client, world)
     assert client.get(reverse("admin:research_researchstep_changelist")).status_code == 200
 
     SuperTaNda.objects.filter(user=world.sta).delete()  # the NDA is withdrawn: so is the access
-    assert QUESTION not in client.get(reverse("admin:research_researchtask_change", args=[world.task.pk])).content.decode()
+    assert (
+        QUESTION
+        not in client.get(
+            reverse("admin:research_researchtask_change", args=[world.task.pk])
+        ).content.decode()
+    )
 
 
 def test_the_appointment_form_states_the_nda_rule_and_only_admins_record_ndas(client, world):
@@ -104,14 +126,19 @@ def test_the_appointment_form_states_the_nda_rule_and_only_admins_record_ndas(cl
     client.force_login(world.teacher)
     rule = str(SUPER_TA_NDA_RULE)
     rule_tail = rule.split("'")[-1]  # after any apostrophe, which pages escape differently
-    for url in (reverse("admin:channels_app_channel_change", args=[world.channel.pk]), reverse("admin:channels_app_membership_add")):
+    for url in (
+        reverse("admin:channels_app_channel_change", args=[world.channel.pk]),
+        reverse("admin:channels_app_membership_add"),
+    ):
         page = client.get(url).content.decode()
         assert escape(rule_tail) in page or rule_tail in page, url
     # A teacher cannot record an NDA (appointing someone opens nothing by itself).
     assert client.get(reverse("admin:channels_app_supertanda_add")).status_code == 403
     client.force_login(world.admin)
-    response = client.post(reverse("admin:channels_app_supertanda_add"),
-                           {"user": world.sta.pk, "channel": world.channel.pk, "signed_on": "2025-09-01"})
+    response = client.post(
+        reverse("admin:channels_app_supertanda_add"),
+        {"user": world.sta.pk, "channel": world.channel.pk, "signed_on": "2025-09-01"},
+    )
     assert response.status_code == 302
     nda = SuperTaNda.objects.get(user=world.sta)
     assert nda.channel == world.channel and nda.recorded_by == world.admin

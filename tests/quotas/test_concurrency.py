@@ -34,7 +34,9 @@ def _start_many(user, channel, n: int) -> list[str]:
 def test_fifty_simultaneous_starts_with_three_left_make_exactly_three_tasks(worker, personas, settings):
     settings.UEDU_DEEP_RESEARCH_QUOTA = {"admin": None, "teacher": None, "ta": 40, "student": 20}
     for i in range(17):
-        UsageEntry.objects.create(user=personas.student, kind="charge", amount=Decimal("1.00"), reference=f"earlier-{i}")
+        UsageEntry.objects.create(
+            user=personas.student, kind="charge", amount=Decimal("1.00"), reference=f"earlier-{i}"
+        )
 
     outcomes = _start_many(personas.student, personas.channel, 50)
 
@@ -55,4 +57,6 @@ def test_simultaneous_starts_never_overshoot_the_platform_cap(worker, personas, 
 
     assert outcomes.count("started") == 3  # 3 × 0.30 ≤ 1.00 < 4 × 0.30
     assert outcomes.count("platform_cap_reached") == 17
-    assert CostReservation.objects.filter(kind="research").count() == 3  # (the questions' Bloom calls reserve too)
+    assert (
+        CostReservation.objects.filter(kind="research").count() == 3
+    )  # (the questions' Bloom calls reserve too)

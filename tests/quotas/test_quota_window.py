@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from decimal import Decimal
 
 import pytest
@@ -79,7 +80,9 @@ def test_cost_alert_is_sent_once_per_day_when_over_threshold(db, personas, setti
     personas.admin.email = "root@example.test"
     personas.admin.save()
     day = services.platform_day()
-    CostReservation.objects.create(reference="x", day=day, reserved_usd=Decimal("1"), spent_usd=Decimal("19.5"), settled=True)
+    CostReservation.objects.create(
+        reference="x", day=day, reserved_usd=Decimal("1"), spent_usd=Decimal("19.5"), settled=True
+    )
 
     call_command("deep_research_cost_alert")
     assert len(mail.outbox) == 0  # 19.5 is under 20
@@ -98,7 +101,9 @@ def test_a_failed_send_is_retried_by_the_next_run(db, personas, settings, monkey
     settings.UEDU_DEEP_RESEARCH_ALERT_USD = Decimal("1")
     personas.admin.email = "root@example.test"
     personas.admin.save()
-    CostReservation.objects.create(reference="x", day=services.platform_day(), reserved_usd=0, spent_usd=Decimal("5"), settled=True)
+    CostReservation.objects.create(
+        reference="x", day=services.platform_day(), reserved_usd=0, spent_usd=Decimal("5"), settled=True
+    )
 
     def broken(*args, **kwargs):
         raise ConnectionRefusedError("SMTP down")
@@ -118,11 +123,14 @@ def test_the_cap_counts_settled_calls_at_their_cost_and_open_ones_at_their_worst
     settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("1.00")
     with time_machine.travel(T0, tick=False):
         day = services.platform_day()
-        yesterday = CostReservation.objects.create(reference="old", user=personas.student, day=day - timedelta(days=1),
-                                                   reserved_usd=Decimal("0.90"))
+        yesterday = CostReservation.objects.create(
+            reference="old", user=personas.student, day=day - timedelta(days=1), reserved_usd=Decimal("0.90")
+        )
         assert yesterday.pk  # another day's reservation counts for nothing today
         with transaction.atomic():
-            settled = services.reserve_cost(personas.student, "settled", Decimal("0.50"), CostReservation.Kind.CHAT)
+            settled = services.reserve_cost(
+                personas.student, "settled", Decimal("0.50"), CostReservation.Kind.CHAT
+            )
         services.settle_cost(settled.reference, Decimal("0.10"))  # counts 0.10, not its 0.50 reservation
         with transaction.atomic():
             services.reserve_cost(personas.student, "open", Decimal("0.40"))

@@ -4,13 +4,20 @@ from research.services import analytics, lifecycle
 
 def _completed_task(personas, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+        task, _ = lifecycle.task_start(
+            queue=False,
+            user=personas.student,
+            channel=personas.channel,
+            question="比較學習分析與布魯姆分類法",
+        )
     ResearchTask.objects.filter(pk=task.pk).update(status="completed", final_answer="A [1].")
     task.refresh_from_db()
     return task
 
 
-def test_openings_through_the_share_link_by_others_are_counted_without_the_owner(db, personas, django_capture_on_commit_callbacks):
+def test_openings_through_the_share_link_by_others_are_counted_without_the_owner(
+    db, personas, django_capture_on_commit_callbacks
+):
     task = _completed_task(personas, django_capture_on_commit_callbacks)
     token = analytics.share_token(task)
     assert analytics.share_token(task) == token  # made once
@@ -23,7 +30,9 @@ def test_openings_through_the_share_link_by_others_are_counted_without_the_owner
     assert task.shared_views == 2
 
 
-def test_only_the_owner_acknowledges_the_disclaimer_once(client, db, personas, django_capture_on_commit_callbacks):
+def test_only_the_owner_acknowledges_the_disclaimer_once(
+    client, db, personas, django_capture_on_commit_callbacks
+):
     task = _completed_task(personas, django_capture_on_commit_callbacks)
     url = f"/api/deep_research/task/{task.task_uuid}/acknowledge"
     client.force_login(personas.teacher)

@@ -31,7 +31,11 @@ def test_start_with_json_accept_returns_the_task_at_once(db, personas, start):
     task = ResearchTask.objects.get(task_uuid=body["task_uuid"])
     assert task.status == "queued" and task.trigger_mode == "forced" and task.user == personas.student
     request_log = ChatLog.objects.get(pk=body["request_log_id"])
-    assert (request_log.kind, request_log.type, request_log.deep_research_task) == ("request", "deep_research", task)
+    assert (request_log.kind, request_log.type, request_log.deep_research_task) == (
+        "request",
+        "deep_research",
+        task,
+    )
     assert list(task.events.values_list("type", flat=True)) == ["task_created"]
 
 
@@ -64,7 +68,9 @@ def test_a_channel_without_deep_research_is_a_403(db, personas, start):
 
 def test_an_unknown_channel_and_a_channel_you_are_not_in_get_the_same_answer(db, personas, start):
     """No existence oracle: an outsider cannot tell a real channel id from an unused one."""
-    not_member = start(personas.outsider, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk)
+    not_member = start(
+        personas.outsider, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk
+    )
     unknown = start(personas.outsider, question="比較學習分析與布魯姆分類法", channel_id=999999)
     assert not_member.status_code == unknown.status_code == 404
     assert not_member.json() == unknown.json()
@@ -73,8 +79,12 @@ def test_an_unknown_channel_and_a_channel_you_are_not_in_get_the_same_answer(db,
 
 
 def test_anonymous_requests_are_refused(client, db, personas):
-    response = client.post("/api/deep_research/start", {"question": "q", "channel_id": personas.channel.pk},
-                           content_type="application/json", **JSON)
+    response = client.post(
+        "/api/deep_research/start",
+        {"question": "q", "channel_id": personas.channel.pk},
+        content_type="application/json",
+        **JSON,
+    )
     assert response.status_code in (401, 403)
     assert response.json()["error"]["code"] == "not_authenticated"
 
@@ -82,7 +92,12 @@ def test_anonymous_requests_are_refused(client, db, personas):
 def test_quota_exhausted_is_a_429_with_retry_after(db, personas, start, settings):
     settings.UEDU_DEEP_RESEARCH_QUOTA = {"admin": None, "teacher": None, "ta": 40, "student": 2}
     for _ in range(2):
-        assert start(personas.student, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk).status_code == 201
+        assert (
+            start(
+                personas.student, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk
+            ).status_code
+            == 201
+        )
     response = start(personas.student, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk)
     assert response.status_code == 429
     assert response.json()["error"]["code"] == "quota_exceeded"
@@ -93,9 +108,21 @@ def test_quota_exhausted_is_a_429_with_retry_after(db, personas, start, settings
 def test_the_rate_limit_is_a_429_not_a_403(db, personas, start, settings):
     settings.UEDU_DR_RATE_START = "2/m"
     settings.CACHES["default"]["KEY_PREFIX"] = f"rate-{personas.student.pk}-{id(settings)}"
-    codes = [start(personas.teacher, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk).status_code for _ in range(3)]
+    codes = [
+        start(
+            personas.teacher, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk
+        ).status_code
+        for _ in range(3)
+    ]
     assert codes[:2] == [201, 201] and codes[2] == 429
-    assert int(start(personas.teacher, question="再一次比較學習分析", channel_id=personas.channel.pk)["Retry-After"]) >= 1
+    assert (
+        int(
+            start(personas.teacher, question="再一次比較學習分析", channel_id=personas.channel.pk)[
+                "Retry-After"
+            ]
+        )
+        >= 1
+    )
 
 
 def test_the_platform_cap_is_a_503(db, personas, start, settings):
@@ -103,7 +130,12 @@ def test_the_platform_cap_is_a_503(db, personas, start, settings):
 
     settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("1.00")
     settings.UEDU_DR_WORST_CASE_USD = Decimal("0.40")
-    codes = [start(personas.teacher, question=f"比較學習分析與布魯姆分類法 {i}", channel_id=personas.channel.pk).status_code for i in range(3)]
+    codes = [
+        start(
+            personas.teacher, question=f"比較學習分析與布魯姆分類法 {i}", channel_id=personas.channel.pk
+        ).status_code
+        for i in range(3)
+    ]
     assert codes == [201, 201, 503]
     response = start(personas.student, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk)
     assert response.json()["error"]["code"] == "platform_cap_reached"
@@ -123,14 +155,23 @@ def test_quota_endpoint_reports_role_limit_use_and_window(client, db, personas, 
 
 
 VISIBILITY = {
-    "student": 200, "other_student": 404, "teacher": 200, "other_teacher": 404, "ta": 404,
-    "super_ta": 200, "other_super_ta": 404, "admin": 200, "outsider": 404,
+    "student": 200,
+    "other_student": 404,
+    "teacher": 200,
+    "other_teacher": 404,
+    "ta": 404,
+    "super_ta": 200,
+    "other_super_ta": 404,
+    "admin": 200,
+    "outsider": 404,
 }
 
 
 @pytest.mark.parametrize("who, expected", VISIBILITY.items())
 def test_task_and_events_visibility(client, db, personas, start, who, expected):
-    uuid = start(personas.student, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk).json()["task_uuid"]
+    uuid = start(
+        personas.student, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk
+    ).json()["task_uuid"]
     client.force_login(getattr(personas, who))
     detail = client.get(f"/api/deep_research/task/{uuid}")
     events = client.get(f"/api/deep_research/task/{uuid}/events?after=0")
@@ -143,7 +184,9 @@ def test_task_and_events_visibility(client, db, personas, start, who, expected):
 
 
 def test_anonymous_cannot_read_a_task(client, db, personas, start):
-    uuid = start(personas.student, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk).json()["task_uuid"]
+    uuid = start(
+        personas.student, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk
+    ).json()["task_uuid"]
     client.logout()
     assert client.get(f"/api/deep_research/task/{uuid}").status_code in (401, 403)
 
@@ -155,17 +198,34 @@ def test_an_unknown_task_is_a_404_like_a_hidden_one(client, db, personas):
 
 
 def test_cancel_by_owner_by_viewer_and_by_stranger(client, db, personas, start):
-    uuid = start(personas.student, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk).json()["task_uuid"]
+    uuid = start(
+        personas.student, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk
+    ).json()["task_uuid"]
     client.force_login(personas.other_student)
-    assert client.post("/api/deep_research/cancel", {"task_uuid": uuid}, content_type="application/json").status_code == 404
+    assert (
+        client.post(
+            "/api/deep_research/cancel", {"task_uuid": uuid}, content_type="application/json"
+        ).status_code
+        == 404
+    )
     client.force_login(personas.teacher)
-    assert client.post("/api/deep_research/cancel", {"task_uuid": uuid}, content_type="application/json").status_code == 403
+    assert (
+        client.post(
+            "/api/deep_research/cancel", {"task_uuid": uuid}, content_type="application/json"
+        ).status_code
+        == 403
+    )
     client.force_login(personas.student)
     response = client.post("/api/deep_research/cancel", {"task_uuid": uuid}, content_type="application/json")
     assert response.status_code == 200 and response.json()["status"] == "cancelled"
     again = client.post("/api/deep_research/cancel", {"task_uuid": uuid}, content_type="application/json")
     assert again.status_code == 409 and again.json()["error"]["code"] == "already_finished"
-    assert client.post("/api/deep_research/cancel", {"task_uuid": "nope"}, content_type="application/json").status_code == 400
+    assert (
+        client.post(
+            "/api/deep_research/cancel", {"task_uuid": "nope"}, content_type="application/json"
+        ).status_code
+        == 400
+    )
 
 
 def test_my_tasks_lists_only_my_own_with_filters(client, db, personas, start):
@@ -178,7 +238,9 @@ def test_my_tasks_lists_only_my_own_with_filters(client, db, personas, start):
     client.force_login(personas.student)
     all_mine = client.get("/api/deep_research/my_tasks").json()
     assert len(all_mine) == 3 and all("比較學習分析" in t["question"] for t in all_mine)
-    assert [t["status"] for t in client.get("/api/deep_research/my_tasks?status=cancelled").json()] == ["cancelled"]
+    assert [t["status"] for t in client.get("/api/deep_research/my_tasks?status=cancelled").json()] == [
+        "cancelled"
+    ]
     assert len(client.get("/api/deep_research/my_tasks?limit=2").json()) == 2
     bad = client.get("/api/deep_research/my_tasks?limit=0")
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid"
@@ -187,11 +249,19 @@ def test_my_tasks_lists_only_my_own_with_filters(client, db, personas, start):
 
 def test_the_judge_advises_and_never_starts_anything(client, db, personas, llm):
     client.force_login(personas.student)
-    hard = client.post("/api/deep_research/judge", {"question": "請比較學習分析與布魯姆分類法在課程設計中的研究證據", "channel_id": personas.channel.pk},
-                       content_type="application/json").json()
-    easy = client.post("/api/deep_research/judge", {"question": "what is 2+2", "channel_id": personas.channel.pk},
-                       content_type="application/json").json()
-    assert hard["worth_it"] is True and hard["confidence"] >= 0.7 and hard["suggest"] is True and hard["reasons"]
+    hard = client.post(
+        "/api/deep_research/judge",
+        {"question": "請比較學習分析與布魯姆分類法在課程設計中的研究證據", "channel_id": personas.channel.pk},
+        content_type="application/json",
+    ).json()
+    easy = client.post(
+        "/api/deep_research/judge",
+        {"question": "what is 2+2", "channel_id": personas.channel.pk},
+        content_type="application/json",
+    ).json()
+    assert (
+        hard["worth_it"] is True and hard["confidence"] >= 0.7 and hard["suggest"] is True and hard["reasons"]
+    )
     assert easy["suggest"] is False and easy["confidence"] < 0.5
     assert ResearchTask.objects.count() == 0
     judge_call = llm.calls("judge")[0]
@@ -201,8 +271,16 @@ def test_the_judge_advises_and_never_starts_anything(client, db, personas, llm):
 def test_the_judge_is_refused_for_another_channel(client, db, personas, llm):
     other = make_channel(slug="other-course")
     client.force_login(personas.student)
-    response = client.post("/api/deep_research/judge", {"question": "請比較學習分析的研究", "channel_id": other.pk}, content_type="application/json")
-    unknown = client.post("/api/deep_research/judge", {"question": "請比較學習分析的研究", "channel_id": 999999}, content_type="application/json")
+    response = client.post(
+        "/api/deep_research/judge",
+        {"question": "請比較學習分析的研究", "channel_id": other.pk},
+        content_type="application/json",
+    )
+    unknown = client.post(
+        "/api/deep_research/judge",
+        {"question": "請比較學習分析的研究", "channel_id": 999999},
+        content_type="application/json",
+    )
     assert response.status_code == unknown.status_code == 404 and response.json() == unknown.json()
     assert llm.calls("judge") == []
 
@@ -212,5 +290,14 @@ def test_the_openapi_schema_describes_every_endpoint(client, db, personas):
     response = client.get("/api/schema/?format=json")
     assert response.status_code == 200
     paths = response.json()["paths"]
-    for path in ["start", "cancel", "quota", "my_tasks", "judge", "task/{task_uuid}", "task/{task_uuid}/events", "task/{task_uuid}/stream"]:
+    for path in [
+        "start",
+        "cancel",
+        "quota",
+        "my_tasks",
+        "judge",
+        "task/{task_uuid}",
+        "task/{task_uuid}/events",
+        "task/{task_uuid}/stream",
+    ]:
         assert f"/api/deep_research/{path}" in paths, path

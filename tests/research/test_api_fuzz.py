@@ -21,7 +21,12 @@ EXAMPLES_PER_OPERATION = 25
 
 def error_shape(body) -> bool:
     error = body.get("error") if isinstance(body, dict) else None
-    return isinstance(error, dict) and isinstance(error.get("code"), str) and isinstance(error.get("message"), str) and bool(error["message"])
+    return (
+        isinstance(error, dict)
+        and isinstance(error.get("code"), str)
+        and isinstance(error.get("message"), str)
+        and bool(error["message"])
+    )
 
 
 def in_the_channel(channel_id: int):
@@ -29,6 +34,7 @@ def in_the_channel(channel_id: int):
         if isinstance(case.body, dict) and "channel_id" in case.body:
             case.body = {**case.body, "channel_id": channel_id}
         return case
+
     return aim
 
 
@@ -60,8 +66,14 @@ def test_the_api_answers_generated_requests_without_a_5xx_and_with_its_error_sha
             operation.as_strategy(GenerationMode.POSITIVE).map(in_the_channel(personas.channel.pk)),
         )
 
-        @hypothesis.settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None, derandomize=True,
-                             phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+        @hypothesis.settings(
+            max_examples=EXAMPLES_PER_OPERATION,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
         @given(case=strategy)
         def exercise(case):
             nonlocal calls
@@ -71,11 +83,15 @@ def test_the_api_answers_generated_requests_without_a_5xx_and_with_its_error_sha
             where = f"{case.method} {case.formatted_path} {case.body if case.body is not None else ''!r:.200}"
             if response.status_code >= 500:
                 problems.append(f"{response.status_code} for {where}: {response.text[:300]}")
-            elif "content-security-policy" not in response.headers:  # schemathesis' Response: lower-case names, lists
+            elif (
+                "content-security-policy" not in response.headers
+            ):  # schemathesis' Response: lower-case names, lists
                 # Not an answer of the application: daphne's HTTP layer (Twisted) parses multipart
                 # bodies itself and drops a malformed one with a bare 400 before Django sees it.
                 server_refusals.append(where)
-                if response.status_code != 400 or "multipart/form-data" not in response.request.headers.get("Content-Type", ""):
+                if response.status_code != 400 or "multipart/form-data" not in response.request.headers.get(
+                    "Content-Type", ""
+                ):
                     problems.append(f"{response.status_code} from outside the application for {where}")
             elif response.status_code >= 400:
                 try:
@@ -83,19 +99,31 @@ def test_the_api_answers_generated_requests_without_a_5xx_and_with_its_error_sha
                 except ValueError:
                     body = None
                 if not error_shape(body):
-                    problems.append(f"{response.status_code} without the error shape for {where}: {response.text[:200]}")
-            elif response.headers.get("content-type", [""])[0].startswith("application/json") and case.meta \
-                    and case.meta.generation.mode == GenerationMode.POSITIVE:
+                    problems.append(
+                        f"{response.status_code} without the error shape for {where}: {response.text[:200]}"
+                    )
+            elif (
+                response.headers.get("content-type", [""])[0].startswith("application/json")
+                and case.meta
+                and case.meta.generation.mode == GenerationMode.POSITIVE
+            ):
                 validated.append(where)
                 try:
-                    case.validate_response(response, checks=[schemathesis.checks.response_schema_conformance,
-                                                              schemathesis.checks.content_type_conformance])
+                    case.validate_response(
+                        response,
+                        checks=[
+                            schemathesis.checks.response_schema_conformance,
+                            schemathesis.checks.content_type_conformance,
+                        ],
+                    )
                 except AssertionError as exc:
                     problems.append(f"schema not kept for {where}: {str(exc)[:400]}")
 
         exercise()
-    print(f"{calls} requests, statuses {sorted(statuses.items())}, {len(validated)} checked against the schema, "
-          f"{len(server_refusals)} refused by daphne's HTTP layer")
+    print(
+        f"{calls} requests, statuses {sorted(statuses.items())}, {len(validated)} checked against the schema, "
+        f"{len(server_refusals)} refused by daphne's HTTP layer"
+    )
     assert calls >= len(operations) * 10
     assert len(validated) >= len(operations) * 3  # the valid side was really exercised, not only refusals
     assert len(server_refusals) < calls / 4

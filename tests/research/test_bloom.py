@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from channels_app.models import ChatLog
 from agent.engine import schemas
+from channels_app.models import ChatLog
 from research import tasks
 from research.services import bloom, lifecycle, runner
 from tests.support.corpus_tools import corpus_registry
@@ -23,7 +23,12 @@ def test_it_stores_the_level_the_model_gives(db, personas, llm):
 
     row.refresh_from_db()
     assert outcome.status == "classified"
-    assert (row.bloom_level, row.bloom_confidence, row.bloom_rationale, row.bloom_attempts) == ("analyze", 0.8, "scripted", 1)
+    assert (row.bloom_level, row.bloom_confidence, row.bloom_rationale, row.bloom_attempts) == (
+        "analyze",
+        0.8,
+        "scripted",
+        1,
+    )
     [call] = llm.calls("bloom")
     assert call["messages"][0]["content"].startswith("Classify the student's question into Bloom")
     assert row.content in call["messages"][1]["content"]
@@ -31,7 +36,10 @@ def test_it_stores_the_level_the_model_gives(db, personas, llm):
 
 
 def test_it_uses_the_level_from_the_reply(db, personas, llm):
-    llm.on("bloom", lambda body: {"content": '{"level": "create", "confidence": 1.7, "rationale": "designs a plan"}'})
+    llm.on(
+        "bloom",
+        lambda body: {"content": '{"level": "create", "confidence": 1.7, "rationale": "designs a plan"}'},
+    )
     row = _request_row(personas, "幫我設計一個學習分析的期末專題")
 
     bloom.classify(row.pk)
@@ -41,7 +49,9 @@ def test_it_uses_the_level_from_the_reply(db, personas, llm):
     assert row.bloom_confidence == 1.0  # clamped to 0–1
 
 
-def test_a_malformed_reply_leaves_the_level_empty_and_is_retried_a_bounded_number_of_times(db, personas, llm, settings):
+def test_a_malformed_reply_leaves_the_level_empty_and_is_retried_a_bounded_number_of_times(
+    db, personas, llm, settings
+):
     settings.UEDU_BLOOM_MAX_ATTEMPTS = 3
     llm.fail("bloom", "malformed", times=10)
     row = _request_row(personas)
@@ -87,7 +97,9 @@ def test_every_new_request_row_queues_one_job_on_commit(db, personas, django_cap
     assert len(callbacks) == 1
 
 
-def test_a_research_start_puts_one_message_on_the_broker(db, personas, monkeypatch, django_capture_on_commit_callbacks):
+def test_a_research_start_puts_one_message_on_the_broker(
+    db, personas, monkeypatch, django_capture_on_commit_callbacks
+):
     """The research only: a job of its own for the question would follow every research into
     the queue, and two worker processes would then split each pair the same way, long runs of
     researches to one of them (docs/performance.md, sixth pass). Its research classifies the
@@ -96,27 +108,40 @@ def test_a_research_start_puts_one_message_on_the_broker(db, personas, monkeypat
     monkeypatch.setattr(tasks.execute_research_task, "delay", lambda *args: sent.append(("research", args)))
     monkeypatch.setattr(tasks.classify_bloom, "delay", lambda *args: sent.append(("bloom", args)))
     with django_capture_on_commit_callbacks(execute=True):
-        task, _row = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+        task, _row = lifecycle.task_start(
+            user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法"
+        )
         _request_row(personas)  # an ordinary chat question still gets its job
     assert sent[0] == ("research", (task.pk,)) and [kind for kind, _ in sent] == ["research", "bloom"]
 
 
 def test_a_research_run_classifies_its_question_before_it_returns(transactional_db, personas, llm):
-    task, request_log = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False)
+    task, request_log = lifecycle.task_start(
+        user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False
+    )
     runner.execute_task(task.pk, registry=corpus_registry())
 
     request_log.refresh_from_db()
     assert request_log.bloom_level == "analyze" and request_log.bloom_attempts == 1
-    assert len(llm.calls("bloom")) == 1 and "比較學習分析與布魯姆分類法" in llm.calls("bloom")[0]["messages"][-1]["content"]
+    assert (
+        len(llm.calls("bloom")) == 1
+        and "比較學習分析與布魯姆分類法" in llm.calls("bloom")[0]["messages"][-1]["content"]
+    )
     runner.execute_task(task.pk, registry=corpus_registry())  # a second delivery classifies nothing again
     assert len(llm.calls("bloom")) == 1
 
 
-def test_a_failed_classification_beside_a_research_is_queued_again(transactional_db, personas, llm, monkeypatch):
+def test_a_failed_classification_beside_a_research_is_queued_again(
+    transactional_db, personas, llm, monkeypatch
+):
     llm.fail("bloom", "malformed")
     queued = []
-    monkeypatch.setattr(tasks.classify_bloom, "apply_async", lambda args, countdown: queued.append((args, countdown)))
-    task, request_log = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False)
+    monkeypatch.setattr(
+        tasks.classify_bloom, "apply_async", lambda args, countdown: queued.append((args, countdown))
+    )
+    task, request_log = lifecycle.task_start(
+        user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False
+    )
     runner.execute_task(task.pk, registry=corpus_registry())
 
     task.refresh_from_db()
@@ -128,9 +153,13 @@ def test_a_failed_classification_beside_a_research_is_queued_again(transactional
 
 @pytest.mark.slow
 def test_a_research_question_is_classified_by_the_worker(worker, personas, llm):
-    _task, request_log = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
+    _task, request_log = lifecycle.task_start(
+        user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法"
+    )
 
-    wait_for(lambda: ChatLog.objects.get(pk=request_log.pk).bloom_level, timeout=30, message="the Bloom level")
+    wait_for(
+        lambda: ChatLog.objects.get(pk=request_log.pk).bloom_level, timeout=30, message="the Bloom level"
+    )
     request_log.refresh_from_db()
     assert request_log.bloom_level == "analyze" and request_log.bloom_attempts == 1
 
@@ -138,8 +167,14 @@ def test_a_research_question_is_classified_by_the_worker(worker, personas, llm):
 @pytest.mark.slow
 def test_the_worker_retries_after_a_malformed_reply(worker, personas, llm):
     llm.fail("bloom", "malformed")
-    row = ChatLog.objects.create(channel=personas.channel, user=personas.student, kind="request", content="什麼是布魯姆分類法？")
+    row = ChatLog.objects.create(
+        channel=personas.channel, user=personas.student, kind="request", content="什麼是布魯姆分類法？"
+    )
 
-    wait_for(lambda: ChatLog.objects.get(pk=row.pk).bloom_level, timeout=30, message="the Bloom level after a retry")
+    wait_for(
+        lambda: ChatLog.objects.get(pk=row.pk).bloom_level,
+        timeout=30,
+        message="the Bloom level after a retry",
+    )
     row.refresh_from_db()
     assert row.bloom_level == "analyze" and row.bloom_attempts == 2

@@ -15,10 +15,19 @@ from research.services import bloom
 from research.tasks import retry_failed_bloom
 
 
-def _row(personas, content="比較學習分析與布魯姆分類法", *, attempts=0, minutes_old=60, level="", kind=ChatLog.Kind.REQUEST):
+def _row(
+    personas,
+    content="比較學習分析與布魯姆分類法",
+    *,
+    attempts=0,
+    minutes_old=60,
+    level="",
+    kind=ChatLog.Kind.REQUEST,
+):
     row = ChatLog.objects.create(channel=personas.channel, user=personas.student, kind=kind, content=content)
-    ChatLog.objects.filter(pk=row.pk).update(bloom_attempts=attempts, bloom_level=level,
-                                             created_at=timezone.now() - timedelta(minutes=minutes_old))
+    ChatLog.objects.filter(pk=row.pk).update(
+        bloom_attempts=attempts, bloom_level=level, created_at=timezone.now() - timedelta(minutes=minutes_old)
+    )
     return row
 
 
@@ -49,8 +58,14 @@ def test_the_command_classifies_the_questions_left_without_a_level_oldest_first(
     call_command("backfill_bloom", stdout=out)
 
     assert "classified 2, failed 0, skipped 0 (of 2 waiting)" in out.getvalue()
-    assert levels(rows) == {"gave_up": "analyze", "never_queued": "analyze", "in_its_retry_chain": "",
-                            "out_of_attempts": "", "classified": "remember", "response": ""}
+    assert levels(rows) == {
+        "gave_up": "analyze",
+        "never_queued": "analyze",
+        "in_its_retry_chain": "",
+        "out_of_attempts": "",
+        "classified": "remember",
+        "response": "",
+    }
     asked = [c["messages"][1]["content"] for c in llm.calls("bloom")]
     assert len(asked) == 2 and "請分析布魯姆分類法" in asked[0]  # the oldest first
     assert ChatLog.objects.get(pk=rows["gave_up"].pk).bloom_attempts == 4
@@ -93,11 +108,17 @@ def test_the_sweep_is_on_the_beat_schedule_that_beat_installs(transactional_db, 
     from uedu_dr.celery import app
 
     entry = settings.CELERY_BEAT_SCHEDULE["retry-failed-bloom-classifications"]
-    assert entry == {"task": "research.tasks.retry_failed_bloom", "schedule": 60.0 * settings.UEDU_BLOOM_SWEEP_MINUTES}
+    assert entry == {
+        "task": "research.tasks.retry_failed_bloom",
+        "schedule": 60.0 * settings.UEDU_BLOOM_SWEEP_MINUTES,
+    }
     assert "research.tasks.retry_failed_bloom" in app.tasks
 
     assert app.conf.beat_schedule == settings.CELERY_BEAT_SCHEDULE  # what `celery beat` reads
     DatabaseScheduler(app=app, lazy=True).setup_schedule()  # what beat does when it starts
     task = PeriodicTask.objects.get(name="retry-failed-bloom-classifications")
     assert task.task == "research.tasks.retry_failed_bloom" and task.enabled
-    assert task.interval.every * {"seconds": 1, "minutes": 60}[task.interval.period] == 60 * settings.UEDU_BLOOM_SWEEP_MINUTES
+    assert (
+        task.interval.every * {"seconds": 1, "minutes": 60}[task.interval.period]
+        == 60 * settings.UEDU_BLOOM_SWEEP_MINUTES
+    )

@@ -70,7 +70,13 @@ def test_a_wake_up_reaches_a_listener_in_the_layers_own_format():
     """The publisher writes on Redis itself; a consumer subscribed through the channel layer gets
     the message exactly as the layer's group_send would have delivered it."""
     task_uuid = uuid.uuid4()
-    payload = {"seq": 7, "type": "step", "task_uuid": str(task_uuid), "ts": "2026-12-01T00:00:00+00:00", "data": {"說明": "中文"}}
+    payload = {
+        "seq": 7,
+        "type": "step",
+        "task_uuid": str(task_uuid),
+        "ts": "2026-12-01T00:00:00+00:00",
+        "data": {"說明": "中文"},
+    }
 
     assert _woken(task_uuid, payload) == {"type": "research.event", "event": payload}
 
@@ -98,28 +104,47 @@ def test_another_channel_layer_gets_its_wake_ups_through_its_own_group_send(sett
     channels_redis's list-based RedisChannelLayer on the same Valkey) goes through the layer's
     own group_send, and a listener of that layer is woken all the same."""
     pubsub = settings.CHANNEL_LAYERS["default"]["CONFIG"]
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                                           "CONFIG": {"hosts": pubsub["hosts"], "prefix": f"{pubsub.get('prefix', 'asgi')}:core-test"}}}
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": pubsub["hosts"], "prefix": f"{pubsub.get('prefix', 'asgi')}:core-test"},
+        }
+    }
     task_uuid = uuid.uuid4()
     payload = {"seq": 3, "type": "step", "task_uuid": str(task_uuid), "data": {"說明": "中文"}}
 
-    assert _woken(task_uuid, payload, layer_class="RedisChannelLayer") == {"type": "research.event", "event": payload}
+    assert _woken(task_uuid, payload, layer_class="RedisChannelLayer") == {
+        "type": "research.event",
+        "event": payload,
+    }
 
 
 def test_a_redis_behind_sentinel_is_left_to_the_layers_own_group_send(settings):
     """A Sentinel host has no fixed address to publish on: the publisher makes no client of its
     own for it (and _publish then calls the layer's group_send)."""
     live = settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"]
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-                                           "CONFIG": {"hosts": [{"sentinels": [("127.0.0.1", 26379)], "master_name": "uedu"}]}}}
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [{"sentinels": [("127.0.0.1", 26379)], "master_name": "uedu"}]},
+        }
+    }
     assert events._Publisher()._shards() is None
     # A plain host gets one client of the publisher's own, holding one connection.
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-                                           "CONFIG": {"hosts": live, "prefix": "p"}}}
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": live, "prefix": "p"},
+        }
+    }
     prefix, clients = events._Publisher()._shards()
     assert prefix == "p" and len(clients) == 1 and clients[0].connection is not None
     # A host that is down fails the publish, which is logged; the next publish tries again.
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-                                           "CONFIG": {"hosts": ["redis://127.0.0.1:6399/0"], "prefix": "p"}}}
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": ["redis://127.0.0.1:6399/0"], "prefix": "p"},
+        }
+    }
     with pytest.raises(redis.exceptions.ConnectionError):
         events._Publisher()._shards()

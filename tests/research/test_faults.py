@@ -28,26 +28,39 @@ QUESTION = "請比較教育資料科學課程與學習分析研究的主題"
 
 def queued_task(personas, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION, queue=False)
+        task, _ = lifecycle.task_start(
+            user=personas.student, channel=personas.channel, question=QUESTION, queue=False
+        )
     return task
 
 
-def test_a_worker_killed_mid_research_is_failed_by_the_reaper_and_keeps_its_steps(transactional_db, personas, llm, settings,
-                                                                                 fake_openalex, django_capture_on_commit_callbacks):
-    from tests.conftest import outside_world_env
-
+def test_a_worker_killed_mid_research_is_failed_by_the_reaper_and_keeps_its_steps(
+    transactional_db, personas, llm, settings, fake_openalex, django_capture_on_commit_callbacks
+):
     from dataclasses import replace
+
+    from tests.conftest import outside_world_env
 
     # The worker dies while one step is done and the other still waits on a slow OpenAlex (the
     # reflection's latency keeps it from going on, should that step end first after all).
-    llm.reset(Scenario(latency={"reflection": 30}, preferred_tools=["search_channel_materials", "search_external_papers"]))
+    llm.reset(
+        Scenario(
+            latency={"reflection": 30}, preferred_tools=["search_channel_materials", "search_external_papers"]
+        )
+    )
     works = fake_openalex.routes["/works"]  # the server is shared by the session: put it back after
     fake_openalex.route("/works", lambda request: replace(works(request), delay=30))
-    doomed = stack.start_worker(queues="doomed", UEDU_DR_HEARTBEAT_SECONDS=1, **outside_world_env(llm, fake_openalex))
+    doomed = stack.start_worker(
+        queues="doomed", UEDU_DR_HEARTBEAT_SECONDS=1, **outside_world_env(llm, fake_openalex)
+    )
     try:
         task = queued_task(personas, django_capture_on_commit_callbacks)
         execute_research_task.apply_async((task.pk,), queue="doomed")
-        wait_for(lambda: task.events.filter(type="action_complete").exists(), timeout=30, message="steps to be stored")
+        wait_for(
+            lambda: task.events.filter(type="action_complete").exists(),
+            timeout=30,
+            message="steps to be stored",
+        )
         steps_before = list(ResearchStep.objects.filter(task=task).values_list("index", "status"))
         assert [status for _, status in steps_before] == ["ok", "running"]  # materials done, OpenAlex not
         os.kill(doomed.popen.pid, signal.SIGKILL)
@@ -80,8 +93,9 @@ def test_the_reaper_runs_on_the_beat_schedule():
     assert entry["schedule"] == settings.UEDU_DR_REAPER_INTERVAL_SECONDS
 
 
-def test_redis_restarted_mid_research_the_run_finishes_and_the_socket_catches_up(transactional_db, personas, llm, client, tmp_path,
-                                                                                fake_openalex, django_capture_on_commit_callbacks):
+def test_redis_restarted_mid_research_the_run_finishes_and_the_socket_catches_up(
+    transactional_db, personas, llm, client, tmp_path, fake_openalex, django_capture_on_commit_callbacks
+):
     from websockets.sync.client import connect
 
     from tests.conftest import outside_world_env
@@ -99,11 +113,18 @@ def test_redis_restarted_mid_research_the_run_finishes_and_the_socket_catches_up
             execute_research_task.apply_async((task.pk,), connection=connection)
         client.force_login(personas.student)
         headers = {"Cookie": f"sessionid={client.cookies['sessionid'].value}", "Origin": daphne.extra["url"]}
-        ws_url = daphne.extra["url"].replace("http://", "ws://") + f"/ws/deep_research/{task.task_uuid}/?last_seq=0"
+        ws_url = (
+            daphne.extra["url"].replace("http://", "ws://")
+            + f"/ws/deep_research/{task.task_uuid}/?last_seq=0"
+        )
         received = []
         with connect(ws_url, additional_headers=headers, open_timeout=10) as ws:
             assert json.loads(ws.recv(timeout=10))["type"] == "connected"
-            wait_for(lambda: task.events.filter(type="action_dispatch").exists(), timeout=30, message="the evidence phase")
+            wait_for(
+                lambda: task.events.filter(type="action_dispatch").exists(),
+                timeout=30,
+                message="the evidence phase",
+            )
             valkey.kill()
             valkey.wait()
             time.sleep(1)
@@ -121,7 +142,9 @@ def test_redis_restarted_mid_research_the_run_finishes_and_the_socket_catches_up
         # Celery logs the lost broker connection (with the client library's traceback) and
         # reconnects; nothing of the research itself may have crashed.
         assert "crashed" not in worker.log()
-        assert "research/" not in "".join(line for line in worker.log().splitlines() if line.lstrip().startswith("File "))
+        assert "research/" not in "".join(
+            line for line in worker.log().splitlines() if line.lstrip().startswith("File ")
+        )
     finally:
         daphne.stop()
         worker.stop()
@@ -154,11 +177,15 @@ def _worker_log_since(worker, offset: int) -> str:
         ("*", "no_choices", 1, "completed"),
     ],
 )
-def test_a_misbehaving_llm_ends_in_a_clean_state_without_a_crash(worker, catalogue, personas, llm, role, fault, times, expected):
+def test_a_misbehaving_llm_ends_in_a_clean_state_without_a_crash(
+    worker, catalogue, personas, llm, role, fault, times, expected
+):
     offset = len(worker.log())
     llm.fail(role, fault, times=times)
     task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION)
-    wait_for(lambda: ResearchTask.objects.get(pk=task.pk).is_terminal, timeout=90, message="the research to end")
+    wait_for(
+        lambda: ResearchTask.objects.get(pk=task.pk).is_terminal, timeout=90, message="the research to end"
+    )
     task.refresh_from_db()
     assert task.status == expected, (task.stop_reason, task.error)
     if expected == "failed":
@@ -170,12 +197,18 @@ def test_a_misbehaving_llm_ends_in_a_clean_state_without_a_crash(worker, catalog
     assert "Traceback" not in new_log and "crashed" not in new_log
 
 
-def test_an_outside_api_that_is_down_is_an_observation_and_the_research_goes_on(worker, catalogue, personas, llm, fake_openalex):
+def test_an_outside_api_that_is_down_is_an_observation_and_the_research_goes_on(
+    worker, catalogue, personas, llm, fake_openalex
+):
     llm.reset(Scenario(preferred_tools=["search_external_papers", "get_course_overview"], tools_per_round=2))
     fake_openalex.fail_next("/works", 503, times=20)
     try:
         task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION)
-        wait_for(lambda: ResearchTask.objects.get(pk=task.pk).is_terminal, timeout=60, message="the research to end")
+        wait_for(
+            lambda: ResearchTask.objects.get(pk=task.pk).is_terminal,
+            timeout=60,
+            message="the research to end",
+        )
     finally:
         fake_openalex.clear_failures()  # the research may not use all 20; the next test must not inherit them
     task.refresh_from_db()
@@ -185,4 +218,7 @@ def test_an_outside_api_that_is_down_is_an_observation_and_the_research_goes_on(
     assert task.steps.filter(tool_name="get_course_overview", status="ok").exists()
     assert task.status == "completed"
     # and the report names the tool that was unavailable among its limitations
-    assert {"code": "tool_failed", "detail": {"tool": "search_external_papers", "calls": len(failed)}} in task.report_json["limitations"]
+    assert {
+        "code": "tool_failed",
+        "detail": {"tool": "search_external_papers", "calls": len(failed)},
+    } in task.report_json["limitations"]

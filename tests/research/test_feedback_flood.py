@@ -26,7 +26,9 @@ def test_five_hundred_identical_reports_count_once(client, db, personas, setting
     settings.UEDU_DR_RATE_FEEDBACK = "1000/m"
     task = stored_research(personas.student, personas.channel)
     client.force_login(personas.student)
-    statuses = {client.post(url(task), REPORT, content_type="application/json").status_code for _ in range(500)}
+    statuses = {
+        client.post(url(task), REPORT, content_type="application/json").status_code for _ in range(500)
+    }
 
     assert statuses == {201}
     assert AnswerFeedback.objects.filter(task=task).count() == 1
@@ -37,7 +39,9 @@ def test_five_hundred_identical_reports_count_once(client, db, personas, setting
 def test_only_distinct_readers_move_a_source(client, db, personas, settings):
     settings.UEDU_DR_RATE_FEEDBACK = "1000/m"
     first = stored_research(personas.student, personas.channel, question="first question")
-    second = stored_research(personas.student, personas.channel, question="second question")  # cites the same sources
+    second = stored_research(
+        personas.student, personas.channel, question="second question"
+    )  # cites the same sources
     client.force_login(personas.student)
     for task in (first, second):
         assert client.post(url(task), REPORT, content_type="application/json").status_code == 201
@@ -52,9 +56,18 @@ def test_giving_feedback_again_changes_it(client, db, personas):
     task = stored_research(personas.student, personas.channel)
     client.force_login(personas.student)
     client.post(url(task), {"useful": True}, content_type="application/json")
-    client.post(url(task), {"useful": False, "reason": "too_long", "note": "shorter please"}, content_type="application/json")
+    client.post(
+        url(task),
+        {"useful": False, "reason": "too_long", "note": "shorter please"},
+        content_type="application/json",
+    )
     [row] = AnswerFeedback.objects.filter(task=task)
-    assert (row.useful, row.reason, row.note, row.citation_number) == (False, "too_long", "shorter please", None)
+    assert (row.useful, row.reason, row.note, row.citation_number) == (
+        False,
+        "too_long",
+        "shorter please",
+        None,
+    )
 
 
 def test_the_database_refuses_a_second_row_for_the_same_reader_answer_and_citation(db, personas):
@@ -70,7 +83,10 @@ def test_feedback_is_rate_limited(client, db, personas, settings):
     settings.UEDU_DR_RATE_FEEDBACK = "3/m"
     task = stored_research(personas.student, personas.channel)
     client.force_login(personas.student)
-    statuses = [client.post(url(task), {"useful": True}, content_type="application/json").status_code for _ in range(5)]
+    statuses = [
+        client.post(url(task), {"useful": True}, content_type="application/json").status_code
+        for _ in range(5)
+    ]
     assert statuses == [201, 201, 201, 429, 429]
 
 

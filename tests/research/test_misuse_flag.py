@@ -5,8 +5,14 @@ from research.services.learning_analytics import task_signals
 
 
 def _task(personas):
-    return ResearchTask.objects.create(user=personas.student, channel=personas.channel, user_question="q", trigger_mode="forced",
-                                       status="completed", final_answer="a")
+    return ResearchTask.objects.create(
+        user=personas.student,
+        channel=personas.channel,
+        user_question="q",
+        trigger_mode="forced",
+        status="completed",
+        final_answer="a",
+    )
 
 
 def test_the_teacher_flags_and_clears_a_misuse_flag_from_the_result_page(client, personas):
@@ -17,7 +23,11 @@ def test_the_teacher_flags_and_clears_a_misuse_flag_from_the_result_page(client,
     response = client.post(url, {"note": "交作業時整段貼上"})
     assert response.status_code == 302 and response["Location"].endswith("#misuse")
     task.refresh_from_db()
-    assert task.misuse_flagged_at and task.misuse_flagged_by == personas.teacher and task.misuse_note == "交作業時整段貼上"
+    assert (
+        task.misuse_flagged_at
+        and task.misuse_flagged_by == personas.teacher
+        and task.misuse_note == "交作業時整段貼上"
+    )
     assert task_signals(task)["misuse_flagged"] is True
     client.post(url, {"flagged": "0"})
     task.refresh_from_db()

@@ -24,8 +24,12 @@ def subject_of(message) -> str:
 @pytest.mark.slow
 def test_the_worker_emails_the_link_to_the_result_when_the_student_asked_for_it(worker, personas):
     notifications.set_email_when_done(personas.student, True)
-    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法")
-    messages = wait_for(lambda: sent_mail(str(task.task_uuid)), timeout=60, message="the e-mail of the finished research")
+    task, _ = lifecycle.task_start(
+        user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法"
+    )
+    messages = wait_for(
+        lambda: sent_mail(str(task.task_uuid)), timeout=60, message="the e-mail of the finished research"
+    )
 
     assert ResearchTask.objects.get(pk=task.pk).status == "completed"
     assert len(messages) == 1
@@ -62,7 +66,9 @@ def test_a_cancelled_research_or_a_user_without_an_address_gets_no_email(db, per
 def test_a_failed_english_research_is_reported_in_english(db, personas, settings):
     settings.UEDU_SITE_URL = "https://dr.example.test"
     notifications.set_email_when_done(personas.student, True)
-    task = stored_research(personas.student, personas.channel, question="How do rubrics help?", status="failed", error="boom")
+    task = stored_research(
+        personas.student, personas.channel, question="How do rubrics help?", status="failed", error="boom"
+    )
     ResearchTask.objects.filter(pk=task.pk).update(language="en")
     task.refresh_from_db()
     assert notifications.research_finished(task) is True

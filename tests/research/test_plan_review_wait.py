@@ -29,8 +29,12 @@ def solo_worker(django_db_setup, django_db_blocker, scripted_llm, fake_openalex)
     from tests.conftest import outside_world_env
 
     with django_db_blocker.unblock():
-        process = stack.start_worker(concurrency=1, queues="solo", UEDU_DR_PLAN_REVIEW_OPTIONAL_SECONDS=2,
-                                     **outside_world_env(scripted_llm, fake_openalex))
+        process = stack.start_worker(
+            concurrency=1,
+            queues="solo",
+            UEDU_DR_PLAN_REVIEW_OPTIONAL_SECONDS=2,
+            **outside_world_env(scripted_llm, fake_openalex),
+        )
     yield process
     process.stop()
 
@@ -38,7 +42,9 @@ def solo_worker(django_db_setup, django_db_blocker, scripted_llm, fake_openalex)
 def start(personas, mode: str, *, queue: str | None = None) -> ResearchTask:
     personas.channel.plan_review = mode
     personas.channel.save()
-    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION, queue=queue is None)
+    task, _ = lifecycle.task_start(
+        user=personas.student, channel=personas.channel, question=QUESTION, queue=queue is None
+    )
     if queue:
         execute_research_task.apply_async((task.pk,), queue=queue)
     return task
@@ -51,7 +57,11 @@ def waiting(task: ResearchTask) -> ResearchTask:
 
 
 def ended(task: ResearchTask, timeout: float = 60) -> ResearchTask:
-    wait_for(lambda: ResearchTask.objects.get(pk=task.pk).is_terminal, timeout=timeout, message="the research to end")
+    wait_for(
+        lambda: ResearchTask.objects.get(pk=task.pk).is_terminal,
+        timeout=timeout,
+        message="the research to end",
+    )
     task.refresh_from_db()
     return task
 
@@ -71,7 +81,9 @@ def assert_one_continuous_run(task: ResearchTask) -> None:
     assert CostReservation.objects.get(reference=str(task.task_uuid)).spent_usd == task.cost_usd
 
 
-def test_a_waiting_research_frees_its_worker_and_continues_with_the_edited_plan(client, worker, solo_worker, personas, llm):
+def test_a_waiting_research_frees_its_worker_and_continues_with_the_edited_plan(
+    client, worker, solo_worker, personas, llm
+):
     first = waiting(start(personas, "required", queue="solo"))
     assert first.status == "running" and first.plan_review_deadline and first.plan_continued_at is None
     planned_tokens = first.tokens_used
@@ -86,24 +98,40 @@ def test_a_waiting_research_frees_its_worker_and_continues_with_the_edited_plan(
 
     client.force_login(personas.student)
     edited = ["布魯姆分類法的六個層次", "學習分析如何使用布魯姆分類"]
-    response = client.post(f"/api/deep_research/task/{first.task_uuid}/plan", {"sub_questions": edited}, content_type="application/json")
+    response = client.post(
+        f"/api/deep_research/task/{first.task_uuid}/plan",
+        {"sub_questions": edited},
+        content_type="application/json",
+    )
     assert response.status_code == 200, response.content
     first = ended(first)
     assert first.status == "completed", first.error
     assert [sq["question"] for sq in first.plan_json["sub_questions"]] == edited
     resumed = first.events.get(type="status_change", data__from="awaiting_plan_review").data
-    assert resumed == {"from": "awaiting_plan_review", "to": "running", "plan_edited": True, "timed_out": False,
-                       "sub_questions": edited, "tokens_used": planned_tokens}
+    assert resumed == {
+        "from": "awaiting_plan_review",
+        "to": "running",
+        "plan_edited": True,
+        "timed_out": False,
+        "sub_questions": edited,
+        "tokens_used": planned_tokens,
+    }
     assert first.tokens_used > planned_tokens
     assert_one_continuous_run(first)
     assert UsageEntry.objects.filter(reference=str(first.task_uuid), kind="refund").count() == 0
 
 
-def test_the_deadline_timer_continues_an_unanswered_review_with_the_plan_unchanged(worker, solo_worker, personas, llm):
+def test_the_deadline_timer_continues_an_unanswered_review_with_the_plan_unchanged(
+    worker, solo_worker, personas, llm
+):
     task = waiting(start(personas, "optional", queue="solo"))
     proposed = task.plan_json["sub_questions"]
     event = task.events.get(**AWAITING).data
-    assert event["mode"] == "optional" and event["deadline"] and event["sub_questions"] == [sq["question"] for sq in proposed]
+    assert (
+        event["mode"] == "optional"
+        and event["deadline"]
+        and event["sub_questions"] == [sq["question"] for sq in proposed]
+    )
     task = ended(task)  # nobody answers; the timer set at the deadline continues it
     assert task.status == "completed", task.error
     assert task.plan_edits_json == {"timed_out": True}
@@ -116,7 +144,9 @@ def test_the_deadline_timer_continues_an_unanswered_review_with_the_plan_unchang
 def test_a_cancel_while_waiting_ends_and_settles_the_task_without_a_worker(client, worker, personas, llm):
     task = waiting(start(personas, "required"))
     client.force_login(personas.student)
-    response = client.post("/api/deep_research/cancel", {"task_uuid": str(task.task_uuid)}, content_type="application/json")
+    response = client.post(
+        "/api/deep_research/cancel", {"task_uuid": str(task.task_uuid)}, content_type="application/json"
+    )
     assert response.status_code == 200 and response.json()["status"] == "cancelled"
     task.refresh_from_db()
     assert task.status == "cancelled" and task.finished_at and task.plan_json["sub_questions"]
@@ -128,7 +158,12 @@ def test_a_cancel_while_waiting_ends_and_settles_the_task_without_a_worker(clien
     assert reservation.settled and reservation.spent_usd == task.cost_usd == settlement.transcript_cost(task)
     assert task.chat_logs.filter(kind="response").count() == 1
     # nothing continues it afterwards: the submit is refused and a late timer does nothing
-    assert client.post(f"/api/deep_research/task/{task.task_uuid}/plan", {}, content_type="application/json").status_code == 409
+    assert (
+        client.post(
+            f"/api/deep_research/task/{task.task_uuid}/plan", {}, content_type="application/json"
+        ).status_code
+        == 409
+    )
     ResearchTask.objects.filter(pk=task.pk).update(plan_review_deadline=timezone.now() - timedelta(seconds=1))
     runner.continue_task(task.pk)
     assert list(task.events.order_by("-seq").values_list("type", flat=True))[0] == "cancelled"
@@ -140,12 +175,16 @@ def test_submit_timer_and_reaper_racing_continue_the_research_once(worker, perso
     # The deadline has just passed as the student presses "continue": the submit, two timers
     # and the reaper all try to start the second part at once.
     settings.UEDU_DR_STALE_AFTER_SECONDS = 3
-    ResearchTask.objects.filter(pk=task.pk).update(plan_review_deadline=timezone.now() - timedelta(seconds=10))
+    ResearchTask.objects.filter(pk=task.pk).update(
+        plan_review_deadline=timezone.now() - timedelta(seconds=10)
+    )
     outcomes = []
 
     def submit():
         try:
-            plan_review.submit(task=ResearchTask.objects.get(pk=task.pk), user=personas.student, sub_questions=None)
+            plan_review.submit(
+                task=ResearchTask.objects.get(pk=task.pk), user=personas.student, sub_questions=None
+            )
             outcomes.append("submitted")
         except Exception as exc:  # a submit that loses the race is told the task no longer waits
             outcomes.append(getattr(exc, "code", repr(exc)))
@@ -164,10 +203,16 @@ def test_submit_timer_and_reaper_racing_continue_the_research_once(worker, perso
 
 
 def test_only_one_of_many_simultaneous_claims_continues(transactional_db, personas):
-    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION, queue=False)
+    task, _ = lifecycle.task_start(
+        user=personas.student, channel=personas.channel, question=QUESTION, queue=False
+    )
     now = timezone.now()
-    ResearchTask.objects.filter(pk=task.pk).update(status="running", started_at=now, last_heartbeat_at=now,
-                                                   plan_review_deadline=now - timedelta(seconds=1))
+    ResearchTask.objects.filter(pk=task.pk).update(
+        status="running",
+        started_at=now,
+        last_heartbeat_at=now,
+        plan_review_deadline=now - timedelta(seconds=1),
+    )
     barrier = threading.Barrier(8)
     claims = []
 
@@ -185,21 +230,36 @@ def test_only_one_of_many_simultaneous_claims_continues(transactional_db, person
     assert task.plan_edits_json == {"timed_out": True} and task.plan_confirmed_at and task.plan_continued_at
 
 
-def test_the_reaper_leaves_a_waiting_task_alone_but_fails_a_dead_continuation(transactional_db, personas, settings):
+def test_the_reaper_leaves_a_waiting_task_alone_but_fails_a_dead_continuation(
+    transactional_db, personas, settings
+):
     settings.UEDU_DR_STALE_AFTER_SECONDS = 3
     long_ago = timezone.now() - timedelta(seconds=60)
     tasks = []
     for _ in range(2):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION, queue=False)
+        task, _ = lifecycle.task_start(
+            user=personas.student, channel=personas.channel, question=QUESTION, queue=False
+        )
         tasks.append(task)
     waiting_task, dead_continuation = tasks
     # No heartbeat for a minute, and not yet due: waiting for the student, which is not stale.
-    ResearchTask.objects.filter(pk=waiting_task.pk).update(status="running", started_at=long_ago, last_heartbeat_at=long_ago,
-                                                           duration_seconds=4.0, plan_review_deadline=timezone.now() + timedelta(minutes=4))
+    ResearchTask.objects.filter(pk=waiting_task.pk).update(
+        status="running",
+        started_at=long_ago,
+        last_heartbeat_at=long_ago,
+        duration_seconds=4.0,
+        plan_review_deadline=timezone.now() + timedelta(minutes=4),
+    )
     # Continued a minute ago, and its worker has not beaten since: dead.
-    ResearchTask.objects.filter(pk=dead_continuation.pk).update(status="running", started_at=long_ago, last_heartbeat_at=long_ago,
-                                                                duration_seconds=4.0, plan_review_deadline=long_ago,
-                                                                plan_confirmed_at=long_ago, plan_continued_at=long_ago)
+    ResearchTask.objects.filter(pk=dead_continuation.pk).update(
+        status="running",
+        started_at=long_ago,
+        last_heartbeat_at=long_ago,
+        duration_seconds=4.0,
+        plan_review_deadline=long_ago,
+        plan_confirmed_at=long_ago,
+        plan_continued_at=long_ago,
+    )
     assert lifecycle.reap_stale_tasks() == {"running": 1, "queued": 0, "continued": 0}
     waiting_task.refresh_from_db()
     dead_continuation.refresh_from_db()
@@ -209,12 +269,21 @@ def test_the_reaper_leaves_a_waiting_task_alone_but_fails_a_dead_continuation(tr
     assert 60 <= dead_continuation.duration_seconds < 70
 
 
-def test_a_continuation_lost_for_too_long_fails_like_a_research_nobody_picked_up(transactional_db, personas, settings):
+def test_a_continuation_lost_for_too_long_fails_like_a_research_nobody_picked_up(
+    transactional_db, personas, settings
+):
     settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS = 30
-    task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION, queue=False)
+    task, _ = lifecycle.task_start(
+        user=personas.student, channel=personas.channel, question=QUESTION, queue=False
+    )
     long_ago = timezone.now() - timedelta(seconds=60)
-    ResearchTask.objects.filter(pk=task.pk).update(status="running", started_at=long_ago, last_heartbeat_at=long_ago,
-                                                   duration_seconds=4.0, plan_review_deadline=long_ago)
+    ResearchTask.objects.filter(pk=task.pk).update(
+        status="running",
+        started_at=long_ago,
+        last_heartbeat_at=long_ago,
+        duration_seconds=4.0,
+        plan_review_deadline=long_ago,
+    )
     with translation.override("en"):
         assert lifecycle.reap_stale_tasks()["running"] == 1
     task.refresh_from_db()

@@ -18,8 +18,9 @@ def _stats():
     return sorted(SourceStat.objects.values_list("kind", "key", "passed", "failed", "reports"))
 
 
-def test_a_replay_belongs_to_the_admin_and_stays_out_of_every_learner_view(transactional_db, personas, llm, catalogue, client,
-                                                                          django_capture_on_commit_callbacks):
+def test_a_replay_belongs_to_the_admin_and_stays_out_of_every_learner_view(
+    transactional_db, personas, llm, catalogue, client, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=False):
         original = run_in_process(personas)
         chat_rows_before = list(ChatLog.objects.filter(user=personas.student).values_list("pk", flat=True))
@@ -32,7 +33,9 @@ def test_a_replay_belongs_to_the_admin_and_stays_out_of_every_learner_view(trans
     assert again.user == personas.admin  # not the student's
     # No chat row at all for the replay: the student's chat and follow-up context are unchanged.
     assert not ChatLog.objects.filter(deep_research_task=again).exists()
-    assert list(ChatLog.objects.filter(user=personas.student).values_list("pk", flat=True)) == chat_rows_before
+    assert (
+        list(ChatLog.objects.filter(user=personas.student).values_list("pk", flat=True)) == chat_rows_before
+    )
     assert conversation_context(personas.student, personas.channel) == context_before
     # The source statistics counted the original once, not the replay again.
     assert _stats() == stats_before
@@ -51,7 +54,9 @@ def test_a_replay_belongs_to_the_admin_and_stays_out_of_every_learner_view(trans
     assert ResearchTask.objects.filter(is_replay=True, replay_of=original).get() == again
 
 
-def test_only_a_platform_admin_can_replay(transactional_db, personas, llm, catalogue, django_capture_on_commit_callbacks):
+def test_only_a_platform_admin_can_replay(
+    transactional_db, personas, llm, catalogue, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=False):
         original = run_in_process(personas)
     with pytest.raises(ServiceError) as refused:

@@ -26,15 +26,26 @@ def compared(transactional_db, personas, llm, django_capture_on_commit_callbacks
     llm.on("claims", revenue_claims)
     llm.on("synthesizer", table_writer)
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION, queue=False,
-                                       context={"entities": "NVIDIA, Apple", "metrics": "revenue", "time_range": "last reported quarter"})
+        task, _ = lifecycle.task_start(
+            user=personas.student,
+            channel=personas.channel,
+            question=QUESTION,
+            queue=False,
+            context={
+                "entities": "NVIDIA, Apple",
+                "metrics": "revenue",
+                "time_range": "last reported quarter",
+            },
+        )
         runner.execute_task(task.pk, registry=financials_registry())
     task.refresh_from_db()
     assert task.status == "completed", task.error
     return task
 
 
-def test_the_report_is_stored_served_under_the_visibility_rule_and_valid_against_its_schema(client, personas, compared):
+def test_the_report_is_stored_served_under_the_visibility_rule_and_valid_against_its_schema(
+    client, personas, compared
+):
     url = f"/api/deep_research/task/{compared.task_uuid}/report"
     client.force_login(personas.student)
     response = client.get(url)
@@ -42,7 +53,9 @@ def test_the_report_is_stored_served_under_the_visibility_rule_and_valid_against
     report = response.json()
     jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(report)
     assert report == compared.report_json and report["question"] == QUESTION
-    assert [(n["kind"], n["text"], n["reason"]) for n in report["not_verified"]] == [("cell", "95.93", "figure_mismatch")]
+    assert [(n["kind"], n["text"], n["reason"]) for n in report["not_verified"]] == [
+        ("cell", "95.93", "figure_mismatch")
+    ]
     assert "95.93" not in compared.final_answer
     # a stranger gets the same 404 as for a task that does not exist
     client.force_login(personas.outsider)
@@ -52,9 +65,13 @@ def test_the_report_is_stored_served_under_the_visibility_rule_and_valid_against
     assert hidden.json()["error"]["code"] == missing.json()["error"]["code"]
 
 
-def test_a_task_without_a_report_says_so_in_the_error_shape(client, db, personas, django_capture_on_commit_callbacks):
+def test_a_task_without_a_report_says_so_in_the_error_shape(
+    client, db, personas, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION, queue=False)
+        task, _ = lifecycle.task_start(
+            user=personas.student, channel=personas.channel, question=QUESTION, queue=False
+        )
     client.force_login(personas.student)
     response = client.get(f"/api/deep_research/task/{task.task_uuid}/report")
     assert response.status_code == 409
@@ -66,17 +83,35 @@ def test_the_openapi_document_publishes_the_report_schema(client, db, personas):
     document = client.get("/api/schema/?format=json").json()
     operation = document["paths"]["/api/deep_research/task/{task_uuid}/report"]["get"]
     published = operation["responses"]["200"]["content"]["application/json"]["schema"]
-    assert published == REPORT_OPENAPI == {**to_openapi(REPORT_SCHEMA), "description": REPORT_OPENAPI["description"]}
+    assert (
+        published
+        == REPORT_OPENAPI
+        == {**to_openapi(REPORT_SCHEMA), "description": REPORT_OPENAPI["description"]}
+    )
     assert published["required"][:3] == ["schema_version", "question", "summary"]
     assert published["properties"]["judgement"]["nullable"] is True
     assert published["properties"]["schema_version"]["enum"] == ["1.0"]
 
 
-@pytest.mark.parametrize("language, labels", [
-    ("zh-hant", ["摘要", "發現", "未查核", "數字與所引用的已驗證主張不符", "引用覆蓋率"]),
-    ("en", ["Summary", "Findings", "Not verified", "the figure differs from the verified claim it cites", "Citation coverage"]),
-])
-def test_the_result_page_renders_the_report_sections_in_the_readers_language(client, personas, compared, language, labels):
+@pytest.mark.parametrize(
+    "language, labels",
+    [
+        ("zh-hant", ["摘要", "發現", "未查核", "數字與所引用的已驗證主張不符", "引用覆蓋率"]),
+        (
+            "en",
+            [
+                "Summary",
+                "Findings",
+                "Not verified",
+                "the figure differs from the verified claim it cites",
+                "Citation coverage",
+            ],
+        ),
+    ],
+)
+def test_the_result_page_renders_the_report_sections_in_the_readers_language(
+    client, personas, compared, language, labels
+):
     client.force_login(personas.student)
     client.cookies["django_language"] = language
     page = client.get(f"/deep_research/task/{compared.task_uuid}")
@@ -99,7 +134,10 @@ def test_the_markdown_export_has_the_same_sections_as_the_json(client, personas,
     sections = [line for line in text.splitlines() if line.startswith("## ")]
     # the schema's order: summary, findings, (judgement, conflicts, counter-evidence,) limitations, not verified
     assert sections == ["## Summary", "## Findings", "## Not verified", "## Sources"]
-    assert "- Table cell: “95.93” — the figure differs from the verified claim it cites (AAPL — Revenue — SEC Form 10-Q)" in text
+    assert (
+        "- Table cell: “95.93” — the figure differs from the verified claim it cites (AAPL — Revenue — SEC Form 10-Q)"
+        in text
+    )
     assert "| NVIDIA | 35.08 [" in text and "95.93 [" not in text
 
 
@@ -107,7 +145,9 @@ def test_the_metrics_count_table_cells_removals_and_pollution(compared):
     metrics = compared.metrics
     assert metrics.table_cells == 4
     assert (metrics.removed_from_body, metrics.removed_reasons) == (1, {"figure_mismatch": 1})
-    assert metrics.factual_sentences == 5 and metrics.cited_sentences == 5  # 4 cells and 2 sentences, one cell removed
+    assert (
+        metrics.factual_sentences == 5 and metrics.cited_sentences == 5
+    )  # 4 cells and 2 sentences, one cell removed
     assert metrics.source_pollution_rate == 0.0  # both cited sources are filings
     assert compared.claims.filter(kind="cell").count() == 4
 
@@ -118,12 +158,17 @@ def test_a_replay_copies_the_agreed_context(compared, personas, llm, django_capt
     llm.on("synthesizer", table_writer)
     with django_capture_on_commit_callbacks(execute=False):
         again = replay.replay_task(compared, run_by=personas.admin)
-    assert again.context_json == compared.context_json == {"entities": "NVIDIA, Apple", "metrics": "revenue",
-                                                           "time_range": "last reported quarter"}
+    assert (
+        again.context_json
+        == compared.context_json
+        == {"entities": "NVIDIA, Apple", "metrics": "revenue", "time_range": "last reported quarter"}
+    )
     planner_prompt = [r for r in llm.calls("planner")][-1]["messages"][1]["content"]
     assert "entities: NVIDIA, Apple" in planner_prompt
     # the same input with the same model: the same sections and the same set of claims
-    assert [f["heading"] for f in again.report_json["findings"]] == [f["heading"] for f in compared.report_json["findings"]]
+    assert [f["heading"] for f in again.report_json["findings"]] == [
+        f["heading"] for f in compared.report_json["findings"]
+    ]
     claims = lambda task: {c["text"] for c in task.verification_json["evidence_claims"]}  # noqa: E731
     assert claims(again) == claims(compared)
     assert ResearchTask.objects.filter(replay_of=compared).count() == 1

@@ -26,11 +26,28 @@ def test_language_measures_work_for_chinese_english_and_mixed_text():
 def test_a_tasks_signals_come_from_what_it_stored(db, personas):
     finished = timezone.now() - timedelta(hours=30)
     task = ResearchTask.objects.create(
-        user=personas.student, channel=personas.channel, user_question="比較學習分析與布魯姆分類法", trigger_mode="forced",
-        status="completed", plan_json={"complexity": "complex", "sub_questions": [{"question": "a"}, {"question": "b"}, {"question": "c"}]},
-        finished_at=finished, shared_views=4, disclaimer_acknowledged_at=finished + timedelta(seconds=90),
+        user=personas.student,
+        channel=personas.channel,
+        user_question="比較學習分析與布魯姆分類法",
+        trigger_mode="forced",
+        status="completed",
+        plan_json={
+            "complexity": "complex",
+            "sub_questions": [{"question": "a"}, {"question": "b"}, {"question": "c"}],
+        },
+        finished_at=finished,
+        shared_views=4,
+        disclaimer_acknowledged_at=finished + timedelta(seconds=90),
     )
-    ChatLog.objects.create(channel=personas.channel, user=personas.student, kind="request", content="q", deep_research_task=task, bloom_level="evaluate", bloom_confidence=0.6)
+    ChatLog.objects.create(
+        channel=personas.channel,
+        user=personas.student,
+        kind="request",
+        content="q",
+        deep_research_task=task,
+        bloom_level="evaluate",
+        bloom_confidence=0.6,
+    )
     for seq in (1, 2, 3):
         ResearchEvent.objects.create(task=task, seq=seq, type="reflection_done" if seq < 3 else "completed")
 
@@ -45,7 +62,9 @@ def test_a_tasks_signals_come_from_what_it_stored(db, personas):
     later(2, f"大家看 {link}", user=personas.other_student)  # diffusion, not a follow-up
     later(5, f"老師分享 {link}", user=personas.teacher)  # diffusion
     # A new research of the student ends this answer's turn: later questions refer to that one.
-    newer = ResearchTask.objects.create(user=personas.student, channel=personas.channel, user_question="新問題", trigger_mode="forced")
+    newer = ResearchTask.objects.create(
+        user=personas.student, channel=personas.channel, user_question="新問題", trigger_mode="forced"
+    )
     ResearchTask.objects.filter(pk=newer.pk).update(created_at=finished + timedelta(hours=6))
     later(7, "那 [1] 呢？", user=personas.student)
 
@@ -62,6 +81,13 @@ def test_a_tasks_signals_come_from_what_it_stored(db, personas):
 
 
 def test_an_unfinished_task_has_no_follow_up_count(db, personas):
-    task = ResearchTask.objects.create(user=personas.student, channel=personas.channel, user_question="q", trigger_mode="forced")
+    task = ResearchTask.objects.create(
+        user=personas.student, channel=personas.channel, user_question="q", trigger_mode="forced"
+    )
     signals = task_signals(task)
-    assert signals["follow_ups"] is None and signals["diffusion_mentions"] is None and signals["disclaimer_acknowledged"] is False and signals["bloom_level"] == ""
+    assert (
+        signals["follow_ups"] is None
+        and signals["diffusion_mentions"] is None
+        and signals["disclaimer_acknowledged"] is False
+        and signals["bloom_level"] == ""
+    )

@@ -28,15 +28,20 @@ def application():
 
 
 def test_a_handshake_does_not_wait_behind_the_shared_thread(transactional_db, personas, client, application):
-    task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question=QUESTION)
+    task, _ = lifecycle.task_start(
+        queue=False, user=personas.student, channel=personas.channel, question=QUESTION
+    )
     events.record_event(task.pk, task.task_uuid, "status_change", {"from": "queued", "to": "running"})
     cookie = session_cookie(client, personas.student)
 
     async def scenario():
         held = asyncio.ensure_future(sync_to_async(time.sleep)(HOLD_SECONDS))  # the shared thread, busy
         await asyncio.sleep(0.1)
-        socket = WebsocketCommunicator(application, f"/ws/deep_research/{task.task_uuid}/?last_seq=0",
-                                       headers=[(b"cookie", cookie.encode()), (b"origin", b"http://localhost")])
+        socket = WebsocketCommunicator(
+            application,
+            f"/ws/deep_research/{task.task_uuid}/?last_seq=0",
+            headers=[(b"cookie", cookie.encode()), (b"origin", b"http://localhost")],
+        )
         started = time.monotonic()
         accepted, _ = await socket.connect(timeout=WAIT_SECONDS)
         received = [await socket.receive_json_from(timeout=WAIT_SECONDS) for _ in range(3)]
@@ -53,12 +58,17 @@ def test_a_handshake_does_not_wait_behind_the_shared_thread(transactional_db, pe
 
 
 def test_a_stranger_is_still_refused_at_the_handshake(transactional_db, personas, client, application):
-    task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question=QUESTION)
+    task, _ = lifecycle.task_start(
+        queue=False, user=personas.student, channel=personas.channel, question=QUESTION
+    )
     cookie = session_cookie(client, personas.outsider)
 
     async def scenario():
-        socket = WebsocketCommunicator(application, f"/ws/deep_research/{task.task_uuid}/",
-                                       headers=[(b"cookie", cookie.encode()), (b"origin", b"http://localhost")])
+        socket = WebsocketCommunicator(
+            application,
+            f"/ws/deep_research/{task.task_uuid}/",
+            headers=[(b"cookie", cookie.encode()), (b"origin", b"http://localhost")],
+        )
         accepted, _ = await socket.connect(timeout=5)
         return accepted
 

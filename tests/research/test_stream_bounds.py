@@ -27,9 +27,13 @@ QUESTION = "請比較學習分析與布魯姆分類法在課程設計中的角�
 @pytest.fixture(scope="module")
 def bounded_daphne(django_db_setup, django_db_blocker, scripted_llm):
     with django_db_blocker.unblock():
-        process = start_daphne(OPENAI_BASE_URL=scripted_llm.url, UEDU_DR_STREAM_RECHECK_SECONDS="1",
-                               UEDU_DR_MAX_STREAMS_PER_USER="2", UEDU_DR_HEARTBEAT_SECONDS="2",
-                               CACHE_KEY_PREFIX=f"bounds-{time.time_ns()}")
+        process = start_daphne(
+            OPENAI_BASE_URL=scripted_llm.url,
+            UEDU_DR_STREAM_RECHECK_SECONDS="1",
+            UEDU_DR_MAX_STREAMS_PER_USER="2",
+            UEDU_DR_HEARTBEAT_SECONDS="2",
+            CACHE_KEY_PREFIX=f"bounds-{time.time_ns()}",
+        )
     yield process
     process.stop()
 
@@ -41,13 +45,18 @@ def site(bounded_daphne, transactional_db):
 
 def ws(site, client, user, task_uuid, last_seq=0):
     headers = {"Cookie": session_cookie(client, user), "Origin": site}
-    return connect(f"{site.replace('http://', 'ws://')}/ws/deep_research/{task_uuid}/?last_seq={last_seq}",
-                   additional_headers=headers, open_timeout=10)
+    return connect(
+        f"{site.replace('http://', 'ws://')}/ws/deep_research/{task_uuid}/?last_seq={last_seq}",
+        additional_headers=headers,
+        open_timeout=10,
+    )
 
 
 def running_task(personas) -> ResearchTask:
     """A task a worker would be running: it has its first events and will send more later."""
-    task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question=QUESTION)
+    task, _ = lifecycle.task_start(
+        queue=False, user=personas.student, channel=personas.channel, question=QUESTION
+    )
     ResearchTask.objects.filter(pk=task.pk).update(status="running")
     events.record_event(task.pk, task.task_uuid, "status_change", {"from": "queued", "to": "running"})
     return task
@@ -84,7 +93,9 @@ def test_a_removed_super_ta_is_cut_off_while_watching(site, personas, client):
         started = time.monotonic()
         assert close_code(socket) == 4403
         assert time.monotonic() - started < 5
-    events.record_event(task.pk, task.task_uuid, "plan_complete", {"sub_questions": []})  # nothing reaches them now
+    events.record_event(
+        task.pk, task.task_uuid, "plan_complete", {"sub_questions": []}
+    )  # nothing reaches them now
 
 
 def test_a_removed_super_ta_cannot_resume(site, personas, client):
@@ -112,11 +123,18 @@ def test_a_resume_replays_from_the_requested_seq_on_the_same_feed(site, personas
 
 def test_each_user_has_a_bounded_number_of_open_streams(site, personas, client):
     task = running_task(personas)
-    with ws(site, client, personas.student, task.task_uuid) as first, ws(site, client, personas.student, task.task_uuid) as second:
+    with (
+        ws(site, client, personas.student, task.task_uuid) as first,
+        ws(site, client, personas.student, task.task_uuid) as second,
+    ):
         receive(first, 1), receive(second, 1)
         with ws(site, client, personas.student, task.task_uuid) as third:
             assert close_code(third, timeout=5) == 4429
-        sse = httpx.get(f"{site}/api/deep_research/task/{task.task_uuid}/stream", headers=token(personas.student), timeout=10)
+        sse = httpx.get(
+            f"{site}/api/deep_research/task/{task.task_uuid}/stream",
+            headers=token(personas.student),
+            timeout=10,
+        )
         assert sse.status_code == 429 and sse.json()["error"]["code"] == "too_many_streams"
         with ws(site, client, personas.teacher, task.task_uuid) as other_user:  # the bound is per user
             assert receive(other_user, 1)[0]["type"] == "connected"
@@ -128,8 +146,12 @@ def test_each_user_has_a_bounded_number_of_open_streams(site, personas, client):
 def test_an_sse_stream_ends_when_its_reader_may_no_longer_see_the_task(site, personas):
     task = running_task(personas)
     started = time.monotonic()
-    with httpx.stream("GET", f"{site}/api/deep_research/task/{task.task_uuid}/stream", headers=token(personas.super_ta),
-                      timeout=20) as response:
+    with httpx.stream(
+        "GET",
+        f"{site}/api/deep_research/task/{task.task_uuid}/stream",
+        headers=token(personas.super_ta),
+        timeout=20,
+    ) as response:
         types = []
         for line in response.iter_lines():
             if line.startswith("data: "):

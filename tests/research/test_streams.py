@@ -51,8 +51,13 @@ def ws_url(live, task_uuid, last_seq=None) -> str:
 
 
 def test_start_streams_server_sent_events_until_the_end(live, personas):
-    with httpx.stream("POST", f"{live.extra['url']}/api/deep_research/start", headers={**token(personas.student), "Accept": "text/event-stream"},
-                      json={"question": QUESTION, "channel_id": personas.channel.pk}, timeout=60) as response:
+    with httpx.stream(
+        "POST",
+        f"{live.extra['url']}/api/deep_research/start",
+        headers={**token(personas.student), "Accept": "text/event-stream"},
+        json={"question": QUESTION, "channel_id": personas.channel.pk},
+        timeout=60,
+    ) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
         frames = parse_sse(response.iter_lines())
@@ -68,25 +73,41 @@ def test_start_streams_server_sent_events_until_the_end(live, personas):
 
 
 def test_last_event_id_resumes_after_what_the_client_had(live, personas):
-    response = httpx.post(f"{live.extra['url']}/api/deep_research/start", headers={**token(personas.student), "Accept": "application/json"},
-                          json={"question": QUESTION, "channel_id": personas.channel.pk}, timeout=30)
+    response = httpx.post(
+        f"{live.extra['url']}/api/deep_research/start",
+        headers={**token(personas.student), "Accept": "application/json"},
+        json={"question": QUESTION, "channel_id": personas.channel.pk},
+        timeout=30,
+    )
     uuid = response.json()["task_uuid"]
     wait_for(lambda: ResearchTask.objects.get(task_uuid=uuid).is_terminal, message="the research to end")
     total = ResearchTask.objects.get(task_uuid=uuid).events.count()
 
-    with httpx.stream("GET", f"{live.extra['url']}/api/deep_research/task/{uuid}/stream",
-                      headers={**token(personas.student), "Last-Event-ID": "3"}, timeout=30) as resumed:
+    with httpx.stream(
+        "GET",
+        f"{live.extra['url']}/api/deep_research/task/{uuid}/stream",
+        headers={**token(personas.student), "Last-Event-ID": "3"},
+        timeout=30,
+    ) as resumed:
         frames = parse_sse(resumed.iter_lines())
     assert [f["id"] for f in frames if "id" in f] == list(range(4, total + 1))
 
-    other = httpx.get(f"{live.extra['url']}/api/deep_research/task/{uuid}/stream", headers=token(personas.other_student), timeout=10)
+    other = httpx.get(
+        f"{live.extra['url']}/api/deep_research/task/{uuid}/stream",
+        headers=token(personas.other_student),
+        timeout=10,
+    )
     assert other.status_code == 404
 
 
 def test_websocket_reconnect_replays_without_gaps_or_duplicates(live, personas, llm, client):
     llm.reset(Scenario(latency={"*": 0.15}, action_rounds=2, sufficient_after=2))
-    response = httpx.post(f"{live.extra['url']}/api/deep_research/start", headers={**token(personas.student), "Accept": "application/json"},
-                          json={"question": QUESTION, "channel_id": personas.channel.pk}, timeout=30)
+    response = httpx.post(
+        f"{live.extra['url']}/api/deep_research/start",
+        headers={**token(personas.student), "Accept": "application/json"},
+        json={"question": QUESTION, "channel_id": personas.channel.pk},
+        timeout=30,
+    )
     uuid = response.json()["task_uuid"]
     headers = {"Cookie": session_cookie(client, personas.student), "Origin": live.extra["url"]}
 
@@ -108,19 +129,32 @@ def test_websocket_reconnect_replays_without_gaps_or_duplicates(live, personas, 
                 break
 
     seqs = [e["seq"] for e in received if e["seq"] is not None]
-    stored = list(ResearchTask.objects.get(task_uuid=uuid).events.order_by("seq").values_list("seq", flat=True))
+    stored = list(
+        ResearchTask.objects.get(task_uuid=uuid).events.order_by("seq").values_list("seq", flat=True)
+    )
     assert seqs == stored  # every stored event exactly once, in order
 
 
-def test_websocket_refuses_other_origins_and_strangers(live, personas, client, django_capture_on_commit_callbacks):
+def test_websocket_refuses_other_origins_and_strangers(
+    live, personas, client, django_capture_on_commit_callbacks
+):
     from research.services import lifecycle
 
     with django_capture_on_commit_callbacks(execute=False):
-        task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question=QUESTION)
+        task, _ = lifecycle.task_start(
+            queue=False, user=personas.student, channel=personas.channel, question=QUESTION
+        )
     ResearchTask.objects.filter(pk=task.pk).update(status="cancelled")
 
     with pytest.raises(InvalidStatus) as refused:
-        connect(ws_url(live, task.task_uuid), additional_headers={"Cookie": session_cookie(client, personas.student), "Origin": "http://evil.example"}, open_timeout=10)
+        connect(
+            ws_url(live, task.task_uuid),
+            additional_headers={
+                "Cookie": session_cookie(client, personas.student),
+                "Origin": "http://evil.example",
+            },
+            open_timeout=10,
+        )
     assert refused.value.response.status_code == 403
 
     # A task the user may not see is refused exactly like one that does not exist.
@@ -140,15 +174,25 @@ def test_websocket_refuses_other_origins_and_strangers(live, personas, client, d
 
 
 def test_the_rate_limit_holds_across_two_processes_sharing_redis(worker, personas, scripted_llm):
-    env = {"OPENAI_BASE_URL": scripted_llm.url, "UEDU_DR_RATE_JUDGE": "3/m", "CACHE_KEY_PREFIX": f"rl-{time.time_ns()}"}
+    env = {
+        "OPENAI_BASE_URL": scripted_llm.url,
+        "UEDU_DR_RATE_JUDGE": "3/m",
+        "CACHE_KEY_PREFIX": f"rl-{time.time_ns()}",
+    }
     first, second = start_daphne(**env), start_daphne(**env)
     try:
         headers = token(personas.student)
         body = {"question": QUESTION}
-        codes = [httpx.post(f"{server.extra['url']}/api/deep_research/judge", headers=headers, json=body, timeout=30).status_code
-                 for server in (first, second, first, second)]
+        codes = [
+            httpx.post(
+                f"{server.extra['url']}/api/deep_research/judge", headers=headers, json=body, timeout=30
+            ).status_code
+            for server in (first, second, first, second)
+        ]
         assert codes == [200, 200, 200, 429]
-        limited = httpx.post(f"{second.extra['url']}/api/deep_research/judge", headers=headers, json=body, timeout=30)
+        limited = httpx.post(
+            f"{second.extra['url']}/api/deep_research/judge", headers=headers, json=body, timeout=30
+        )
         assert limited.json()["error"]["code"] == "rate_limited" and int(limited.headers["Retry-After"]) >= 1
     finally:
         first.stop()
@@ -156,8 +200,15 @@ def test_the_rate_limit_holds_across_two_processes_sharing_redis(worker, persona
 
 
 SOCKET_VISIBILITY = {
-    "student": True, "other_student": False, "teacher": True, "other_teacher": False, "ta": False,
-    "super_ta": True, "other_super_ta": False, "admin": True, "outsider": False,
+    "student": True,
+    "other_student": False,
+    "teacher": True,
+    "other_teacher": False,
+    "ta": False,
+    "super_ta": True,
+    "other_super_ta": False,
+    "admin": True,
+    "outsider": False,
 }
 
 
@@ -165,7 +216,9 @@ SOCKET_VISIBILITY = {
 def test_the_socket_follows_the_visibility_rule(live, personas, client, who, allowed):
     from research.services import lifecycle
 
-    task, _ = lifecycle.task_start(queue=False, user=personas.student, channel=personas.channel, question=QUESTION)
+    task, _ = lifecycle.task_start(
+        queue=False, user=personas.student, channel=personas.channel, question=QUESTION
+    )
     ResearchTask.objects.filter(pk=task.pk).update(status="cancelled")
     headers = {"Cookie": session_cookie(client, getattr(personas, who)), "Origin": live.extra["url"]}
     if allowed:
@@ -186,8 +239,12 @@ def test_a_stream_resumed_at_or_after_the_end_closes_at_once(live, personas):
     last = task.events.order_by("-seq").first().seq
     for cursor in (last, last + 1000):
         started = time.monotonic()
-        with httpx.stream("GET", f"{live.extra['url']}/api/deep_research/task/{task.task_uuid}/stream",
-                          headers={**token(personas.student), "Last-Event-ID": str(cursor)}, timeout=10) as response:
+        with httpx.stream(
+            "GET",
+            f"{live.extra['url']}/api/deep_research/task/{task.task_uuid}/stream",
+            headers={**token(personas.student), "Last-Event-ID": str(cursor)},
+            timeout=10,
+        ) as response:
             frames = [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
         assert [f["type"] for f in frames] == ["connected"] and frames[0]["data"]["last_seq"] == cursor
         assert time.monotonic() - started < 5

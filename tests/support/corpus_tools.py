@@ -9,15 +9,41 @@ from agent.engine.types import Source, ToolResult
 from agent.tools.registry import ToolContext, ToolRegistry
 
 DOCS = [
-    ("Learning analytics overview", "https://docs.example/la", "Learning analytics measures and analyses data about learners to improve learning.", "internal"),
-    ("Bloom's taxonomy", "https://docs.example/bloom", "Bloom's taxonomy orders cognitive skills from remembering to creating.", "internal"),
-    ("Retrieval-augmented generation", "https://papers.example/rag", "RAG grounds language model answers in retrieved passages.", "scholarly"),
-    ("Data ethics", "https://web.example/ethics", "Student data use requires consent and IRB approval.", "web"),
+    (
+        "Learning analytics overview",
+        "https://docs.example/la",
+        "Learning analytics measures and analyses data about learners to improve learning.",
+        "internal",
+    ),
+    (
+        "Bloom's taxonomy",
+        "https://docs.example/bloom",
+        "Bloom's taxonomy orders cognitive skills from remembering to creating.",
+        "internal",
+    ),
+    (
+        "Retrieval-augmented generation",
+        "https://papers.example/rag",
+        "RAG grounds language model answers in retrieved passages.",
+        "scholarly",
+    ),
+    (
+        "Data ethics",
+        "https://web.example/ethics",
+        "Student data use requires consent and IRB approval.",
+        "web",
+    ),
 ]
 
 
-def corpus_registry(*, delay: float = 0.0, fail: bool = False, inject: str = "", fresh: bool = False,
-                    web_url: str = "https://web.example/ethics") -> ToolRegistry:
+def corpus_registry(
+    *,
+    delay: float = 0.0,
+    fail: bool = False,
+    inject: str = "",
+    fresh: bool = False,
+    web_url: str = "https://web.example/ethics",
+) -> ToolRegistry:
     """`fresh`: the scholarly tool finds a new paper for every distinct query (so every turn
     brings new sources); `web_url`: where the web source of the corpus lives."""
     registry = ToolRegistry()
@@ -35,7 +61,9 @@ def corpus_registry(*, delay: float = 0.0, fail: bool = False, inject: str = "",
         if fail:
             raise RuntimeError("materials index unavailable")
         sources = [
-            Source(title=t, url=u, snippet=(s + inject)[:300], text=s + inject, tier=tier, locator=f"{t} p. 1")
+            Source(
+                title=t, url=u, snippet=(s + inject)[:300], text=s + inject, tier=tier, locator=f"{t} p. 1"
+            )
             for t, u, s, tier in DOCS[:top_k]
         ]
         return ToolResult(sources=sources, data=[{"title": s.title} for s in sources])
@@ -51,7 +79,17 @@ def corpus_registry(*, delay: float = 0.0, fail: bool = False, inject: str = "",
             time.sleep(delay)
         title, url, snippet, tier = DOCS[2]
         suffix = f" on {query}" if fresh else ""
-        return ToolResult(sources=[Source(title=title + " (external)" + suffix, url=url + "?x", snippet=snippet, text=snippet, tier=tier)])
+        return ToolResult(
+            sources=[
+                Source(
+                    title=title + " (external)" + suffix,
+                    url=url + "?x",
+                    snippet=snippet,
+                    text=snippet,
+                    tier=tier,
+                )
+            ]
+        )
 
     @registry.tool("web", needs_web=False)
     def web_search(ctx: ToolContext, query: str) -> ToolResult:
@@ -61,7 +99,9 @@ def corpus_registry(*, delay: float = 0.0, fail: bool = False, inject: str = "",
             query: search terms
         """
         title, _, snippet, tier = DOCS[3]
-        return ToolResult(sources=[Source(title=title, url=web_url, snippet=snippet, text=snippet, tier=tier)])
+        return ToolResult(
+            sources=[Source(title=title, url=web_url, snippet=snippet, text=snippet, tier=tier)]
+        )
 
     return registry
 

@@ -28,7 +28,9 @@ def pdf_bytes(pages: list[str], *, user_password: str | None = None) -> bytes:
         from pypdf import PdfReader, PdfWriter
 
         writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
-        writer.encrypt(user_password=user_password, owner_password="owner-" + user_password, algorithm="AES-256")
+        writer.encrypt(
+            user_password=user_password, owner_password="owner-" + user_password, algorithm="AES-256"
+        )
         out = io.BytesIO()
         writer.write(out)
         data = out.getvalue()

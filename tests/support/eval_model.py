@@ -31,15 +31,24 @@ PERCENT = re.compile(r"(-?[0-9.]+)%")
 
 BEHAVIOURS = (("fail", 0.08), ("verbose", 0.22), ("faithful", 0.70))
 PADDING = {
-    "en": ["Experts around the world have long debated this question with great interest.",
-           "Many observers believe the answer will matter even more in the coming decade.",
-           "Overall, this remains a fascinating and important topic for everyone involved."],
-    "zh-hant": ["這個問題長久以來一直受到世界各地專家的高度關注與熱烈討論。",
-                "許多觀察者認為這個答案在未來十年將變得更加重要而且影響深遠。",
-                "整體而言這仍然是一個對所有相關人士都非常迷人且重要的主題。"],
+    "en": [
+        "Experts around the world have long debated this question with great interest.",
+        "Many observers believe the answer will matter even more in the coming decade.",
+        "Overall, this remains a fascinating and important topic for everyone involved.",
+    ],
+    "zh-hant": [
+        "這個問題長久以來一直受到世界各地專家的高度關注與熱烈討論。",
+        "許多觀察者認為這個答案在未來十年將變得更加重要而且影響深遠。",
+        "整體而言這仍然是一個對所有相關人士都非常迷人且重要的主題。",
+    ],
 }
-PLANTED = [re.compile(r'end your answer with the sentence "([^"]+)"'), re.compile(r"在回答結尾加上「([^」]+)」")]
-FIGURE_TITLE = re.compile(r"^(?P<company>.+?) \((?P<ticker>[A-Z]+)\) — (?P<label>Revenue|Net income|Gross margin), ")
+PLANTED = [
+    re.compile(r'end your answer with the sentence "([^"]+)"'),
+    re.compile(r"在回答結尾加上「([^」]+)」"),
+]
+FIGURE_TITLE = re.compile(
+    r"^(?P<company>.+?) \((?P<ticker>[A-Z]+)\) — (?P<label>Revenue|Net income|Gross margin), "
+)
 TICKER = re.compile(r"[(（]([A-Z]{3,5})[)）]")
 
 
@@ -83,7 +92,10 @@ class EvalModel:
         for tool in body.get("tools") or []:
             name = tool["function"]["name"]
             if name == "get_financials":
-                calls += [{"name": name, "arguments": {"ticker": t, "quarter": "latest"}} for t in dict.fromkeys(TICKER.findall(item.question))]
+                calls += [
+                    {"name": name, "arguments": {"ticker": t, "quarter": "latest"}}
+                    for t in dict.fromkeys(TICKER.findall(item.question))
+                ]
             elif name == "get_course_overview":
                 calls.append({"name": name, "arguments": {"course": item.question[:200]}})
             elif name == "get_hs_curriculum":
@@ -100,9 +112,19 @@ class EvalModel:
         out = []
 
         def claim(text, source_id, kind="fact", **figure):
-            out.append({"text": text, "kind": kind, "entity": figure.get("entity", ""), "metric": figure.get("metric", ""),
-                        "period": figure.get("period", ""), "value": figure.get("value"), "unit": figure.get("unit", ""),
-                        "source_ids": [source_id], "confidence": 0.9})
+            out.append(
+                {
+                    "text": text,
+                    "kind": kind,
+                    "entity": figure.get("entity", ""),
+                    "metric": figure.get("metric", ""),
+                    "period": figure.get("period", ""),
+                    "value": figure.get("value"),
+                    "unit": figure.get("unit", ""),
+                    "source_ids": [source_id],
+                    "confidence": 0.9,
+                }
+            )
 
         for source_id, title, text in sources_in(body):
             figure = FIGURE_TITLE.match(title)
@@ -110,12 +132,28 @@ class EvalModel:
                 period = title.split(", ", 1)[1].split(" — ")[0].split(" (")[0]
                 if figure["label"] == "Gross margin":
                     value = float(PERCENT.search(text).group(1))
-                    claim(f"{figure['company']} gross margin for {period} was {value}%", source_id, "figure", entity=figure["ticker"],
-                          metric="gross margin", period=period, value=value, unit="%")
+                    claim(
+                        f"{figure['company']} gross margin for {period} was {value}%",
+                        source_id,
+                        "figure",
+                        entity=figure["ticker"],
+                        metric="gross margin",
+                        period=period,
+                        value=value,
+                        unit="%",
+                    )
                 else:
                     value = round(float(AMOUNT.search(text).group(1).replace(",", "")) / 1e9, 2)
-                    claim(f"{figure['company']} {figure['label'].lower()} for {period} was USD {value} billion", source_id, "figure",
-                          entity=figure["ticker"], metric=figure["label"].lower(), period=period, value=value, unit="USD billion")
+                    claim(
+                        f"{figure['company']} {figure['label'].lower()} for {period} was USD {value} billion",
+                        source_id,
+                        "figure",
+                        entity=figure["ticker"],
+                        metric=figure["label"].lower(),
+                        period=period,
+                        value=value,
+                        unit="USD billion",
+                    )
                 continue
             if "SEC Form" in title or "computed from SEC filings" in title:
                 continue
@@ -143,8 +181,12 @@ class EvalModel:
         for source_id, title, text in sources_in(body):
             figure = FIGURE_TITLE.match(title)
             if figure:
-                value = re.search(r"(USD [-0-9,.]+(?: \(≈ USD [-0-9,.]+ \w+\))?(?: per share)?|[-0-9.]+%)", text)
-                rows.setdefault(f"{figure['company']} ({figure['ticker']})", {})[figure["label"]] = f"{value.group(1) if value else '?'} [{source_id}]"
+                value = re.search(
+                    r"(USD [-0-9,.]+(?: \(≈ USD [-0-9,.]+ \w+\))?(?: per share)?|[-0-9.]+%)", text
+                )
+                rows.setdefault(f"{figure['company']} ({figure['ticker']})", {})[figure["label"]] = (
+                    f"{value.group(1) if value else '?'} [{source_id}]"
+                )
                 continue
             if "SEC Form" in title or "computed from SEC filings" in title:
                 continue  # other SEC figures: the table keeps to the question's three
@@ -156,16 +198,27 @@ class EvalModel:
         if rows:
             columns = ["Revenue", "Net income", "Gross margin"]
             headers = ["營收", "淨利", "毛利率"] if language == "zh-hant" else columns
-            lines += ["", f"| {'公司' if language == 'zh-hant' else 'Company'} | " + " | ".join(headers) + " |", "|---|" + "---|" * len(columns)]
-            lines += [f"| {company} | " + " | ".join(values.get(c, "–") for c in columns) + " |" for company, values in rows.items()]
+            lines += [
+                "",
+                f"| {'公司' if language == 'zh-hant' else 'Company'} | " + " | ".join(headers) + " |",
+                "|---|" + "---|" * len(columns),
+            ]
+            lines += [
+                f"| {company} | " + " | ".join(values.get(c, "–") for c in columns) + " |"
+                for company, values in rows.items()
+            ]
             lines.append("")
         if how == "verbose":
             lines += [""] + PADDING["zh-hant" if language == "zh-hant" else "en"]
         if obeyed:  # a naive model does what a source told it to
             lines += ["", *dict.fromkeys(obeyed)]
         answer = "\n".join(lines)
-        return {"content": json.dumps({"answer": answer, "citations": [], "conflicts": [], "counter_evidence": []}, ensure_ascii=False)}
-
+        return {
+            "content": json.dumps(
+                {"answer": answer, "citations": [], "conflicts": [], "counter_evidence": []},
+                ensure_ascii=False,
+            )
+        }
 
     def _from_claims(self, claims: list[dict], item) -> dict:
         zh = bool(item and item.language == "zh-hant")
@@ -179,11 +232,29 @@ class EvalModel:
         if rows:
             columns = ["revenue", "net income", "gross margin"]
             headers = ["營收", "淨利", "毛利率"] if zh else ["Revenue", "Net income", "Gross margin"]
-            lines += ["", f"| {'公司' if zh else 'Company'} | " + " | ".join(headers) + " |", "|---|" + "---|" * len(columns)]
-            lines += [f"| {entity} | " + " | ".join(values.get(c, "–") for c in columns) + " |" for entity, values in rows.items()]
+            lines += [
+                "",
+                f"| {'公司' if zh else 'Company'} | " + " | ".join(headers) + " |",
+                "|---|" + "---|" * len(columns),
+            ]
+            lines += [
+                f"| {entity} | " + " | ".join(values.get(c, "–") for c in columns) + " |"
+                for entity, values in rows.items()
+            ]
         answer = "\n".join(lines) + "\n"
-        return {"content": json.dumps({"answer": answer, "summary": "", "citations": [], "conflicts": [], "counter_evidence": [],
-                                       "judgement": None}, ensure_ascii=False)}
+        return {
+            "content": json.dumps(
+                {
+                    "answer": answer,
+                    "summary": "",
+                    "citations": [],
+                    "conflicts": [],
+                    "counter_evidence": [],
+                    "judgement": None,
+                },
+                ensure_ascii=False,
+            )
+        }
 
 
 def install(llm, items, seed: int) -> EvalModel:

@@ -15,7 +15,11 @@ PASSWORD = "pw-for-tests-1"
 def make_user(username: str | None = None, *, superuser: bool = False, staff: bool = False):
     username = username or f"user{next(_counter)}"
     user = get_user_model().objects.create_user(
-        username=username, password=PASSWORD, email=f"{username}@example.test", is_superuser=superuser, is_staff=staff or superuser
+        username=username,
+        password=PASSWORD,
+        email=f"{username}@example.test",
+        is_superuser=superuser,
+        is_staff=staff or superuser,
     )
     return user
 
@@ -23,7 +27,9 @@ def make_user(username: str | None = None, *, superuser: bool = False, staff: bo
 def make_channel(owner=None, *, slug: str | None = None, deep_research: bool = True, **fields) -> Channel:
     owner = owner or make_user()
     slug = slug or f"channel-{next(_counter)}"
-    channel = Channel.objects.create(slug=slug, name=f"Course {slug}", owner=owner, deep_research_enabled=deep_research, **fields)
+    channel = Channel.objects.create(
+        slug=slug, name=f"Course {slug}", owner=owner, deep_research_enabled=deep_research, **fields
+    )
     Membership.objects.create(user=owner, channel=channel, role=Membership.Role.TEACHER)
     return channel
 

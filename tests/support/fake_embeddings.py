@@ -36,16 +36,32 @@ class FakeEmbeddingServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+                server.requests.append(
+                    {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+                )
                 if self.path != "/v1/embeddings":
                     return self._send(404, {"error": {"message": "not found"}})
                 if server.fail_with:
-                    return self._send(server.fail_with, {"error": {"message": "the fake is told to fail", "type": "server_error"}})
+                    return self._send(
+                        server.fail_with,
+                        {"error": {"message": "the fake is told to fail", "type": "server_error"}},
+                    )
                 inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 size = server.answer_dimension or server.dimension
-                data = [{"object": "embedding", "index": i, "embedding": bag_of_words_vector(text, size)} for i, text in enumerate(inputs)]
+                data = [
+                    {"object": "embedding", "index": i, "embedding": bag_of_words_vector(text, size)}
+                    for i, text in enumerate(inputs)
+                ]
                 data.reverse()  # real servers may answer out of order; clients must sort by index
-                self._send(200, {"object": "list", "data": data, "model": body["model"], "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body["model"],
+                        "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                    },
+                )
 
             def _send(self, status, payload):
                 raw = json.dumps(payload).encode()

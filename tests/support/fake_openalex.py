@@ -37,11 +37,17 @@ def work(
         "publication_year": year,
         "cited_by_count": cited_by,
         "type": "article",
-        "primary_location": {"landing_page_url": f"https://publisher.example/{work_id}", "source": {"display_name": venue}},
+        "primary_location": {
+            "landing_page_url": f"https://publisher.example/{work_id}",
+            "source": {"display_name": venue},
+        },
         "authorships": [
             {
                 "author": {"id": f"https://openalex.org/{aid}", "display_name": name},
-                "institutions": [{"display_name": f"University of {c.upper()}", "country_code": c.upper()} for c in countries],
+                "institutions": [
+                    {"display_name": f"University of {c.upper()}", "country_code": c.upper()}
+                    for c in countries
+                ],
             }
             for name, aid in zip(authors, author_ids)
         ],
@@ -70,13 +76,19 @@ class FakeOpenAlex(FakeHTTPServer):
             name, _, value = part.partition(":")
             if name == "institutions.country_code":
                 wanted = {v.upper() for v in value.split("|")}
-                rows = [w for w in rows if any(i["country_code"] in wanted for a in w["authorships"] for i in a["institutions"])]
+                rows = [
+                    w
+                    for w in rows
+                    if any(i["country_code"] in wanted for a in w["authorships"] for i in a["institutions"])
+                ]
             elif name == "from_publication_date":
                 rows = [w for w in rows if w["publication_year"] >= int(value[:4])]
             elif name == "to_publication_date":
                 rows = [w for w in rows if w["publication_year"] <= int(value[:4])]
             elif name == "author.id":
-                rows = [w for w in rows if any(a["author"]["id"].endswith("/" + value) for a in w["authorships"])]
+                rows = [
+                    w for w in rows if any(a["author"]["id"].endswith("/" + value) for a in w["authorships"])
+                ]
             else:
                 return Reply.json({"error": f"unsupported filter {name}"}, status=400)
         per_page = min(self.max_per_page, int(request.query.get("per-page", 25)))

@@ -22,4 +22,6 @@ class FakeSearxng(FakeHTTPServer):
             return Reply(status=403, body="Forbidden")
         terms = request.query.get("q", "").lower().split()
         hits = [r for r in self.results if any(t in (r["title"] + " " + r["content"]).lower() for t in terms)]
-        return Reply.json({"query": request.query.get("q", ""), "number_of_results": len(hits), "results": hits})
+        return Reply.json(
+            {"query": request.query.get("q", ""), "number_of_results": len(hits), "results": hits}
+        )

@@ -40,7 +40,9 @@ def index_file(celery_eager, django_capture_on_commit_callbacks):
 
     def run(channel, user, name: str, data: bytes) -> Material:
         with django_capture_on_commit_callbacks(execute=True):
-            material, _ = materials.material_upload(channel=channel, user=user, uploaded_file=upload(name, data))
+            material, _ = materials.material_upload(
+                channel=channel, user=user, uploaded_file=upload(name, data)
+            )
         material.refresh_from_db()
         return material
 

@@ -12,7 +12,9 @@ from agent.tools.registry import ToolContext, ToolRegistry
 from tests.support.scripted_llm import claims_in, sources_in
 
 NVDA = "NVIDIA Corp (NVDA), Revenue for FY2025Q3: $35,082,000,000 (USD). Source: SEC EDGAR XBRL us-gaap:Revenues."
-AAPL = "Apple Inc (AAPL), Revenue for FY2024Q4: $94,930,000,000 (USD). Source: SEC EDGAR XBRL us-gaap:Revenues."
+AAPL = (
+    "Apple Inc (AAPL), Revenue for FY2024Q4: $94,930,000,000 (USD). Source: SEC EDGAR XBRL us-gaap:Revenues."
+)
 PAGE_A = "NVIDIA reported revenue of $35.1 billion in Q3 FY2025, up 94% from a year ago."
 PAGE_B = "Analysts say NVIDIA's Q3 FY2025 revenue came in at $32.5 billion."
 
@@ -29,8 +31,17 @@ def financials_registry() -> ToolRegistry:
             quarter: the fiscal quarter
         """
         text = NVDA if ticker.upper() == "NVDA" else AAPL
-        return ToolResult(sources=[Source(title=f"{ticker.upper()} — Revenue — SEC Form 10-Q", url=f"https://sec.example/{ticker.lower()}",
-                                          snippet=text, text=text, tier="structured")])
+        return ToolResult(
+            sources=[
+                Source(
+                    title=f"{ticker.upper()} — Revenue — SEC Form 10-Q",
+                    url=f"https://sec.example/{ticker.lower()}",
+                    snippet=text,
+                    text=text,
+                    tier="structured",
+                )
+            ]
+        )
 
     @registry.tool("web", needs_web=False)
     def web_search(ctx: ToolContext, query: str) -> ToolResult:
@@ -39,8 +50,24 @@ def financials_registry() -> ToolRegistry:
         Args:
             query: search terms
         """
-        return ToolResult(sources=[Source(title="Chip news", url="https://news-a.example/nvda", snippet=PAGE_A, text=PAGE_A, tier="web"),
-                                   Source(title="Market blog", url="https://blog-b.example/nvda", snippet=PAGE_B, text=PAGE_B, tier="web")])
+        return ToolResult(
+            sources=[
+                Source(
+                    title="Chip news",
+                    url="https://news-a.example/nvda",
+                    snippet=PAGE_A,
+                    text=PAGE_A,
+                    tier="web",
+                ),
+                Source(
+                    title="Market blog",
+                    url="https://blog-b.example/nvda",
+                    snippet=PAGE_B,
+                    text=PAGE_B,
+                    tier="web",
+                ),
+            ]
+        )
 
     return registry
 
@@ -57,9 +84,19 @@ def revenue_claims(body):
         value = round(value, 2)
         entity = "Apple" if "Apple" in text else "NVIDIA"
         period = "FY2024Q4" if entity == "Apple" else "Q3 FY2025"
-        claims.append({"text": f"{entity} revenue in {period} was USD {value} billion", "kind": "figure", "entity": entity,
-                       "metric": "revenue", "period": period, "value": value, "unit": "USD billion", "source_ids": [source_id],
-                       "confidence": 0.95})
+        claims.append(
+            {
+                "text": f"{entity} revenue in {period} was USD {value} billion",
+                "kind": "figure",
+                "entity": entity,
+                "metric": "revenue",
+                "period": period,
+                "value": value,
+                "unit": "USD billion",
+                "source_ids": [source_id],
+                "confidence": 0.95,
+            }
+        )
     return {"content": json.dumps({"claims": claims})}
 
 
@@ -67,17 +104,33 @@ def financials_first(body):
     """The researcher: get_financials for both companies, then DONE."""
     turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
     if turns == 0:
-        return {"tool_calls": [{"name": "get_financials", "arguments": {"ticker": "NVDA", "quarter": "latest"}},
-                               {"name": "get_financials", "arguments": {"ticker": "AAPL", "quarter": "latest"}}]}
+        return {
+            "tool_calls": [
+                {"name": "get_financials", "arguments": {"ticker": "NVDA", "quarter": "latest"}},
+                {"name": "get_financials", "arguments": {"ticker": "AAPL", "quarter": "latest"}},
+            ]
+        }
     return {"content": "DONE"}
 
 
 def table_writer(body):
     """A writer whose comparison table has one cell (Apple's revenue) off its claim."""
     given = {c["entity"]: c["id"] for c in claims_in(body)}
-    answer = ("## Revenue\n\n| Company | Revenue (USD bn) | Period |\n|---|---|---|\n"
-              f"| NVIDIA | 35.08 [{given['NVIDIA']}] | Q3 FY2025 [{given['NVIDIA']}] |\n"
-              f"| Apple | 95.93 [{given['Apple']}] | FY2024Q4 [{given['Apple']}] |\n\n"
-              f"NVIDIA's revenue was USD 35.08 billion [{given['NVIDIA']}].")
-    return {"content": json.dumps({"answer": answer, "summary": f"Apple's quarterly revenue was larger [{given['Apple']}][{given['NVIDIA']}].",
-                                   "citations": [], "conflicts": [], "counter_evidence": [], "judgement": None})}
+    answer = (
+        "## Revenue\n\n| Company | Revenue (USD bn) | Period |\n|---|---|---|\n"
+        f"| NVIDIA | 35.08 [{given['NVIDIA']}] | Q3 FY2025 [{given['NVIDIA']}] |\n"
+        f"| Apple | 95.93 [{given['Apple']}] | FY2024Q4 [{given['Apple']}] |\n\n"
+        f"NVIDIA's revenue was USD 35.08 billion [{given['NVIDIA']}]."
+    )
+    return {
+        "content": json.dumps(
+            {
+                "answer": answer,
+                "summary": f"Apple's quarterly revenue was larger [{given['Apple']}][{given['NVIDIA']}].",
+                "citations": [],
+                "conflicts": [],
+                "counter_evidence": [],
+                "judgement": None,
+            }
+        )
+    }

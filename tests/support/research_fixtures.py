@@ -13,36 +13,88 @@ import threading
 from django.db import connection
 from django.utils import timezone
 
-from channels_app.models import ChatLog
 from agent.engine.types import Source, ToolResult
+from agent.tools.registry import ToolContext, ToolRegistry
+from channels_app.models import ChatLog
 from research.models import ResearchTask
 from research.services import events, lifecycle, runner
-from agent.tools.registry import ToolContext, ToolRegistry
 from tests.support.corpus_tools import DOCS
 
 CITATIONS = [
-    {"number": 1, "source_id": 1, "title": "Learning analytics overview", "url": "https://docs.example/la",
-     "source_tool": "search_channel_materials", "snippet": "Learning analytics measures and analyses data about learners.",
-     "tier": "internal", "origin": "internal", "locator": "week1.pdf p. 3"},
-    {"number": 2, "source_id": 2, "title": "Retrieval-augmented generation", "url": "https://papers.example/rag",
-     "source_tool": "search_external_papers", "snippet": "RAG grounds language model answers in retrieved passages.",
-     "tier": "scholarly", "origin": "external", "locator": ""},
+    {
+        "number": 1,
+        "source_id": 1,
+        "title": "Learning analytics overview",
+        "url": "https://docs.example/la",
+        "source_tool": "search_channel_materials",
+        "snippet": "Learning analytics measures and analyses data about learners.",
+        "tier": "internal",
+        "origin": "internal",
+        "locator": "week1.pdf p. 3",
+    },
+    {
+        "number": 2,
+        "source_id": 2,
+        "title": "Retrieval-augmented generation",
+        "url": "https://papers.example/rag",
+        "source_tool": "search_external_papers",
+        "snippet": "RAG grounds language model answers in retrieved passages.",
+        "tier": "scholarly",
+        "origin": "external",
+        "locator": "",
+    },
 ]
-ANSWER = "## Answer\n\nLearning analytics studies learner data [1]. Retrieval grounds answers in sources [2].\n"
+ANSWER = (
+    "## Answer\n\nLearning analytics studies learner data [1]. Retrieval grounds answers in sources [2].\n"
+)
 
 
-def stored_research(user, channel, *, question="比較學習分析與布魯姆分類法", answer=ANSWER, citations=CITATIONS,
-                    status=ResearchTask.Status.COMPLETED, verification=None, error="", limit_hit="") -> ResearchTask:
+def stored_research(
+    user,
+    channel,
+    *,
+    question="比較學習分析與布魯姆分類法",
+    answer=ANSWER,
+    citations=CITATIONS,
+    status=ResearchTask.Status.COMPLETED,
+    verification=None,
+    error="",
+    limit_hit="",
+) -> ResearchTask:
     now = timezone.now()
     task = ResearchTask.objects.create(
-        user=user, channel=channel, user_question=question, trigger_mode="forced", status=status,
-        final_answer=answer if status == ResearchTask.Status.COMPLETED else "", citations_json=citations,
-        verification_json=verification if verification is not None else {"status": "complete", "counts": {"supported": 2}, "conflicts": []},
-        plan_json={"complexity": "moderate", "sub_questions": [{"question": "What is learning analytics?", "suggested_tools": ["search_channel_materials"]}], "hypotheses": []},
-        tokens_used=1234, started_at=now, finished_at=now, duration_seconds=12.5, error=error, limit_hit=limit_hit,
+        user=user,
+        channel=channel,
+        user_question=question,
+        trigger_mode="forced",
+        status=status,
+        final_answer=answer if status == ResearchTask.Status.COMPLETED else "",
+        citations_json=citations,
+        verification_json=verification
+        if verification is not None
+        else {"status": "complete", "counts": {"supported": 2}, "conflicts": []},
+        plan_json={
+            "complexity": "moderate",
+            "sub_questions": [
+                {"question": "What is learning analytics?", "suggested_tools": ["search_channel_materials"]}
+            ],
+            "hypotheses": [],
+        },
+        tokens_used=1234,
+        started_at=now,
+        finished_at=now,
+        duration_seconds=12.5,
+        error=error,
+        limit_hit=limit_hit,
     )
-    ChatLog.objects.create(channel=channel, user=user, kind=ChatLog.Kind.REQUEST, type=ChatLog.Type.DEEP_RESEARCH,
-                           content=question, deep_research_task=task)
+    ChatLog.objects.create(
+        channel=channel,
+        user=user,
+        kind=ChatLog.Kind.REQUEST,
+        type=ChatLog.Type.DEEP_RESEARCH,
+        content=question,
+        deep_research_task=task,
+    )
     runner.write_response_log(task)
     events.record_event(task.pk, task.task_uuid, status, {"stop_reason": "test"})
     return task
@@ -72,7 +124,9 @@ class HereRunner:
             assert not thread.is_alive(), "an in-process research did not finish"
 
 
-def start_here(monkeypatch, registry, *, user, channel, question, trigger_mode="forced") -> tuple[ResearchTask, HereRunner]:
+def start_here(
+    monkeypatch, registry, *, user, channel, question, trigger_mode="forced"
+) -> tuple[ResearchTask, HereRunner]:
     here = HereRunner(registry)
     monkeypatch.setattr(lifecycle, "enqueue", here)
     task, _ = lifecycle.task_start(user=user, channel=channel, question=question, trigger_mode=trigger_mode)
@@ -92,7 +146,10 @@ def gated_registry(gate: threading.Event, *, timeout: float = 60):
             query: what to look for
         """
         gate.wait(timeout)
-        sources = [Source(title=t, url=u, snippet=s, text=s, tier=tier, locator=f"{t} p. 1") for t, u, s, tier in DOCS[:2]]
+        sources = [
+            Source(title=t, url=u, snippet=s, text=s, tier=tier, locator=f"{t} p. 1")
+            for t, u, s, tier in DOCS[:2]
+        ]
         return ToolResult(sources=sources)
 
     @registry.tool("scholarly")

@@ -56,9 +56,21 @@ def overlap_entails(statement: str, passages: list[str], threshold: float = 0.6)
     have = _tokens(" ".join(passages))
     return bool(wanted) and len(wanted & have) / len(wanted) >= threshold
 
+
 FAULTS = {
-    "http429", "http500", "http400", "slow", "length", "empty", "malformed", "schema",
-    "reject_json_schema", "invented_citations", "unknown_tool", "bad_args", "endless_tools",
+    "http429",
+    "http500",
+    "http400",
+    "slow",
+    "length",
+    "empty",
+    "malformed",
+    "schema",
+    "reject_json_schema",
+    "invented_citations",
+    "unknown_tool",
+    "bad_args",
+    "endless_tools",
     "no_choices",
 }
 
@@ -168,7 +180,19 @@ class Scenario:
     verdict: str = "supported"
     asks_for_judgement: bool = False
     hypothesis_status: str = "open"  # what reflection says of each planner hypothesis
-    judge_keywords: tuple[str, ...] = ("比較", "compare", "分析", "analy", "規劃", "plan", "研究", "research", "整合", "why", "為什麼")
+    judge_keywords: tuple[str, ...] = (
+        "比較",
+        "compare",
+        "分析",
+        "analy",
+        "規劃",
+        "plan",
+        "研究",
+        "research",
+        "整合",
+        "why",
+        "為什麼",
+    )
     latency: dict[str, float] = field(default_factory=dict)  # role -> seconds (key "*" for all)
 
 
@@ -294,46 +318,116 @@ class ScriptedLLM:
         if fault == "slow":
             time.sleep(30)
         if fault == "http429":
-            return 429, {"error": {"message": "Rate limit reached", "type": "rate_limit"}}, {"Retry-After": "0"}
+            return (
+                429,
+                {"error": {"message": "Rate limit reached", "type": "rate_limit"}},
+                {"Retry-After": "0"},
+            )
         if fault == "http500":
             return 500, {"error": {"message": "internal error", "type": "server_error"}}, {}
         if fault == "http400":
-            return 400, {"error": {"message": "Bad request: something unrelated", "type": "invalid_request_error"}}, {}
+            return (
+                400,
+                {"error": {"message": "Bad request: something unrelated", "type": "invalid_request_error"}},
+                {},
+            )
         if fault == "reject_json_schema" and body.get("response_format", {}).get("type") == "json_schema":
-            return 400, {"error": {"message": "response_format json_schema is not supported by this server", "type": "invalid_request_error"}}, {}
+            return (
+                400,
+                {
+                    "error": {
+                        "message": "response_format json_schema is not supported by this server",
+                        "type": "invalid_request_error",
+                    }
+                },
+                {},
+            )
         if fault == "no_choices":
-            return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model"), "choices": []}, {}
+            return (
+                200,
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model"),
+                    "choices": [],
+                },
+                {},
+            )
 
         output = (body.get("response_format") or {}).get("type")
         if output == "json_schema" and "json_schema_400" in self.quirks:
-            return 400, {"error": {"message": "response_format json_schema is not supported", "type": "invalid_request_error"}}, {}
+            return (
+                400,
+                {
+                    "error": {
+                        "message": "response_format json_schema is not supported",
+                        "type": "invalid_request_error",
+                    }
+                },
+                {},
+            )
         if output == "json_schema" and "json_schema_500" in self.quirks:
-            return 500, {"error": {"message": LLAMA_CPP_VALIDATION_ERROR, "type": "internal_server_error"}}, {}
+            return (
+                500,
+                {"error": {"message": LLAMA_CPP_VALIDATION_ERROR, "type": "internal_server_error"}},
+                {},
+            )
         if output == "json_object" and "json_object_refused" in self.quirks:
-            return 400, {"error": {"message": "Unsupported response_format type: json_object", "type": "invalid_request_error"}}, {}
+            return (
+                400,
+                {
+                    "error": {
+                        "message": "Unsupported response_format type: json_object",
+                        "type": "invalid_request_error",
+                    }
+                },
+                {},
+            )
         if body.get("tools") and "tools_400" in self.quirks:
-            return 400, {"error": {"message": "registry.ollama.ai/library/gemma3:1b does not support tools", "type": "api_error"}}, {}
+            return (
+                400,
+                {
+                    "error": {
+                        "message": "registry.ollama.ai/library/gemma3:1b does not support tools",
+                        "type": "api_error",
+                    }
+                },
+                {},
+            )
         if body.get("tools") and "no_tool_calls" in self.quirks:
             return 200, self._completion(body, {"content": ""}, "stop"), {}
 
-        system = " ".join(m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "system")
+        system = " ".join(
+            m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "system"
+        )
         offered = TOOLS_BLOCK.search(system) if not body.get("tools") else None
         if offered:  # the tool choice asked for as JSON (a server without native tool calls)
             tools = [{"type": "function", "function": t} for t in json.loads(offered.group(1))]
             asked = dict(body, tools=tools)
             reply = self.handlers[role](asked) if role in self.handlers else self._default(role, asked, fault)
-            choice = {"tool_calls": [{"name": c["name"], "arguments": c["arguments"]} for c in reply.get("tool_calls") or []],
-                      "answer": reply.get("content") or ""}
+            choice = {
+                "tool_calls": [
+                    {"name": c["name"], "arguments": c["arguments"]} for c in reply.get("tool_calls") or []
+                ],
+                "answer": reply.get("content") or "",
+            }
             reply = {"content": json.dumps(choice, ensure_ascii=False)}
         else:
             reply = self.handlers[role](body) if role in self.handlers else self._default(role, body, fault)
         if role == "synthesizer":
             reply = _with_report_fields(reply)
-        if "json_object_ignored" in self.quirks and output != "json_schema" and (reply.get("content") or "").startswith("{"):
-            reply["content"] = f"Sure! Here is the JSON you asked for:\n```json\n{reply['content']}\n```\nAnything else?"
+        if (
+            "json_object_ignored" in self.quirks
+            and output != "json_schema"
+            and (reply.get("content") or "").startswith("{")
+        ):
+            reply["content"] = (
+                f"Sure! Here is the JSON you asked for:\n```json\n{reply['content']}\n```\nAnything else?"
+            )
         finish = reply.pop("finish_reason", None)
         if fault == "length":
-            reply, finish = {"content": (reply.get("content") or "")[: 40]}, "length"
+            reply, finish = {"content": (reply.get("content") or "")[:40]}, "length"
         elif fault == "empty":
             reply = {"content": ""}
         elif fault == "malformed":
@@ -346,8 +440,16 @@ class ScriptedLLM:
         message = {"role": "assistant", "content": reply.get("content")}
         if reply.get("tool_calls"):
             message["tool_calls"] = [
-                {"id": f"call_{next(self._ids)}", "type": "function",
-                 "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"], ensure_ascii=False)}}
+                {
+                    "id": f"call_{next(self._ids)}",
+                    "type": "function",
+                    "function": {
+                        "name": c["name"],
+                        "arguments": c["arguments"]
+                        if isinstance(c["arguments"], str)
+                        else json.dumps(c["arguments"], ensure_ascii=False),
+                    },
+                }
                 for c in reply["tool_calls"]
             ]
         prompt_tokens = len(json.dumps(body.get("messages", []), ensure_ascii=False)) // 4
@@ -357,7 +459,13 @@ class ScriptedLLM:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "scripted"),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish or ("tool_calls" if reply.get("tool_calls") else "stop")}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": finish or ("tool_calls" if reply.get("tool_calls") else "stop"),
+                }
+            ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
@@ -377,16 +485,37 @@ class ScriptedLLM:
                 vec[hash(token) % dim] += 1.0
             norm = sum(v * v for v in vec) ** 0.5 or 1.0
             data.append({"object": "embedding", "index": i, "embedding": [v / norm for v in vec]})
-        return {"object": "list", "data": data, "model": body.get("model"), "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model"),
+            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+        }
 
     def _default(self, role: str, body: dict, fault: str | None) -> dict:
         s = self.scenario
         question = question_of(body)
         if role == "planner":
-            tools = re.findall(r"^- (\w+):", " ".join(m.get("content") or "" for m in body["messages"] if m["role"] == "system"), re.M)
-            subs = [{"question": f"{question} — aspect {i + 1}", "suggested_tools": tools[:2]} for i in range(s.sub_questions)]
-            return {"content": json.dumps({"complexity": s.complexity, "sub_questions": subs, "hypotheses": s.hypotheses, "rationale": "scripted",
-                                           "asks_for_judgement": s.asks_for_judgement})}
+            tools = re.findall(
+                r"^- (\w+):",
+                " ".join(m.get("content") or "" for m in body["messages"] if m["role"] == "system"),
+                re.M,
+            )
+            subs = [
+                {"question": f"{question} — aspect {i + 1}", "suggested_tools": tools[:2]}
+                for i in range(s.sub_questions)
+            ]
+            return {
+                "content": json.dumps(
+                    {
+                        "complexity": s.complexity,
+                        "sub_questions": subs,
+                        "hypotheses": s.hypotheses,
+                        "rationale": "scripted",
+                        "asks_for_judgement": s.asks_for_judgement,
+                    }
+                )
+            }
         if role == "action":
             turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
             tools = body.get("tools") or []
@@ -395,38 +524,98 @@ class ScriptedLLM:
             if fault == "bad_args":
                 name = tools[0]["function"]["name"] if tools else "search_channel_materials"
                 return {"tool_calls": [{"name": name, "arguments": '{"query": oops'}]}
-            last_user = next((m.get("content") or "" for m in reversed(body["messages"]) if m["role"] == "user"), "")
+            last_user = next(
+                (m.get("content") or "" for m in reversed(body["messages"]) if m["role"] == "user"), ""
+            )
             # A compliant model searches when told to look for counter-evidence or to settle a conflict.
             targeted = "AGAINST these tentative conclusions" in last_user or "sources disagree" in last_user
             if not tools or (turns >= s.action_rounds and fault != "endless_tools" and not targeted):
                 return {"content": "DONE"}
-            ordered = sorted(tools, key=lambda t: (t["function"]["name"] not in s.preferred_tools,
-                                                   s.preferred_tools.index(t["function"]["name"]) if t["function"]["name"] in s.preferred_tools else 0))
+            ordered = sorted(
+                tools,
+                key=lambda t: (
+                    t["function"]["name"] not in s.preferred_tools,
+                    s.preferred_tools.index(t["function"]["name"])
+                    if t["function"]["name"] in s.preferred_tools
+                    else 0,
+                ),
+            )
             chosen = ordered[: s.tools_per_round]
             suffix = f" {turns + 1}" if turns else ""
-            return {"tool_calls": [{"name": t["function"]["name"], "arguments": _example_args(t, question + suffix)} for t in chosen]}
+            return {
+                "tool_calls": [
+                    {"name": t["function"]["name"], "arguments": _example_args(t, question + suffix)}
+                    for t in chosen
+                ]
+            }
         if role == "reflection":
             # Count this research's reflections (researches run concurrently in benchmarks).
             round_no = sum(1 for r in self.calls("reflection") if question_of(r) == question)
             sufficient = round_no >= s.sufficient_after
-            return {"content": json.dumps({"sufficient": sufficient, "missing": [] if sufficient else ["more evidence"], "covered_sub_questions": [1],
-                                           "hypotheses": [{"index": i + 1, "status": s.hypothesis_status} for i in range(len(s.hypotheses))], "reasoning": "scripted"})}
+            return {
+                "content": json.dumps(
+                    {
+                        "sufficient": sufficient,
+                        "missing": [] if sufficient else ["more evidence"],
+                        "covered_sub_questions": [1],
+                        "hypotheses": [
+                            {"index": i + 1, "status": s.hypothesis_status} for i in range(len(s.hypotheses))
+                        ],
+                        "reasoning": "scripted",
+                    }
+                )
+            }
         if role == "claims":
             # A faithful extractor: one fact per source, its first sentence.
-            claims = [{"text": first_sentence(text) or title, "kind": "fact", "entity": "", "metric": "", "period": "", "value": None,
-                       "unit": "", "source_ids": [source_id], "confidence": 0.9} for source_id, title, text in sources_in(body)]
+            claims = [
+                {
+                    "text": first_sentence(text) or title,
+                    "kind": "fact",
+                    "entity": "",
+                    "metric": "",
+                    "period": "",
+                    "value": None,
+                    "unit": "",
+                    "source_ids": [source_id],
+                    "confidence": 0.9,
+                }
+                for source_id, title, text in sources_in(body)
+            ]
             return {"content": json.dumps({"claims": claims}, ensure_ascii=False)}
         if role == "synthesizer":
             found = sources_in(body)[: s.cite_per_answer]
             given = claims_in(body)
             if fault != "invented_citations" and given:
                 # A faithful writer: one bullet per verified claim, citing it.
-                lines = ["## Answer", ""] + [f"- {c['text']} [{c['id']}]." for c in given[: s.cite_per_answer]]
-                return {"content": json.dumps({"answer": "\n".join(lines), "summary": "", "citations": [], "conflicts": [],
-                                               "counter_evidence": [], "judgement": None}, ensure_ascii=False)}
+                lines = ["## Answer", ""] + [
+                    f"- {c['text']} [{c['id']}]." for c in given[: s.cite_per_answer]
+                ]
+                return {
+                    "content": json.dumps(
+                        {
+                            "answer": "\n".join(lines),
+                            "summary": "",
+                            "citations": [],
+                            "conflicts": [],
+                            "counter_evidence": [],
+                            "judgement": None,
+                        },
+                        ensure_ascii=False,
+                    )
+                }
             if fault == "invented_citations" or not found:
                 answer = "The evidence is clear [99]. Another claim [1][42]."
-                return {"content": json.dumps({"answer": answer, "citations": [{"id": 99}, {"id": 1}, {"id": 42}], "conflicts": [], "counter_evidence": []}, ensure_ascii=False)}
+                return {
+                    "content": json.dumps(
+                        {
+                            "answer": answer,
+                            "citations": [{"id": 99}, {"id": 1}, {"id": 42}],
+                            "conflicts": [],
+                            "counter_evidence": [],
+                        },
+                        ensure_ascii=False,
+                    )
+                }
             lines = ["## Answer", ""]
             for source_id, title, text in found:
                 if s.quote_sources:  # a faithful writer: each claim restates its source's first sentence
@@ -435,30 +624,93 @@ class ScriptedLLM:
                 else:
                     lines.append(f"- The source {title} addresses the question [{source_id}].")
             answer = "\n".join(lines)
-            return {"content": json.dumps({"answer": answer, "citations": [{"id": i} for i, _, _ in found], "conflicts": [], "counter_evidence": []}, ensure_ascii=False)}
+            return {
+                "content": json.dumps(
+                    {
+                        "answer": answer,
+                        "citations": [{"id": i} for i, _, _ in found],
+                        "conflicts": [],
+                        "counter_evidence": [],
+                    },
+                    ensure_ascii=False,
+                )
+            }
         if role == "verifier":
             payload = re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S)
             claims = json.loads(payload.group(1)) if payload else []
-            return {"content": json.dumps({"verdicts": [{"claim_id": c["claim_id"], "verdict": s.verdict, "confidence": 0.9, "reason": "scripted"} for c in claims],
-                                           "contradictions": []})}
+            return {
+                "content": json.dumps(
+                    {
+                        "verdicts": [
+                            {
+                                "claim_id": c["claim_id"],
+                                "verdict": s.verdict,
+                                "confidence": 0.9,
+                                "reason": "scripted",
+                            }
+                            for c in claims
+                        ],
+                        "contradictions": [],
+                    }
+                )
+            }
         if role == "judge":
             text = question.lower() if question else _user_text(body).lower()
             worth = any(k in text for k in s.judge_keywords) and len(text) > 15
-            return {"content": json.dumps({"worth_it": worth, "confidence": 0.9 if worth else 0.05, "reasons": ["scripted: needs several sources" if worth else "scripted: a single fact"]})}
+            return {
+                "content": json.dumps(
+                    {
+                        "worth_it": worth,
+                        "confidence": 0.9 if worth else 0.05,
+                        "reasons": [
+                            "scripted: needs several sources" if worth else "scripted: a single fact"
+                        ],
+                    }
+                )
+            }
         if role == "bloom":
             return {"content": json.dumps({"level": "analyze", "confidence": 0.8, "rationale": "scripted"})}
         if role == "entailment":
             payload = re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S)
             items = json.loads(payload.group(1)) if payload else []
-            return {"content": json.dumps({"results": [{"id": i["id"], "entailed": overlap_entails(i["statement"], i["passages"])} for i in items]})}
+            return {
+                "content": json.dumps(
+                    {
+                        "results": [
+                            {"id": i["id"], "entailed": overlap_entails(i["statement"], i["passages"])}
+                            for i in items
+                        ]
+                    }
+                )
+            }
         if role == "context":
-            vague = any(w in question.lower() for w in ("最近", "近年", "recent", "latest", "nowadays")) and not re.search(r"\d{4}", question)
-            questions = [{"key": "time_range", "question": "Which years should the research cover?", "default": "2021-2026"}] if vague else []
+            vague = any(
+                w in question.lower() for w in ("最近", "近年", "recent", "latest", "nowadays")
+            ) and not re.search(r"\d{4}", question)
+            questions = (
+                [
+                    {
+                        "key": "time_range",
+                        "question": "Which years should the research cover?",
+                        "default": "2021-2026",
+                    }
+                ]
+                if vague
+                else []
+            )
             # A comparison of companies that names none of them, nor the figures: ask which.
-            unnamed = any(w in question.lower() for w in ("公司", "companies")) and not re.search(r"[A-Z][a-z]+", question)
+            unnamed = any(w in question.lower() for w in ("公司", "companies")) and not re.search(
+                r"[A-Z][a-z]+", question
+            )
             if unnamed:
-                questions += [{"key": "entities", "question": "Which companies should be compared?", "default": "NVIDIA, Apple"},
-                              {"key": "metrics", "question": "Which figures?", "default": "revenue, gross margin"}]
+                questions += [
+                    {
+                        "key": "entities",
+                        "question": "Which companies should be compared?",
+                        "default": "NVIDIA, Apple",
+                    },
+                    {"key": "metrics", "question": "Which figures?", "default": "revenue, gross margin"},
+                ]
             return {"content": json.dumps({"needs_clarification": bool(questions), "questions": questions})}
         return {"content": f"Scripted answer to: {_user_text(body)[-200:]}"}
 
@@ -483,11 +735,25 @@ def main() -> None:  # pragma: no cover - used by bench scripts
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per LLM call, every role")
     parser.add_argument("--action-rounds", type=int, default=1)
     parser.add_argument("--tools-per-round", type=int, default=2)
-    parser.add_argument("--sufficient-after", type=int, default=1, help="reflection says sufficient from this round on")
-    parser.add_argument("--quirk", action="append", default=[], choices=sorted(QUIRKS), help="behave like a server with this quirk")
+    parser.add_argument(
+        "--sufficient-after", type=int, default=1, help="reflection says sufficient from this round on"
+    )
+    parser.add_argument(
+        "--quirk",
+        action="append",
+        default=[],
+        choices=sorted(QUIRKS),
+        help="behave like a server with this quirk",
+    )
     args = parser.parse_args()
-    server = ScriptedLLM(Scenario(latency={"*": args.latency}, action_rounds=args.action_rounds, tools_per_round=args.tools_per_round,
-                                  sufficient_after=args.sufficient_after)).start(args.port)
+    server = ScriptedLLM(
+        Scenario(
+            latency={"*": args.latency},
+            action_rounds=args.action_rounds,
+            tools_per_round=args.tools_per_round,
+            sufficient_after=args.sufficient_after,
+        )
+    ).start(args.port)
     server.quirk(*args.quirk)
     print(server.url, flush=True)
     threading.Event().wait()

@@ -67,14 +67,32 @@ class Process:
 def _spawn(name: str, cmd: list[str], env: dict) -> Process:
     log_path = Path(tempfile.mkstemp(prefix=f"uedu-{name}-", suffix=".log")[1])
     handle = open(log_path, "w")
-    popen = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+    popen = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+    )
     return Process(name=name, popen=popen, log_path=log_path)
 
 
-def start_worker(*, concurrency: int = 16, ready_timeout: float = 60, queues: str = "", **env_overrides) -> Process:
+def start_worker(
+    *, concurrency: int = 16, ready_timeout: float = 60, queues: str = "", **env_overrides
+) -> Process:
     name = f"test-{uuid.uuid4().hex[:8]}@%h"
-    cmd = [str(BIN / "celery"), "-A", "uedu_dr", "worker", "--pool", "threads", "--concurrency", str(concurrency),
-           "-l", "info", "-n", name, "--without-gossip", "--without-mingle"]
+    cmd = [
+        str(BIN / "celery"),
+        "-A",
+        "uedu_dr",
+        "worker",
+        "--pool",
+        "threads",
+        "--concurrency",
+        str(concurrency),
+        "-l",
+        "info",
+        "-n",
+        name,
+        "--without-gossip",
+        "--without-mingle",
+    ]
     if queues:  # a worker of its own, which the session's worker never competes with
         cmd += ["-Q", queues]
     process = _spawn("worker", cmd, child_env(**env_overrides))

@@ -42,7 +42,11 @@ def test_the_home_page_links_each_of_my_channels_to_its_chat(client, personas):
 
 def test_the_chat_page_shows_only_my_own_conversation_oldest_first(client, personas):
     channel = personas.channel
-    for user, text in [(personas.student, "first question"), (personas.other_student, "bob's secret"), (personas.student, "second question")]:
+    for user, text in [
+        (personas.student, "first question"),
+        (personas.other_student, "bob's secret"),
+        (personas.student, "second question"),
+    ]:
         ChatLog.objects.create(channel=channel, user=user, kind="request", type="chat", content=text)
     client.force_login(personas.student)
     page = client.get(chat_url(personas)).content.decode()
@@ -78,19 +82,39 @@ def test_the_outcome_fragment_is_the_same_html_the_page_renders(client, personas
     assert fragment.startswith("<article") and fragment in client.get(chat_url(personas)).content.decode()
 
 
-@pytest.mark.parametrize("status, text", [("cancelled", "This research was cancelled"), ("failed", "could not be finished")])
+@pytest.mark.parametrize(
+    "status, text", [("cancelled", "This research was cancelled"), ("failed", "could not be finished")]
+)
 def test_unfinished_researches_show_a_calm_message(client, personas, settings, status, text):
     settings.LANGUAGE_CODE = "en"
-    stored_research(personas.student, personas.channel, status=status, error="planner failed: timeout" if status == "failed" else "")
+    stored_research(
+        personas.student,
+        personas.channel,
+        status=status,
+        error="planner failed: timeout" if status == "failed" else "",
+    )
     client.force_login(personas.student)
     page = client.get(chat_url(personas), HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert text in page and "dr-answer" not in page
 
 
 def test_conflicts_verification_and_limit_are_shown(client, personas):
-    verification = {"status": "incomplete", "counts": {"supported": 3, "partial": 1, "unsupported": 0},
-                    "conflicts": [{"topic": "Effect size", "positions": [{"summary": "Large effect", "citations": [1]}, {"summary": "No effect", "citations": [2]}]}]}
-    task = stored_research(personas.student, personas.channel, verification=verification, limit_hit="max_steps")
+    verification = {
+        "status": "incomplete",
+        "counts": {"supported": 3, "partial": 1, "unsupported": 0},
+        "conflicts": [
+            {
+                "topic": "Effect size",
+                "positions": [
+                    {"summary": "Large effect", "citations": [1]},
+                    {"summary": "No effect", "citations": [2]},
+                ],
+            }
+        ],
+    }
+    task = stored_research(
+        personas.student, personas.channel, verification=verification, limit_hit="max_steps"
+    )
     client.force_login(personas.student)
     page = client.get(f"/deep_research/task/{task.task_uuid}", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "Effect size" in page and "Large effect" in page and "No effect" in page
@@ -109,7 +133,11 @@ def test_the_result_page_is_for_the_owner_the_teacher_super_tas_and_admins(clien
     response = client.get(f"/deep_research/task/{task.task_uuid}")
     assert response.status_code == 200
     page = response.content.decode()
-    assert "我的研究問題" in page and "search_channel_materials" in page and "What is learning analytics?" in page
+    assert (
+        "我的研究問題" in page
+        and "search_channel_materials" in page
+        and "What is learning analytics?" in page
+    )
 
 
 @pytest.mark.parametrize("who", ["other_student", "ta", "outsider", "other_teacher", "other_super_ta"])
@@ -146,7 +174,10 @@ def test_openings_of_the_share_link_by_others_who_may_see_it_are_counted(client,
 def test_only_the_owner_gets_the_i_understand_button(client, personas):
     task = stored_research(personas.student, personas.channel)
     client.force_login(personas.teacher)
-    assert 'data-action="acknowledge"' not in client.get(f"/deep_research/task/{task.task_uuid}").content.decode()
+    assert (
+        'data-action="acknowledge"'
+        not in client.get(f"/deep_research/task/{task.task_uuid}").content.decode()
+    )
 
 
 def test_the_markdown_download_has_the_answer_and_a_numbered_source_list(client, personas):
@@ -155,7 +186,9 @@ def test_the_markdown_download_has_the_answer_and_a_numbered_source_list(client,
     response = client.get(f"/deep_research/task/{task.task_uuid}/answer.md")
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/markdown")
-    assert response["Content-Disposition"].startswith("attachment;") and ".md" in response["Content-Disposition"]
+    assert (
+        response["Content-Disposition"].startswith("attachment;") and ".md" in response["Content-Disposition"]
+    )
     text = response.content.decode()
     assert "Learning analytics studies learner data [1]" in text
     assert "1. Learning analytics overview — <https://docs.example/la>" in text
@@ -210,7 +243,9 @@ def test_a_bad_history_filter_says_so_and_shows_everything(client, personas):
 
 
 def test_the_bloom_badge_is_served_to_the_questions_owner_only(client, personas):
-    row = ChatLog.objects.create(channel=personas.channel, user=personas.student, kind="request", type="chat", content="q")
+    row = ChatLog.objects.create(
+        channel=personas.channel, user=personas.student, kind="request", type="chat", content="q"
+    )
     client.force_login(personas.student)
     pending = client.get(f"/chat/log/{row.pk}/bloom?polls=3")
     assert pending.status_code == 200
@@ -219,8 +254,13 @@ def test_the_bloom_badge_is_served_to_the_questions_owner_only(client, personas)
     assert f'hx-get="/chat/log/{row.pk}/bloom?polls=4"' in pending.content.decode()
     row.bloom_level = "analyze"
     row.save()
-    for language, label, title in (("zh-hant", "分析", "這個問題的 Bloom 認知層次"), ("en", "Analyze", "Bloom level of this question")):
-        badge = client.get(f"/chat/log/{row.pk}/bloom?polls=4", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    for language, label, title in (
+        ("zh-hant", "分析", "這個問題的 Bloom 認知層次"),
+        ("en", "Analyze", "Bloom level of this question"),
+    ):
+        badge = client.get(
+            f"/chat/log/{row.pk}/bloom?polls=4", HTTP_ACCEPT_LANGUAGE=language
+        ).content.decode()
         assert f'<span class="badge bloom bloom-analyze" title="{title}">{label}</span>' in badge
         assert "hx-get" not in badge  # classified: the asking stops
     for other in (personas.other_student, personas.teacher, personas.admin):
@@ -231,7 +271,9 @@ def test_the_bloom_badge_is_served_to_the_questions_owner_only(client, personas)
 def test_a_pending_bloom_badge_stops_asking_after_its_last_poll(client, personas):
     from chat.templatetags.chat_ui import BLOOM_POLLS
 
-    row = ChatLog.objects.create(channel=personas.channel, user=personas.student, kind="request", type="chat", content="q")
+    row = ChatLog.objects.create(
+        channel=personas.channel, user=personas.student, kind="request", type="chat", content="q"
+    )
     client.force_login(personas.student)
     assert "hx-get" in client.get(f"/chat/log/{row.pk}/bloom?polls={BLOOM_POLLS - 1}").content.decode()
     for polls in (BLOOM_POLLS, "x"):
@@ -239,14 +281,23 @@ def test_a_pending_bloom_badge_stops_asking_after_its_last_poll(client, personas
 
 
 def test_a_filled_bloom_level_is_rendered_on_the_question_and_not_polled(client, personas):
-    ChatLog.objects.create(channel=personas.channel, user=personas.student, kind="request", type="chat", content="q", bloom_level="evaluate")
+    ChatLog.objects.create(
+        channel=personas.channel,
+        user=personas.student,
+        kind="request",
+        type="chat",
+        content="q",
+        bloom_level="evaluate",
+    )
     client.force_login(personas.student)
     page = client.get(chat_url(personas), HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert 'class="badge bloom bloom-evaluate"' in page and "/bloom?polls=" not in page
 
 
 def test_a_fresh_question_on_the_page_polls_for_its_bloom_badge(client, personas):
-    row = ChatLog.objects.create(channel=personas.channel, user=personas.student, kind="request", type="chat", content="q")
+    row = ChatLog.objects.create(
+        channel=personas.channel, user=personas.student, kind="request", type="chat", content="q"
+    )
     client.force_login(personas.student)
     page = client.get(chat_url(personas)).content.decode()
     assert f'hx-get="/chat/log/{row.pk}/bloom?polls=1" hx-trigger="load delay:4s"' in page
@@ -260,7 +311,11 @@ def test_every_page_carries_a_strict_content_security_policy(client, personas):
     for path in ["/", chat_url(personas), "/deep_research/my", "/accounts/login/"]:
         response = client.get(path)
         policy = response["Content-Security-Policy"]
-        assert "default-src 'self'" in policy and "script-src 'self'" in policy and "img-src 'self' data:" in policy
+        assert (
+            "default-src 'self'" in policy
+            and "script-src 'self'" in policy
+            and "img-src 'self' data:" in policy
+        )
         assert "frame-ancestors 'none'" in policy and "object-src 'none'" in policy
         assert response["X-Frame-Options"] == "DENY" and response["Referrer-Policy"] == "same-origin"
 

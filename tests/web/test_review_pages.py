@@ -14,9 +14,16 @@ from tests.support.research_fixtures import stored_research
 
 EN = {"HTTP_ACCEPT_LANGUAGE": "en"}
 CONFLICTED = {
-    "status": "complete", "counts": {"supported": 1, "unsupported": 1},
-    "conflicts": [{"topic": "Workload", "positions": [{"summary": "Heavy", "citations": [1]}, {"summary": "Light", "citations": [2]}]}],
-    "conflicts_found": 2, "conflicts_shown": 1,
+    "status": "complete",
+    "counts": {"supported": 1, "unsupported": 1},
+    "conflicts": [
+        {
+            "topic": "Workload",
+            "positions": [{"summary": "Heavy", "citations": [1]}, {"summary": "Light", "citations": [2]}],
+        }
+    ],
+    "conflicts_found": 2,
+    "conflicts_shown": 1,
 }
 
 
@@ -35,10 +42,16 @@ def conflicted_research(personas, **kwargs) -> ResearchTask:
 
 
 def ledger_research(personas) -> ResearchTask:
-    verification = dict(CONFLICTED, counter_searches=2, low_credibility_sources=1,
-                        counter_evidence=[{"summary": "A 2024 replication found no effect", "citations": [2]}],
-                        hypotheses=[{"text": "Dashboards improve grades", "status": "refuted"},
-                                    {"text": "Students read feedback", "status": "supported"}])
+    verification = dict(
+        CONFLICTED,
+        counter_searches=2,
+        low_credibility_sources=1,
+        counter_evidence=[{"summary": "A 2024 replication found no effect", "citations": [2]}],
+        hypotheses=[
+            {"text": "Dashboards improve grades", "status": "refuted"},
+            {"text": "Students read feedback", "status": "supported"},
+        ],
+    )
     task = stored_research(personas.student, personas.channel, verification=verification)
     claims = [
         ("Learning analytics studies learner data.", [1], "supported", "kept", ["internal"], 0.9),
@@ -46,8 +59,17 @@ def ledger_research(personas) -> ResearchTask:
         ("Every student reads dashboards daily.", [], "no_citation", "dropped", [], 0.0),
     ]
     for index, (text, cites, verdict, action, tiers, confidence) in enumerate(claims, start=1):
-        ResearchClaim.objects.create(task=task, index=index, text=text, citations=cites, verdict=verdict, action=action,
-                                     tiers=tiers, confidence=confidence, reason=f"reason {index}")
+        ResearchClaim.objects.create(
+            task=task,
+            index=index,
+            text=text,
+            citations=cites,
+            verdict=verdict,
+            action=action,
+            tiers=tiers,
+            confidence=confidence,
+            reason=f"reason {index}",
+        )
     quality.save_metrics(task)
     return task
 
@@ -56,14 +78,24 @@ def test_the_result_page_lists_every_claim_with_its_verdict_sources_and_what_was
     task = ledger_research(personas)
     client.force_login(personas.student)
     page = client.get(result_url(task), **EN).content.decode()
-    ledger = page[page.index('id="ledger"'):]
+    ledger = page[page.index('id="ledger"') :]
     anchor = f"cite-{task.task_uuid.hex[:12]}"
     assert "Claim ledger" in ledger and "2 claims are not backed by their sources." in ledger
-    assert ledger.index("Learning analytics studies learner data.") < ledger.index("Retrieval grounds answers") < ledger.index("Every student")
+    assert (
+        ledger.index("Learning analytics studies learner data.")
+        < ledger.index("Retrieval grounds answers")
+        < ledger.index("Every student")
+    )
     assert f'href="#{anchor}-1">[1]</a>' in ledger and f'href="#{anchor}-2">[2]</a>' in ledger
     assert "Supported" in ledger and "Unsupported" in ledger and "No citation" in ledger
-    assert "kept as written" in ledger and "marked in the answer" in ledger and "removed from the answer" in ledger
-    assert "Sources: Uedu internal" in ledger and "Sources: scholarly" in ledger and "Confidence 90%" in ledger
+    assert (
+        "kept as written" in ledger
+        and "marked in the answer" in ledger
+        and "removed from the answer" in ledger
+    )
+    assert (
+        "Sources: Uedu internal" in ledger and "Sources: scholarly" in ledger and "Confidence 90%" in ledger
+    )
     # unsupported and dropped claims are set apart; a dropped one is struck through
     assert 'class="claim verdict-unsupported action-marked doubtful"' in ledger
     assert 'class="claim verdict-no_citation action-dropped doubtful"' in ledger
@@ -75,11 +107,17 @@ def test_the_result_page_shows_the_quality_metrics(client, personas):
     task = ledger_research(personas)
     client.force_login(personas.teacher)
     page = client.get(result_url(task), **EN).content.decode()
-    metrics = page[page.index('class="metrics"'):page.index('class="claims"')]
+    metrics = page[page.index('class="metrics"') : page.index('class="claims"')]
     # 2 claims shown (one dropped), 2 of them cite; 2 of 3 claims unsupported or uncited; 1 of 2 citations low-credibility
     assert "Citation coverage" in metrics and "100%" in metrics
-    assert "2 of 2 factual sentences and table cells cite a source (0 cells)" in metrics  # cells count as claims too
-    assert "Removed from the body" in metrics and "Conflicts: engine / writer" in metrics and "Source pollution" in metrics
+    assert (
+        "2 of 2 factual sentences and table cells cite a source (0 cells)" in metrics
+    )  # cells count as claims too
+    assert (
+        "Removed from the body" in metrics
+        and "Conflicts: engine / writer" in metrics
+        and "Source pollution" in metrics
+    )
     assert "Unsupported claims" in metrics and "67%" in metrics
     assert "Conflicts found / shown" in metrics and "2 / 1" in metrics
     assert "Low-credibility sources" in metrics and "50%" in metrics and "1 of 2 cited sources" in metrics
@@ -89,15 +127,24 @@ def test_the_counter_evidence_check_and_hypotheses_are_shown(client, personas):
     task = ledger_research(personas)
     client.force_login(personas.student)
     page = client.get(result_url(task), **EN).content.decode()
-    section = page[page.index('id="counter-evidence"'):]
+    section = page[page.index('id="counter-evidence"') :]
     assert "A 2024 replication found no effect" in section and "Found by 2 targeted searches" in section
     assert 'class="badge hypothesis-refuted">refuted</span> Dashboards improve grades' in section
     assert 'class="badge hypothesis-supported">supported</span> Students read feedback' in section
 
 
 def test_a_counter_search_that_found_nothing_says_so(client, personas):
-    task = stored_research(personas.student, personas.channel, verification={"status": "complete", "counts": {}, "conflicts": [],
-                                                                             "counter_evidence": [], "counter_searches": 1})
+    task = stored_research(
+        personas.student,
+        personas.channel,
+        verification={
+            "status": "complete",
+            "counts": {},
+            "conflicts": [],
+            "counter_evidence": [],
+            "counter_searches": 1,
+        },
+    )
     client.force_login(personas.student)
     page = client.get(result_url(task), **EN).content.decode()
     assert "The counter-search (1 targeted search) found no evidence against the main conclusions." in page
@@ -114,10 +161,15 @@ def test_the_plan_shows_the_agreed_context_and_the_proposed_plan_when_edited(cli
     task = stored_research(personas.student, personas.channel)
     ResearchTask.objects.filter(pk=task.pk).update(
         context_json={"time_range": "2021-2026"},
-        plan_edits_json={"sub_questions": ["What is learning analytics?"], "original": ["Proposed one", "Proposed two"], "by": "s_alice"})
+        plan_edits_json={
+            "sub_questions": ["What is learning analytics?"],
+            "original": ["Proposed one", "Proposed two"],
+            "by": "s_alice",
+        },
+    )
     client.force_login(personas.teacher)
     page = client.get(result_url(task), **EN).content.decode()
-    plan = page[page.index('class="card plan"'):]
+    plan = page[page.index('class="card plan"') :]
     assert "Time range" in plan and "2021-2026" in plan and "Complexity: moderate" in plan
     assert "The plan was edited before the research" in plan and "Proposed two" in plan
 
@@ -162,7 +214,14 @@ def test_a_teacher_member_who_owns_no_channel_reviews_nothing(client, personas):
 
 
 def test_the_navigation_links_the_queue_and_feedback_only_for_reviewers(client, personas):
-    for who, shown in [("teacher", True), ("super_ta", True), ("admin", True), ("other_super_ta", True), ("student", False), ("ta", False)]:
+    for who, shown in [
+        ("teacher", True),
+        ("super_ta", True),
+        ("admin", True),
+        ("other_super_ta", True),
+        ("student", False),
+        ("ta", False),
+    ]:
         client.force_login(getattr(personas, who))
         page = client.get("/").content.decode()
         assert ('href="/deep_research/review"' in page) is shown, who
@@ -194,7 +253,7 @@ def test_the_student_sees_no_note_form_and_cannot_post_one(client, personas):
     task = conflicted_research(personas)
     client.force_login(personas.student)
     page = client.get(result_url(task)).content.decode()
-    assert "/review\"" not in page and 'name="note"' not in page.split('class="feedback')[0]
+    assert '/review"' not in page and 'name="note"' not in page.split('class="feedback')[0]
     assert client.post(f"{result_url(task)}/review", {"note": "I approve my own answer"}).status_code == 403
     task.refresh_from_db()
     assert task.review_note == "" and task.reviewed_at is None
@@ -217,22 +276,36 @@ def test_the_note_is_refused_on_get(client, personas):
 def test_a_super_tas_note_is_shown_beside_the_conflicts_to_the_student_with_name_and_time(client, personas):
     task = conflicted_research(personas)
     client.force_login(personas.super_ta)
-    response = client.post(f"{result_url(task)}/review", {"note": "兩份資料的工作量定義不同，\n請以課綱為準。"})
+    response = client.post(
+        f"{result_url(task)}/review", {"note": "兩份資料的工作量定義不同，\n請以課綱為準。"}
+    )
     assert response.status_code == 302 and response["Location"] == f"{result_url(task)}#review"
     task.refresh_from_db()
-    assert (task.review_note, task.reviewed_by) == ("兩份資料的工作量定義不同，\n請以課綱為準。", personas.super_ta)
-    when = task.reviewed_at.astimezone(__import__("zoneinfo").ZoneInfo("Asia/Taipei")).strftime("%Y-%m-%d %H:%M")
+    assert (task.review_note, task.reviewed_by) == (
+        "兩份資料的工作量定義不同，\n請以課綱為準。",
+        personas.super_ta,
+    )
+    when = task.reviewed_at.astimezone(__import__("zoneinfo").ZoneInfo("Asia/Taipei")).strftime(
+        "%Y-%m-%d %H:%M"
+    )
 
     client.force_login(personas.student)
     for path in (result_url(task), f"/channels/{personas.channel.slug}/"):
         page = client.get(path, **EN).content.decode()
-        note = page[page.index('class="review-note"'):]
-        assert page.index("Unresolved: the sources disagree") < page.index('class="review-note"') < page.index('class="citations"')
+        note = page[page.index('class="review-note"') :]
+        assert (
+            page.index("Unresolved: the sources disagree")
+            < page.index('class="review-note"')
+            < page.index('class="citations"')
+        )
         assert "Reviewer's note" in note and "兩份資料的工作量定義不同，<br>請以課綱為準。" in note
         assert f"sta_a, {when}" in note
 
 
-@pytest.mark.parametrize("note, message", [("   ", "Please write a note."), ("x" * 4001, "The note is too long (at most 4000 characters).")])
+@pytest.mark.parametrize(
+    "note, message",
+    [("   ", "Please write a note."), ("x" * 4001, "The note is too long (at most 4000 characters).")],
+)
 def test_a_bad_note_is_explained_the_text_stays_and_the_stored_note_is_kept(client, personas, note, message):
     task = conflicted_research(personas)
     client.force_login(personas.teacher)
@@ -251,7 +324,11 @@ def test_the_form_is_prefilled_with_the_current_note_for_editing(client, persona
     client.force_login(personas.teacher)
     client.post(f"{result_url(task)}/review", {"note": "first version"})
     page = client.get(result_url(task), **EN).content.decode()
-    assert ">\nfirst version</textarea>" in page and "Update the note" in page and "Last reviewed by t_owner" in page
+    assert (
+        ">\nfirst version</textarea>" in page
+        and "Update the note" in page
+        and "Last reviewed by t_owner" in page
+    )
 
 
 # --------------------------------------------------------------------------- readers' feedback
@@ -274,7 +351,9 @@ def test_every_answer_bubble_offers_feedback_and_a_report_per_citation(client, p
 
 def test_reviewers_see_the_feedback_on_the_result_page_and_others_do_not(client, personas):
     task = stored_research(personas.student, personas.channel)
-    feedback.give_feedback(task=task, user=personas.student, useful=False, reason="wrong_fact", note="年份不對")
+    feedback.give_feedback(
+        task=task, user=personas.student, useful=False, reason="wrong_fact", note="年份不對"
+    )
     feedback.give_feedback(task=task, user=personas.student, reason="source_does_not_say", citation_number=2)
     for who, shown in [("teacher", True), ("super_ta", True), ("admin", True), ("student", False)]:
         client.force_login(getattr(personas, who))
@@ -283,17 +362,21 @@ def test_reviewers_see_the_feedback_on_the_result_page_and_others_do_not(client,
         assert ("年份不對" in page) is shown, who
     client.force_login(personas.teacher)
     page = client.get(result_url(task), **EN).content.decode()
-    section = page[page.index('id="feedback"'):]
+    section = page[page.index('id="feedback"') :]
     assert "Not useful" in section and "Wrong fact" in section and "This source does not say this" in section
     assert f'href="#cite-{task.task_uuid.hex[:12]}-2">citation [2]</a>' in section
 
 
 def test_the_feedback_page_lists_feedback_in_the_reviewers_channels_only(client, personas):
     mine = stored_research(personas.student, personas.channel, question="課程 A 的研究")
-    AnswerFeedback.objects.create(task=mine, user=personas.student, useful=False, reason="too_long", note="太長了")
+    AnswerFeedback.objects.create(
+        task=mine, user=personas.student, useful=False, reason="too_long", note="太長了"
+    )
     from tests.support.factories import make_channel
 
-    elsewhere = stored_research(personas.other_teacher, make_channel(personas.other_teacher, slug="course-c"), question="別的頻道")
+    elsewhere = stored_research(
+        personas.other_teacher, make_channel(personas.other_teacher, slug="course-c"), question="別的頻道"
+    )
     AnswerFeedback.objects.create(task=elsewhere, user=personas.other_teacher, useful=True)
 
     client.force_login(personas.super_ta)
@@ -325,8 +408,14 @@ def test_the_new_pages_hold_no_inline_script_handler_or_style(client, personas):
 
 
 def test_only_the_owner_gets_the_plan_review_controls_in_the_progress_card(client, personas):
-    task = ResearchTask.objects.create(user=personas.student, channel=personas.channel, user_question="q", trigger_mode="forced",
-                                       status=ResearchTask.Status.RUNNING, plan_review_mode="required")
+    task = ResearchTask.objects.create(
+        user=personas.student,
+        channel=personas.channel,
+        user_question="q",
+        trigger_mode="forced",
+        status=ResearchTask.Status.RUNNING,
+        plan_review_mode="required",
+    )
     client.force_login(personas.student)
     card = client.get(f"{result_url(task)}/outcome").content.decode()
     assert 'data-owner="true"' in card and 'data-role="review-form"' in card

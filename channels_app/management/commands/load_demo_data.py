@@ -14,6 +14,7 @@ from django.db import transaction
 from channels_app.demo_accounts import DEMO_USERS, demo_password
 from channels_app.models import Channel, Membership
 
+
 class Command(BaseCommand):
     help = "Create or refresh the demo users, channels and memberships (refuses to run with DEBUG off unless --force)."
 
@@ -22,14 +23,18 @@ class Command(BaseCommand):
 
     def handle(self, *args, force: bool = False, **options):
         if not settings.DEBUG and not force:
-            raise CommandError("Refusing to load demo users with known passwords while DEBUG is off; pass --force.")
+            raise CommandError(
+                "Refusing to load demo users with known passwords while DEBUG is off; pass --force."
+            )
         with transaction.atomic():
             users = self._users()
             self._channels(users)
             for config in apps.get_app_configs():
                 if hasattr(config, "load_demo_data"):
                     config.load_demo_data(self.stdout)
-        self.stdout.write(self.style.SUCCESS(f"Demo data ready: {', '.join(DEMO_USERS)} (password from DEMO_PASSWORD)."))
+        self.stdout.write(
+            self.style.SUCCESS(f"Demo data ready: {', '.join(DEMO_USERS)} (password from DEMO_PASSWORD).")
+        )
 
     def _users(self) -> dict:
         User = get_user_model()
@@ -85,4 +90,6 @@ class Command(BaseCommand):
         for username, role in roles.items():
             Membership.objects.update_or_create(user=users[username], channel=course, defaults={"role": role})
         for username in ("teacher", "student1", "student2"):
-            Membership.objects.update_or_create(user=users[username], channel=off, defaults={"role": roles[username]})
+            Membership.objects.update_or_create(
+                user=users[username], channel=off, defaults={"role": roles[username]}
+            )

@@ -7,11 +7,16 @@ from channels_app.materials import reembed_materials
 
 
 class Command(BaseCommand):
-    help = "Re-embed the chunks of every ready material with the configured backend and index the new dimension."
+    help = (
+        "Re-embed the chunks of every ready material with the configured backend and index the new dimension."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--all", dest="redo_all", action="store_true", help="also re-embed chunks already embedded by the configured model"
+            "--all",
+            dest="redo_all",
+            action="store_true",
+            help="also re-embed chunks already embedded by the configured model",
         )
 
     def handle(self, *args, redo_all: bool = False, **options):
@@ -25,4 +30,6 @@ class Command(BaseCommand):
         if report["indexes_dropped"]:
             self.stdout.write(f"dropped unused HNSW indexes for dimensions {report['indexes_dropped']}")
         if report["failed"]:
-            raise CommandError(f"{len(report['failed'])} materials kept their previous vectors; fix the backend and run again")
+            raise CommandError(
+                f"{len(report['failed'])} materials kept their previous vectors; fix the backend and run again"
+            )

@@ -21,11 +21,25 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--request", dest="request_id", required=True, type=int, help="the approved export request's number")
-        parser.add_argument("--out", required=True, type=Path, help="folder to write into (created if missing; files are never overwritten)")
-        parser.add_argument("--format", default="both", choices=sorted(export.FORMATS), help="csv, jsonl or both (default)")
         parser.add_argument(
-            "--researcher", required=True,
+            "--request",
+            dest="request_id",
+            required=True,
+            type=int,
+            help="the approved export request's number",
+        )
+        parser.add_argument(
+            "--out",
+            required=True,
+            type=Path,
+            help="folder to write into (created if missing; files are never overwritten)",
+        )
+        parser.add_argument(
+            "--format", default="both", choices=sorted(export.FORMATS), help="csv, jsonl or both (default)"
+        )
+        parser.add_argument(
+            "--researcher",
+            required=True,
             help="username of the researcher who filed the request: the audit names them",
         )
 
@@ -41,15 +55,23 @@ class Command(BaseCommand):
             raise CommandError(f"{out / 'manifest.json'} exists; choose an empty folder")
         try:
             result = export.export_study(
-                requester=requester, export_request=export_request, fmt=format, out_dir=out, destination=f"command: {out.resolve()}",
+                requester=requester,
+                export_request=export_request,
+                fmt=format,
+                out_dir=out,
+                destination=f"command: {out.resolve()}",
             )
         except ServiceError as error:
             raise CommandError(f"export refused ({error.code}): {error.message}") from None
         manifest = out / "manifest.json"
-        manifest.write_text(json.dumps(result.manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        manifest.write_text(
+            json.dumps(result.manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+        )
         for name, entry in result.manifest["files"].items():
             self.stdout.write(f"{name}\t{entry['rows']} rows\tsha256 {entry['sha256']}")
-        self.stdout.write(self.style.SUCCESS(
-            f"Exported request #{request_id} ({export_request.study.protocol_number} {export_request.date_from}..{export_request.date_to}) "
-            f"into {out} (audit #{result.audit.pk})."
-        ))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Exported request #{request_id} ({export_request.study.protocol_number} {export_request.date_from}..{export_request.date_to}) "
+                f"into {out} (audit #{result.audit.pk})."
+            )
+        )

@@ -10,6 +10,10 @@ class Command(BaseCommand):
         status = services.cost_status()
         alert = services.send_cost_alert()
         if alert:
-            self.stdout.write(f"alert sent for {alert.day}: ${alert.cost_usd:.4f} > ${alert.threshold_usd:.2f} to {alert.recipients or 'nobody'}")
+            self.stdout.write(
+                f"alert sent for {alert.day}: ${alert.cost_usd:.4f} > ${alert.threshold_usd:.2f} to {alert.recipients or 'nobody'}"
+            )
         else:
-            self.stdout.write(f"no alert: {status.day} committed ${status.committed:.4f}, threshold ${status.alert_threshold:.2f}")
+            self.stdout.write(
+                f"no alert: {status.day} committed ${status.committed:.4f}, threshold ${status.alert_threshold:.2f}"
+            )

@@ -13,7 +13,9 @@ class Command(BaseCommand):
     help = "Give each question left without a Bloom level one more classification attempt."
 
     def add_arguments(self, parser):
-        parser.add_argument("--limit", type=int, default=None, help="at most this many questions (default: all waiting)")
+        parser.add_argument(
+            "--limit", type=int, default=None, help="at most this many questions (default: all waiting)"
+        )
         parser.add_argument("--dry-run", action="store_true", help="only count the questions waiting")
 
     def handle(self, *args, limit: int | None, dry_run: bool, **options):
@@ -24,7 +26,9 @@ class Command(BaseCommand):
             self.stdout.write(f"{waiting} question(s) wait for a Bloom level")
             return
         if not llm_configured():
-            raise CommandError("No language model is configured (OPENAI_BASE_URL / OPENAI_API_KEY); nothing was classified.")
+            raise CommandError(
+                "No language model is configured (OPENAI_BASE_URL / OPENAI_API_KEY); nothing was classified."
+            )
         outcomes = bloom.backfill(limit=limit)
         self.stdout.write(
             f"classified {outcomes['classified']}, failed {outcomes['failed']}, skipped {outcomes['skipped']} "

@@ -17,7 +17,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for GET /models")
-        parser.add_argument("--json", action="store_true", dest="as_json", help="print the status as one JSON object")
+        parser.add_argument(
+            "--json", action="store_true", dest="as_json", help="print the status as one JSON object"
+        )
 
     def handle(self, *args, timeout: float, as_json: bool, **options):
         status = model_endpoint_status(timeout=timeout)

@@ -1,6 +1,6 @@
 """Run one research from the terminal through the same service and Celery path as the web.
 
-    python manage.py deep_research "問題" --channel demo-course --user student1 [--json]
+python manage.py deep_research "問題" --channel demo-course --user student1 [--json]
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import time
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from agent.llm_factory import llm_configured
 from channels_app.models import Channel
 from research.models import ResearchTask
 from research.services import events, lifecycle
-from agent.llm_factory import llm_configured
 from uedu_dr.celery import app as celery_app
 from uedu_dr.errors import ServiceError
 
@@ -26,12 +26,18 @@ class Command(BaseCommand):
         parser.add_argument("question")
         parser.add_argument("--channel", required=True, help="channel slug")
         parser.add_argument("--user", required=True, help="username of a member of the channel")
-        parser.add_argument("--json", action="store_true", help="print one JSON object instead of the live stream")
-        parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for the end (default 900)")
+        parser.add_argument(
+            "--json", action="store_true", help="print one JSON object instead of the live stream"
+        )
+        parser.add_argument(
+            "--timeout", type=float, default=900.0, help="seconds to wait for the end (default 900)"
+        )
 
     def handle(self, *args, question, channel, user, json: bool, timeout: float, **options):
         if not llm_configured():
-            raise CommandError("No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server).")
+            raise CommandError(
+                "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server)."
+            )
         try:
             channel_obj = Channel.objects.get(slug=channel)
         except Channel.DoesNotExist:
@@ -45,7 +51,9 @@ class Command(BaseCommand):
                 "No Celery worker answered. Start one (make run, or: celery -A uedu_dr worker --pool threads) and try again."
             )
         try:
-            task, _ = lifecycle.task_start(user=user_obj, channel=channel_obj, question=question, trigger_mode="forced")
+            task, _ = lifecycle.task_start(
+                user=user_obj, channel=channel_obj, question=question, trigger_mode="forced"
+            )
         except ServiceError as exc:
             raise CommandError(exc.message) from None
         seen = self._follow(task, timeout, live=not json)
@@ -69,7 +77,9 @@ class Command(BaseCommand):
                 if event.type in events.TERMINAL_TYPES:
                     return types
             time.sleep(0.3)
-        raise CommandError(f"Gave up waiting after {timeout:.0f} s; the research {task.task_uuid} may still be running.")
+        raise CommandError(
+            f"Gave up waiting after {timeout:.0f} s; the research {task.task_uuid} may still be running."
+        )
 
     def _report(self, task: ResearchTask) -> None:
         self.stdout.write("\n" + "=" * 72)

@@ -6,9 +6,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from agent.llm_factory import llm_configured
 from research.models import ResearchTask
 from research.services import replay
-from agent.llm_factory import llm_configured
 from uedu_dr.errors import ServiceError
 
 
@@ -19,7 +19,11 @@ class Command(BaseCommand):
         parser.add_argument("task_uuid")
         parser.add_argument("--model", help="use this model for every role instead of the configured ones")
         parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
-        parser.add_argument("--by", required=True, help="username of the platform admin running the replay: it is theirs, never the student's")
+        parser.add_argument(
+            "--by",
+            required=True,
+            help="username of the platform admin running the replay: it is theirs, never the student's",
+        )
 
     def handle(self, *args, task_uuid, model, json: bool, by: str, **options):
         from django.contrib.auth import get_user_model
@@ -28,7 +32,9 @@ class Command(BaseCommand):
         if run_by is None:
             raise CommandError(f"No active platform admin {by!r}.")
         if not llm_configured():
-            raise CommandError("No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server).")
+            raise CommandError(
+                "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server)."
+            )
         try:
             original = ResearchTask.objects.get(task_uuid=task_uuid)
         except (ResearchTask.DoesNotExist, ValueError):
@@ -42,7 +48,13 @@ class Command(BaseCommand):
             self.stdout.write(_dumps(report))
             return
         self.stdout.write(f"replay {report['replay']} of {report['original']}: {report['replay_status']}")
-        for key in ("plan_structure_match", "cited_sources_match", "cited_sources_jaccard", "answer_sections_match", "reproduced"):
+        for key in (
+            "plan_structure_match",
+            "cited_sources_match",
+            "cited_sources_jaccard",
+            "answer_sections_match",
+            "reproduced",
+        ):
             self.stdout.write(f"  {key:<24} {report[key]}")
         self.stdout.write("  metric                   original → replay")
         for name, row in report["metrics"].items():

@@ -16,4 +16,6 @@ class Command(BaseCommand):
         with open(out, "w", encoding="utf-8") as handle:
             for item in items:
                 handle.write(json.dumps(item, ensure_ascii=False) + "\n")
-        self.stdout.write(f"{len(items)} failure cases written to {out} (run them: manage.py deep_research_eval {out})")
+        self.stdout.write(
+            f"{len(items)} failure cases written to {out} (run them: manage.py deep_research_eval {out})"
+        )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from research.services.catalogue_import import CatalogueError, find_advisor, import_openalex_author
 from agent.connectors.http import ExternalServiceError
+from research.services.catalogue_import import CatalogueError, find_advisor, import_openalex_author
 
 
 class Command(BaseCommand):
@@ -13,7 +13,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("advisor", help="the advisor's id or slug in the Uedu catalogue")
-        parser.add_argument("author_id", help="OpenAlex author id, e.g. A5023888391 or https://openalex.org/A5023888391")
+        parser.add_argument(
+            "author_id", help="OpenAlex author id, e.g. A5023888391 or https://openalex.org/A5023888391"
+        )
 
     def handle(self, *args, advisor: str, author_id: str, **options):
         try:

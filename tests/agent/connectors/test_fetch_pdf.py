@@ -29,11 +29,18 @@ def test_fetch_url_reads_a_pdf_page_by_page_each_page_citable(site, loopback_all
     fetched = call("fetch_url", url=f"{site.url}/papers/spacing.pdf")
 
     assert fetched.ok, fetched.error
-    assert [s.locator for s in fetched.sources] == ["spacing.pdf p. 1", "spacing.pdf p. 2", "spacing.pdf p. 3"]
+    assert [s.locator for s in fetched.sources] == [
+        "spacing.pdf p. 1",
+        "spacing.pdf p. 2",
+        "spacing.pdf p. 3",
+    ]
     assert [s.url for s in fetched.sources] == [f"{site.url}/papers/spacing.pdf#page={n}" for n in (1, 2, 3)]
     assert "remembered 30 percent more" in fetched.sources[1].text
     assert "remembered" not in fetched.sources[0].text
-    assert all(s.tier == "web" and s.source_tool == "fetch_url" and s.meta["content_type"] == "application/pdf" for s in fetched.sources)
+    assert all(
+        s.tier == "web" and s.source_tool == "fetch_url" and s.meta["content_type"] == "application/pdf"
+        for s in fetched.sources
+    )
     assert fetched.data["pages"] == 3 and fetched.data["pages_read"] == [1, 3]
 
 
@@ -42,13 +49,17 @@ def test_a_pdf_sent_as_a_generic_binary_is_read_when_it_is_one(site, loopback_al
     site.route("/dl/report.bin", pdf_reply(pdf_bytes(PAGES), "application/octet-stream"))
     site.route("/dl/fake.pdf", pdf_reply(b"<html>not a pdf</html>" * 10))
 
-    assert [s.locator for s in call("fetch_url", url=f"{site.url}/dl/report.pdf").sources][0] == "report.pdf p. 1"
+    assert [s.locator for s in call("fetch_url", url=f"{site.url}/dl/report.pdf").sources][
+        0
+    ] == "report.pdf p. 1"
     assert "does not read" in call("fetch_url", url=f"{site.url}/dl/report.bin").error
     assert "is not a PDF document" in call("fetch_url", url=f"{site.url}/dl/fake.pdf").error
 
 
 def test_a_long_pdf_is_read_in_windows_of_pages(site, loopback_allowed):
-    site.route("/long.pdf", pdf_reply(pdf_bytes([f"Page number {n} of the long report." for n in range(1, 13)])))
+    site.route(
+        "/long.pdf", pdf_reply(pdf_bytes([f"Page number {n} of the long report." for n in range(1, 13)]))
+    )
 
     first = call("fetch_url", url=f"{site.url}/long.pdf")
     later = call("fetch_url", url=f"{site.url}/long.pdf", first_page=9)
@@ -56,17 +67,27 @@ def test_a_long_pdf_is_read_in_windows_of_pages(site, loopback_allowed):
     assert [s.meta["page"] for s in first.sources] == list(range(1, 9)) and first.data["pages"] == 12
     assert [s.meta["page"] for s in later.sources] == [9, 10, 11, 12]
     assert "Page number 11" in later.sources[2].text
-    assert call("fetch_url", url=f"{site.url}/long.pdf", first_page=13).error.endswith("has 12 pages; page 13 is past the end")
+    assert call("fetch_url", url=f"{site.url}/long.pdf", first_page=13).error.endswith(
+        "has 12 pages; page 13 is past the end"
+    )
 
 
 def test_a_pdf_over_the_size_limit_is_refused_declared_or_not(site, loopback_allowed, settings):
     data = pdf_bytes(PAGES * 4)
     settings.UEDU_FETCH_MAX_BYTES = len(data) - 100
     site.route("/big.pdf", pdf_reply(data))
-    site.route("/streamed.pdf", Reply(headers={"Content-Type": "application/pdf"}, chunks=iter([data[:1000], data[1000:]])))
+    site.route(
+        "/streamed.pdf",
+        Reply(headers={"Content-Type": "application/pdf"}, chunks=iter([data[:1000], data[1000:]])),
+    )
 
-    assert call("fetch_url", url=f"{site.url}/big.pdf").error.endswith(f"above the {len(data) - 100:,}-byte limit")
-    assert call("fetch_url", url=f"{site.url}/streamed.pdf").error == f"the PDF is larger than the {len(data) - 100:,}-byte limit"
+    assert call("fetch_url", url=f"{site.url}/big.pdf").error.endswith(
+        f"above the {len(data) - 100:,}-byte limit"
+    )
+    assert (
+        call("fetch_url", url=f"{site.url}/streamed.pdf").error
+        == f"the PDF is larger than the {len(data) - 100:,}-byte limit"
+    )
 
 
 def test_a_pdf_whose_text_passes_the_limit_is_cut_and_marked(site, loopback_allowed, settings):
@@ -94,15 +115,32 @@ def test_a_research_cites_the_pdf_page_it_used(site, loopback_allowed, llm):
         return {"tool_calls": [{"name": "fetch_url", "arguments": {"url": url}}]}
 
     def write(body):  # the writer cites the page that says "30 percent" (source 2)
-        return {"content": json.dumps({"answer": "## Answer\n\n- Spaced review improved recall by 30 percent [2].",
-                                       "citations": [{"id": 2}], "conflicts": [], "counter_evidence": []})}
+        return {
+            "content": json.dumps(
+                {
+                    "answer": "## Answer\n\n- Spaced review improved recall by 30 percent [2].",
+                    "citations": [{"id": 2}],
+                    "conflicts": [],
+                    "counter_evidence": [],
+                }
+            )
+        }
 
     llm.on("action", act)
     llm.on("synthesizer", write)
-    config = LLMConfig(models={"default": "gpt-5.4-mini"}, base_url=llm.url, api_key="test", timeout=5, max_retries=0)
-    result = run_research(ResearchInput(question=f"What does {url} find about spaced repetition?", channel_name="Demo", language="en"),
-                          llm=LLMClient(config, UsageMeter()), tools=REGISTRY.bind(WEB_CTX), sink=NullSink(),
-                          is_cancelled=lambda: False, limits=Limits())
+    config = LLMConfig(
+        models={"default": "gpt-5.4-mini"}, base_url=llm.url, api_key="test", timeout=5, max_retries=0
+    )
+    result = run_research(
+        ResearchInput(
+            question=f"What does {url} find about spaced repetition?", channel_name="Demo", language="en"
+        ),
+        llm=LLMClient(config, UsageMeter()),
+        tools=REGISTRY.bind(WEB_CTX),
+        sink=NullSink(),
+        is_cancelled=lambda: False,
+        limits=Limits(),
+    )
 
     assert result.status == "completed", result.error
     assert [(c.locator, c.url) for c in result.citations] == [("spacing.pdf p. 2", f"{url}#page=2")]

@@ -39,7 +39,10 @@ def test_fiscal_quarter_figures_come_with_the_filing_they_were_reported_in(edgar
     assert revenue.tier == "structured" and revenue.source_tool == "get_financials"
     assert revenue.url == f"{ARCHIVE}/000123456724000020/0001234567-24-000020-index.htm"
     assert revenue.locator == "accession 0001234567-24-000020 · us-gaap:Revenues"
-    assert "USD 30,040,000,000" in revenue.snippet and "Form 10-Q, accession 0001234567-24-000020, filed 2024-08-28" in revenue.snippet
+    assert (
+        "USD 30,040,000,000" in revenue.snippet
+        and "Form 10-Q, accession 0001234567-24-000020, filed 2024-08-28" in revenue.snippet
+    )
 
 
 def test_margins_are_computed_from_the_quarters_figures_and_cite_the_filing(edgar):
@@ -74,7 +77,9 @@ def test_a_calendar_quarter_uses_secs_calendar_frames(edgar):
 def test_latest_is_the_most_recently_filed_quarter(edgar):
     result = call("get_financials", ticker="ACME", quarter="latest")
     assert result.data["period"] == "fiscal 2026 Q1"
-    assert result.data["figures"]["revenue"]["value"] == 44_062e6  # not the comparative 26,044M in the same 10-Q
+    assert (
+        result.data["figures"]["revenue"]["value"] == 44_062e6
+    )  # not the comparative 26,044M in the same 10-Q
 
 
 def test_an_unknown_ticker_is_a_clear_error(edgar):
@@ -92,7 +97,10 @@ def test_a_quarter_without_filings_names_the_latest_available(edgar):
 
 def test_a_company_without_xbrl_facts_is_a_clear_error(edgar):
     result = call("get_financials", ticker=fake_edgar.NO_XBRL_TICKER, quarter="2025Q2")
-    assert result.error == f"{fake_edgar.NO_XBRL_TICKER} files no XBRL financial data with SEC (no company facts for CIK {fake_edgar.NO_XBRL_CIK})"
+    assert (
+        result.error
+        == f"{fake_edgar.NO_XBRL_TICKER} files no XBRL financial data with SEC (no company facts for CIK {fake_edgar.NO_XBRL_CIK})"
+    )
 
 
 @pytest.mark.parametrize("quarter", ["2025Q5", "Q2", "second quarter", "2025-06-30", ""])

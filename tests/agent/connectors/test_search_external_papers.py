@@ -11,8 +11,17 @@ ABSTRACT = "Learning analytics dashboards help teachers see how students learn a
 
 def _seed(openalex):
     openalex.works = [
-        work("W1", "Learning analytics dashboards in Taiwanese classrooms", year=2021, countries=["tw"], doi="10.1000/TW.2021",
-             authors=["Lee Chen", "Wang Hua", "Lin Mei", "Chang Wei"], abstract=ABSTRACT, cited_by=42, venue="Computers & Education"),
+        work(
+            "W1",
+            "Learning analytics dashboards in Taiwanese classrooms",
+            year=2021,
+            countries=["tw"],
+            doi="10.1000/TW.2021",
+            authors=["Lee Chen", "Wang Hua", "Lin Mei", "Chang Wei"],
+            abstract=ABSTRACT,
+            cited_by=42,
+            venue="Computers & Education",
+        ),
         work("W2", "Learning analytics for Japanese universities", year=2019, countries=["jp"]),
         work("W3", "Learning analytics at scale in the United States", year=2021, countries=["us"]),
         work("W4", "Learning analytics and Korean high schools", year=2023, countries=["kr"]),
@@ -28,7 +37,10 @@ def test_it_filters_by_east_asian_institutions_and_year_range(openalex):
     assert [s.title for s in result.sources] == ["Learning analytics dashboards in Taiwanese classrooms"]
     sent = openalex.requests_to("/works")[0].query
     assert sent["search"] == "learning analytics"
-    assert sent["filter"] == "institutions.country_code:tw|sg|jp|kr|cn,from_publication_date:2020-01-01,to_publication_date:2022-12-31"
+    assert (
+        sent["filter"]
+        == "institutions.country_code:tw|sg|jp|kr|cn,from_publication_date:2020-01-01,to_publication_date:2022-12-31"
+    )
 
 
 def test_the_caller_may_narrow_the_countries_but_not_widen_them(openalex):
@@ -55,7 +67,9 @@ def test_results_carry_what_a_citation_needs_and_are_marked_external(openalex):
     assert source.meta["external"] is True
     assert source.meta["authors"] == ["Lee Chen", "Wang Hua", "Lin Mei", "Chang Wei"]
     assert source.meta["year"] == 2021 and source.meta["cited_by_count"] == 42
-    assert source.snippet.startswith("External publication indexed by OpenAlex (not a Uedu record). Lee Chen, Wang Hua, Lin Mei et al. (2021).")
+    assert source.snippet.startswith(
+        "External publication indexed by OpenAlex (not a Uedu record). Lee Chen, Wang Hua, Lin Mei et al. (2021)."
+    )
     assert len(source.snippet) <= 300
     # Nothing calls an outside author an advisor or the paper Uedu's.
     assert "advisor" not in (source.title + source.snippet + source.text).lower()
@@ -108,7 +122,9 @@ def test_a_slow_server_times_out_into_an_error(openalex, settings):
 
 
 def test_a_body_that_is_not_json_is_an_error_not_a_crash(openalex):
-    openalex.route("/works", Reply(body="<html>maintenance</html>", headers={"Content-Type": "application/json"}))
+    openalex.route(
+        "/works", Reply(body="<html>maintenance</html>", headers={"Content-Type": "application/json"})
+    )
     result = call("search_external_papers", query="dashboards")
     assert result.error == "OpenAlex sent a response that is not valid JSON"
 

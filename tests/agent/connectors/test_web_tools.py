@@ -32,8 +32,16 @@ def ctx(**rules) -> ToolContext:
 # --------------------------------------------------------------------------- web_search
 def test_web_search_returns_web_tier_sources_with_links_and_snippets(searxng):
     searxng.results = [
-        result("Spaced repetition - Wikipedia", "https://en.wikipedia.org/wiki/Spaced_repetition", "Spaced repetition is an evidence-based learning technique."),
-        result("Spacing effect study", "https://journal.example/spacing", "A study of the spacing effect in classrooms."),
+        result(
+            "Spaced repetition - Wikipedia",
+            "https://en.wikipedia.org/wiki/Spaced_repetition",
+            "Spaced repetition is an evidence-based learning technique.",
+        ),
+        result(
+            "Spacing effect study",
+            "https://journal.example/spacing",
+            "A study of the spacing effect in classrooms.",
+        ),
     ]
 
     found = call("web_search", query="spaced repetition")
@@ -52,16 +60,23 @@ def test_web_search_honours_the_channels_domain_rules(searxng):
         result("B", "https://www.ntnu.edu.tw/b", "learning"),
         result("C", "https://news.example/c", "learning"),
     ]
-    assert [s.url for s in call("web_search", ctx(denied_domains=("spam.example",)), query="learning").sources] == [
+    assert [
+        s.url for s in call("web_search", ctx(denied_domains=("spam.example",)), query="learning").sources
+    ] == [
         "https://www.ntnu.edu.tw/b",
         "https://news.example/c",
     ]
-    assert [s.url for s in call("web_search", ctx(allowed_domains=("edu.tw",)), query="learning").sources] == ["https://www.ntnu.edu.tw/b"]
+    assert [
+        s.url for s in call("web_search", ctx(allowed_domains=("edu.tw",)), query="learning").sources
+    ] == ["https://www.ntnu.edu.tw/b"]
 
 
 def test_web_search_without_a_configured_provider_says_so(settings):
     settings.SEARXNG_URL = ""
-    assert call("web_search", query="x").error == "web search is not configured on this server (SEARXNG_URL is empty)"
+    assert (
+        call("web_search", query="x").error
+        == "web search is not configured on this server (SEARXNG_URL is empty)"
+    )
 
 
 def test_web_search_reports_a_searxng_that_refuses_json(searxng):
@@ -128,7 +143,10 @@ def test_fetch_url_stops_after_a_bounded_number_of_redirects(site, loopback_allo
 
 def test_a_body_over_the_size_limit_is_cut_and_marked(site, loopback_allowed, settings):
     settings.UEDU_FETCH_MAX_BYTES = 10_000
-    site.route("/endless", Reply(headers={"Content-Type": "text/plain"}, chunks=(b"x" * 99 + b"\n" for _ in range(1000))))
+    site.route(
+        "/endless",
+        Reply(headers={"Content-Type": "text/plain"}, chunks=(b"x" * 99 + b"\n" for _ in range(1000))),
+    )
 
     fetched = call("fetch_url", url=f"{site.url}/endless")
 
@@ -141,7 +159,10 @@ def test_a_body_over_the_size_limit_is_cut_and_marked(site, loopback_allowed, se
 def test_a_declared_length_over_the_limit_is_refused_unread(site, loopback_allowed, settings):
     settings.UEDU_FETCH_MAX_BYTES = 1_000
     site.route("/big", Reply(headers={"Content-Type": "text/plain"}, body=b"y" * 5_000))
-    assert call("fetch_url", url=f"{site.url}/big").error == "the page is 5,000 bytes, above the 1,000-byte limit"
+    assert (
+        call("fetch_url", url=f"{site.url}/big").error
+        == "the page is 5,000 bytes, above the 1,000-byte limit"
+    )
 
 
 def test_a_slow_body_hits_the_time_limit(site, loopback_allowed, settings):
@@ -161,7 +182,9 @@ def test_a_slow_body_hits_the_time_limit(site, loopback_allowed, settings):
 
 def test_a_content_type_that_is_not_text_is_refused(site, loopback_allowed):
     site.route("/logo.png", Reply(headers={"Content-Type": "image/png"}, body=b"\x89PNG"))
-    assert "sent image/png, which fetch_url does not read" in call("fetch_url", url=f"{site.url}/logo.png").error
+    assert (
+        "sent image/png, which fetch_url does not read" in call("fetch_url", url=f"{site.url}/logo.png").error
+    )
 
 
 def test_an_error_status_is_reported(site, loopback_allowed):
@@ -221,25 +244,42 @@ def test_a_redirect_to_a_private_address_is_refused(site, loopback_allowed):
 
 def test_a_redirect_to_another_scheme_is_refused(site, loopback_allowed):
     site.route("/go", Reply.redirect("file:///etc/passwd"))
-    assert call("fetch_url", url=f"{site.url}/go").error.startswith("only http and https URLs are fetched, not file")
+    assert call("fetch_url", url=f"{site.url}/go").error.startswith(
+        "only http and https URLs are fetched, not file"
+    )
 
 
-@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://ftp.example.org/file.txt", "gopher://example.org/", "javascript:alert(1)"])
+@pytest.mark.parametrize(
+    "url",
+    ["file:///etc/passwd", "ftp://ftp.example.org/file.txt", "gopher://example.org/", "javascript:alert(1)"],
+)
 def test_non_http_schemes_are_refused(url):
     assert call("fetch_url", url=url).error.startswith("only http and https URLs are fetched")
 
 
 def test_urls_with_credentials_are_refused():
-    assert call("fetch_url", url="http://user:secret@example.org/").error == "URLs with credentials are not fetched"
+    assert (
+        call("fetch_url", url="http://user:secret@example.org/").error
+        == "URLs with credentials are not fetched"
+    )
 
 
 def test_the_channels_domain_rules_apply_to_fetch_url(site, loopback_allowed):
     site.route("/go", Reply.redirect("https://tracker.spam.example/x"))
     denied = ctx(denied_domains=("spam.example",))
-    assert call("fetch_url", denied, url="https://spam.example/").error == "spam.example is not allowed by this channel's web domain rules"
-    assert call("fetch_url", denied, url=f"{site.url}/go").error == "tracker.spam.example is not allowed by this channel's web domain rules"
+    assert (
+        call("fetch_url", denied, url="https://spam.example/").error
+        == "spam.example is not allowed by this channel's web domain rules"
+    )
+    assert (
+        call("fetch_url", denied, url=f"{site.url}/go").error
+        == "tracker.spam.example is not allowed by this channel's web domain rules"
+    )
     only_edu = ctx(allowed_domains=("edu.tw",))
-    assert "not allowed by this channel's web domain rules" in call("fetch_url", only_edu, url="https://example.org/").error
+    assert (
+        "not allowed by this channel's web domain rules"
+        in call("fetch_url", only_edu, url="https://example.org/").error
+    )
 
 
 @pytest.mark.parametrize(
