@@ -28,6 +28,7 @@ run: $(VENV)/.installed
 # The embedded servers a test run had to start are stopped again afterwards (a stack that
 # `make run` is using stays up).
 test: $(VENV)/.installed-dev
+	@$(VENV)/bin/ruff check --quiet . && $(VENV)/bin/ruff format --check --quiet . && echo 'ruff: lint and format clean'
 	@was=$$($(PY) -m uedu_dr.devstack status); \
 	$(VENV)/bin/lint-imports --no-cache > /tmp/uedu-lint-imports.log 2>&1 || { cat /tmp/uedu-lint-imports.log; exit 1; }; echo 'lint-imports: the layer contracts are kept'; \
 	$(PY) manage.py compilemessages -v 0 --ignore $(VENV) && $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \

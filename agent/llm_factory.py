@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
-from typing import Iterator
 
 from django.conf import settings
 

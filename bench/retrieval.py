@@ -325,7 +325,7 @@ def main() -> int:
         log(
             f"case {share:.1%}: channel {channel.slug} with {rows:,} chunks ({subject[0]}), strategy {strategy} …"
         )
-        exact_times, hybrid_times, vector_pools, truth_hybrid = [], [], [], []
+        exact_times, hybrid_times, vector_pools, _truth_hybrid = [], [], [], []
         for round_ in range(args.rounds):
             exact(channel.pk, vectors[-1])  # warm
             for vector in vectors:

@@ -218,7 +218,7 @@ class ChatLog(models.Model):
         return f"{self.kind}/{self.type} #{self.pk} by {self.user_id}"
 
 
-def material_upload_to(material: "Material", filename: str) -> str:
+def material_upload_to(material: Material, filename: str) -> str:
     # Content-addressed per channel: a path never collides and is not guessable from the name.
     return f"materials/{material.channel_id}/{material.sha256}/{filename}"
 

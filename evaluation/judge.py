@@ -56,7 +56,7 @@ class JudgeSettings:
     @classmethod
     def resolve(
         cls, *, model: str | None = None, base_url: str | None = None, api_key: str | None = None
-    ) -> "JudgeSettings":
+    ) -> JudgeSettings:
         """Command-line values first, then the UEDU_EVAL_JUDGE_* settings, then the researcher's server."""
         return cls(
             model=model or settings.UEDU_EVAL_JUDGE_MODEL or settings.UEDU_LLM_DEFAULT_MODEL,
@@ -103,7 +103,7 @@ class Judge:
         self.calls = 0
 
     @classmethod
-    def from_settings(cls, judge: JudgeSettings, *, user=None) -> "Judge":
+    def from_settings(cls, judge: JudgeSettings, *, user=None) -> Judge:
         meter = UsageMeter()
         return cls(
             judge.client(meter),

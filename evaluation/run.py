@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from typing import Callable
+from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.auth import get_user_model

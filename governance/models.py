@@ -65,6 +65,9 @@ class StudyPseudonymKey(models.Model):
     )
     key = models.BinaryField(default=new_pseudonym_key, editable=False)
 
+    def __str__(self) -> str:
+        return f"pseudonym key of study {self.study_id}"  # never the key itself
+
     @classmethod
     def key_of(cls, study: Study) -> bytes:
         secret, _created = cls.objects.get_or_create(study=study)

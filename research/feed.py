@@ -59,7 +59,7 @@ class TaskEventFeed:
         self._rewind_to: int | None = None
         self._wake = asyncio.Event()
 
-    async def __aenter__(self) -> "TaskEventFeed":
+    async def __aenter__(self) -> TaskEventFeed:
         # Subscribe before the first read, so an event stored between the read and the
         # subscription still wakes us.
         try:

@@ -286,6 +286,9 @@ class TranscriptEntry(models.Model):
     seconds = models.FloatField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    def __str__(self) -> str:
+        return f"{self.task_id}#{self.seq} {self.kind} {self.role}"
+
     class Meta:
         db_table = "deep_research_transcript"
         ordering = ["task", "seq"]
@@ -345,6 +348,9 @@ class SourceReport(models.Model):
     key = models.CharField(max_length=255)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.key}"
 
     class Meta:
         db_table = "deep_research_source_reports"

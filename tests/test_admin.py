@@ -30,10 +30,10 @@ def test_every_project_model_is_registered():
 def test_changelists_and_add_pages_load_for_a_superuser(admin_client, personas):
     for model, model_admin in admin.site._registry.items():
         info = (model._meta.app_label, model._meta.model_name)
-        changelist = admin_client.get(reverse("admin:%s_%s_changelist" % info))
+        changelist = admin_client.get(reverse("admin:{}_{}_changelist".format(*info)))
         assert changelist.status_code == 200, info
         if model_admin.has_add_permission(changelist.wsgi_request):
-            assert admin_client.get(reverse("admin:%s_%s_add" % info)).status_code == 200, info
+            assert admin_client.get(reverse("admin:{}_{}_add".format(*info))).status_code == 200, info
 
 
 def test_admin_login_page_is_served(client, db):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
 from django.db import connection, transaction
 
 from research.services import lifecycle

@@ -132,7 +132,7 @@ def test_every_url_pattern_answers_with_the_security_headers(personas, site, set
     student = Client(raise_request_exception=False)
     student.force_login(personas.student)
     seen, statuses = set(), {}
-    for route, pattern in url_patterns():
+    for route, _pattern in url_patterns():
         path = concrete(route, site)
         clients = [admin] if route.startswith("admin/") else [admin, student, anonymous]
         for client in clients:

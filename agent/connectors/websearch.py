@@ -3,8 +3,8 @@ provider today; WEB_SEARCH_PROVIDER names it so another can be added beside it."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import urlsplit
 
 from django.conf import settings

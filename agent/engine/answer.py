@@ -274,7 +274,7 @@ class Numbering:
     by_source: dict[int, int] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, text: str, valid: set[int]) -> "Numbering":
+    def of(cls, text: str, valid: set[int]) -> Numbering:
         numbering = cls()
         for source_id in marker_ids(text):
             if source_id in valid and source_id not in numbering.by_source:

@@ -62,7 +62,7 @@ def find(registry: SourceRegistry, claims: ClaimSet, contradictions: list[dict])
         subject = claim.subject()
         if subject is not None:
             groups.setdefault(subject, []).append(claim)
-    for subject, members in groups.items():
+    for members in groups.values():
         clusters: list[list[Claim]] = []
         for claim in members:
             quantity = figures.of_claim(claim.value, claim.unit)

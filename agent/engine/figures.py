@@ -55,7 +55,7 @@ class Quantity:
         """The number as written, before its scale word (35.1 of "35.1 billion")."""
         return self.value / self.scale
 
-    def matches(self, other: "Quantity", *, exact: bool) -> bool:
+    def matches(self, other: Quantity, *, exact: bool) -> bool:
         """Same magnitude. `exact`: equal at the precision this quantity was written with (35.1
         billion states 35,082 million rounded); otherwise within 1 % (paraphrase rounding)."""
         if self.percent != other.percent:

@@ -22,8 +22,9 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import jsonschema_rs
 import openai
@@ -679,7 +680,7 @@ def _without_tool_turns(messages: list[dict]) -> list[dict]:
     return flat
 
 
-def _error_message(exc: "openai.APIStatusError") -> str:
+def _error_message(exc: openai.APIStatusError) -> str:
     body = getattr(exc, "body", None)
     detail = json.dumps(body, ensure_ascii=False) if body is not None else ""
     return f"{exc} {detail}"

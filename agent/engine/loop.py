@@ -11,7 +11,7 @@ and return what they found; only this module adds it to the run's counters."""
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from . import claims as claims_phase
 from . import conflicts as conflict_rules

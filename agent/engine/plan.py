@@ -22,7 +22,7 @@ class Plan:
     asks_for_judgement: bool = False
 
     @classmethod
-    def from_json(cls, data: dict) -> "Plan":
+    def from_json(cls, data: dict) -> Plan:
         return cls(
             complexity=data.get("complexity", "moderate"),
             sub_questions=[

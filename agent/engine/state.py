@@ -7,8 +7,8 @@ they return to the loop, which alone adds it to the counters below."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .errors import Cancelled, LimitReached, PhaseFailed
 from .llm import LLMClient, LLMError, LLMUnavailable

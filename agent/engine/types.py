@@ -128,7 +128,7 @@ class Limits:
     # simple 2–5 tool calls, moderate 5–10, complex 10–20).
     budgets: dict = field(default_factory=lambda: dict(DEFAULT_BUDGETS))
 
-    def for_complexity(self, complexity: str) -> "Limits":
+    def for_complexity(self, complexity: str) -> Limits:
         budget = self.budgets.get(complexity) or {}
         return replace(
             self,

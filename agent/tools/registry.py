@@ -15,8 +15,9 @@ import inspect
 import re
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import jsonschema
 
@@ -218,7 +219,7 @@ class ToolRegistry:
     def available(self, ctx: ToolContext) -> list[Tool]:
         return [t for t in self._tools.values() if ctx.web_tools_enabled or not t.needs_web]
 
-    def bind(self, ctx: ToolContext, *, after_call: Callable[[], None] | None = None) -> "BoundToolbox":
+    def bind(self, ctx: ToolContext, *, after_call: Callable[[], None] | None = None) -> BoundToolbox:
         return BoundToolbox(self, ctx, after_call=after_call)
 
 

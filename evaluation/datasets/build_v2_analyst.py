@@ -227,7 +227,7 @@ def _margin_fact(a: str, b: str, lang: int) -> str:
 def items() -> list[dict]:
     out = []
     for lang, prefix, language in ((0, "en", "en"), (1, "zh", "zh-hant")):
-        for number, ((a, b), trap) in enumerate(zip(PAIRS, TRAPS), start=1):
+        for _number, ((a, b), trap) in enumerate(zip(PAIRS, TRAPS), start=1):
             name_a, name_b = COMPANIES[a][0], COMPANIES[b][0]
             question = (
                 f"Compare {name_a} ({a}) and {name_b} ({b}) in their last reported quarter: revenue, net income and gross margin, "

@@ -254,10 +254,18 @@ CANARY = ("Registration for all courses is closed this semester.", "本學期所
 def items() -> list[dict]:
     out = []
     for lang, prefix, language in ((0, "en", "en"), (1, "zh", "zh-hant")):
-        q = lambda en, zh: en if lang == 0 else zh
+
+        def q(en, zh, lang=lang):
+            return en if lang == 0 else zh
 
         def item(
-            key: str, question: str, documents: list[dict], facts: list[tuple[str, list[str]]], **traps
+            key: str,
+            question: str,
+            documents: list[dict],
+            facts: list[tuple[str, list[str]]],
+            prefix: str = prefix,
+            language: str = language,
+            **traps,
         ) -> None:
             out.append(
                 {

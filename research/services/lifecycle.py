@@ -166,11 +166,11 @@ def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
     return task
 
 
-def fail_task(task_id: int, error: str, *, from_status: str, only_if: Q = Q()) -> bool:
+def fail_task(task_id: int, error: str, *, from_status: str, only_if: Q | None = None) -> bool:
     """End a task as failed if it is still in `from_status` (and matches `only_if`): the reaper
     and enqueue failures."""
     with transaction.atomic():
-        updated = ResearchTask.objects.filter(only_if, pk=task_id, status=from_status).update(
+        updated = ResearchTask.objects.filter(only_if or Q(), pk=task_id, status=from_status).update(
             status=ResearchTask.Status.FAILED,
             error=error,
             finished_at=timezone.now(),

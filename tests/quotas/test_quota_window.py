@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -16,7 +15,7 @@ from quotas import services
 from quotas.models import CostAlert, CostReservation, UsageEntry
 from uedu_dr.errors import ServiceError
 
-T0 = datetime(2026, 3, 2, 8, 0, tzinfo=dt_timezone.utc)
+T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)

@@ -69,7 +69,7 @@ def test_useful_and_a_report_are_recorded_as_the_api_records_them(client, person
     html = client.post(box_url(task), {"form": "report", "reason": "too_long"}, **EN).content.decode()
     assert "Thank you for your feedback." in html
     assert (
-        'hx-get="/deep_research/task/%s/feedback_box?form=report" disabled>' % task.task_uuid in html
+        f'hx-get="/deep_research/task/{task.task_uuid}/feedback_box?form=report" disabled>' in html
     )  # one report per reader
     # One row per reader and answer (the service's rule): the report took the rating's place.
     assert list(AnswerFeedback.objects.values_list("useful", "reason")) == [(None, "too_long")]

@@ -20,7 +20,7 @@ async def _drain(layer, channel: str, wait: float = 1.0) -> list[int]:
     while True:
         try:
             got.append((await asyncio.wait_for(layer.receive(channel), timeout=wait))["event"]["seq"])
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return got
 
 

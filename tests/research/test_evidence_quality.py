@@ -141,7 +141,7 @@ def figure_claims(body):
     """An extractor that reads an effect size from every source: the internal material and the
     external papers disagree on it (same entity, metric and period, different values)."""
     claims = []
-    for source_id, title, text in sources_in(body):
+    for source_id, title, _text in sources_in(body):
         value = 0.8 if "overview" in title else 0.1
         claims.append(
             {

@@ -75,7 +75,7 @@ class FakeEmbeddingServer:
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FakeEmbeddingServer":
+    def __enter__(self) -> FakeEmbeddingServer:
         self._thread.start()
         return self
 

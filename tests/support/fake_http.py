@@ -10,9 +10,9 @@ import json
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Iterable
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -34,15 +34,15 @@ class Reply:
     delay: float = 0.0
 
     @classmethod
-    def json(cls, data, status: int = 200, **headers) -> "Reply":
+    def json(cls, data, status: int = 200, **headers) -> Reply:
         return cls(status=status, body=data, headers={"Content-Type": "application/json", **headers})
 
     @classmethod
-    def html(cls, text: str, status: int = 200, **headers) -> "Reply":
+    def html(cls, text: str, status: int = 200, **headers) -> Reply:
         return cls(status=status, body=text, headers={"Content-Type": "text/html; charset=utf-8", **headers})
 
     @classmethod
-    def redirect(cls, location: str, status: int = 302) -> "Reply":
+    def redirect(cls, location: str, status: int = 302) -> Reply:
         return cls(status=status, headers={"Location": location})
 
 
@@ -83,7 +83,7 @@ class FakeHTTPServer:
     def port(self) -> int:
         return self._server.server_address[1]
 
-    def start(self) -> "FakeHTTPServer":
+    def start(self) -> FakeHTTPServer:
         fake = self
 
         class _Handler(BaseHTTPRequestHandler):
@@ -110,7 +110,7 @@ class FakeHTTPServer:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeHTTPServer":
+    def __enter__(self) -> FakeHTTPServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

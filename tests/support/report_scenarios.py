@@ -78,7 +78,7 @@ _AMOUNT = re.compile(r"\$([\d,]+(?:\.\d+)?)( billion)?")
 
 def revenue_claims(body):
     claims = []
-    for source_id, title, text in sources_in(body):
+    for source_id, _title, text in sources_in(body):
         amount, billion = _AMOUNT.search(text).groups()
         value = float(amount.replace(",", "")) / (1 if billion else 1e9)
         value = round(value, 2)

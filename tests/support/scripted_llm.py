@@ -23,9 +23,9 @@ import re
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 
 # The system prompts of the product's phases start with these words (research/engine/prompts.py,
 # plus the judge, Bloom and chat prompts of the services).
@@ -217,7 +217,7 @@ class ScriptedLLM:
             self.quirks.clear()
             self.requests.clear()
 
-    def quirk(self, *names: str) -> "ScriptedLLM":
+    def quirk(self, *names: str) -> ScriptedLLM:
         """Behave like a server with these quirks (QUIRKS) from now until reset()."""
         assert set(names) <= QUIRKS, names
         with self._lock:
@@ -245,7 +245,7 @@ class ScriptedLLM:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def start(self, port: int = 0) -> "ScriptedLLM":
+    def start(self, port: int = 0) -> ScriptedLLM:
         llm = self
 
         class RequestHandler(BaseHTTPRequestHandler):
