@@ -9,7 +9,7 @@ import json
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from . import prompts, schemas
+from . import events, prompts, schemas
 from .boundaries import url_observed, url_permitted
 from .errors import PhaseFailed
 from .llm import LLMError
@@ -70,7 +70,7 @@ class Gatherer:
     def turn(self, round_no: int, purpose: str = "evidence") -> TurnOutcome:
         run = self.run
         self.round_no = round_no
-        run.sink.emit("action_thinking", {"round": round_no, "purpose": purpose})
+        run.sink.emit(events.ActionThinking(round=round_no, purpose=purpose))
         try:
             reply = run.llm.with_tools("action", self.messages, self.specs, timeout=run.call_timeout())
         except LLMError as exc:
@@ -95,13 +95,12 @@ class Gatherer:
             planned.append((self.step_index, call))
         searches = sum(1 for _, c in planned if "search" in c.name)
         run.sink.emit(
-            "action_dispatch",
-            {
-                "round": self.round_no,
-                "purpose": purpose,
-                "calls": [{"index": i, "tool": c.name[:80], "args": c.arguments or {}} for i, c in planned],
-                "tool_calls_used": run.counters.tool_calls + len(accepted),
-            },
+            events.ActionDispatch(
+                round=self.round_no,
+                purpose=purpose,
+                calls=[{"index": i, "tool": c.name[:80], "args": c.arguments or {}} for i, c in planned],
+                tool_calls_used=run.counters.tool_calls + len(accepted),
+            )
         )
         outcomes: dict[str, tuple[ToolResult, list[Source]]] = {}
         futures, started = {}, {}
@@ -237,18 +236,17 @@ class Gatherer:
             duration_ms=duration_ms,
         )
         run.sink.emit(
-            "action_complete",
-            {
-                "index": index,
-                "round": self.round_no,
-                "tool": call.name[:80],
-                "status": status,
-                "duration_ms": duration_ms,
-                "preview": preview,
-                "sources": len(kept),
-                "filtered_by_domain": filtered,
-                "error": result.error[:300],
-            },
+            events.ActionComplete(
+                index=index,
+                round=self.round_no,
+                tool=call.name[:80],
+                status=status,
+                duration_ms=duration_ms,
+                preview=preview,
+                sources=len(kept),
+                filtered_by_domain=filtered,
+                error=result.error[:300],
+            )
         )
         return result, kept
 
@@ -322,15 +320,14 @@ class Gatherer:
             status.get(i) in ("supported", "refuted") for i in range(1, len(hypotheses) + 1)
         )
         run.sink.emit(
-            "reflection_done",
-            {
-                "round": self.round_no,
-                "sufficient": data["sufficient"],
-                "missing": data["missing"][:10],
-                "covered_sub_questions": data["covered_sub_questions"],
-                "hypotheses": [{"index": i, "status": s} for i, s in sorted(status.items())],
-                "sources": len(run.registry),
-            },
+            events.ReflectionDone(
+                round=self.round_no,
+                sufficient=data["sufficient"],
+                missing=data["missing"][:10],
+                covered_sub_questions=data["covered_sub_questions"],
+                hypotheses=[{"index": i, "status": s} for i, s in sorted(status.items())],
+                sources=len(run.registry),
+            )
         )
         data["hypotheses_settled"] = settled
         data["hypothesis_status"] = status

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from . import events
 from .errors import Cancelled, LimitReached, PhaseFailed
 from .llm import LLMClient, LLMError, LLMUnavailable
 from .plan import Plan
@@ -85,7 +86,7 @@ class RunContext:
     def hit(self, limit: LimitReached) -> None:
         if not self.limit_hit:
             self.limit_hit = limit.reason
-            self.sink.emit("limit_hit", {"reason": limit.reason, "value": limit.value, "limit": limit.limit})
+            self.sink.emit(events.LimitHit(reason=limit.reason, value=limit.value, limit=limit.limit))
 
     def call_timeout(self) -> float:
         """No single LLM call may outlive the research's hard deadline."""

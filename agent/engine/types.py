@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from .events import Event
+
 # How much a source can be trusted, highest first. "internal" is Uedu's own data (channel
 # materials, the catalogue, platform documents); "structured" is authoritative structured
 # external data (SEC filings); "scholarly" is peer-reviewed literature; "web" is everything else.
@@ -66,7 +68,8 @@ class Toolbox(Protocol):
 class EventSink(Protocol):
     """Where the engine reports progress. The Django side stores and broadcasts."""
 
-    def emit(self, type: str, data: dict) -> None: ...
+    def emit(self, event: Event) -> None:
+        """One event (agent.engine.events); its wire form is `event.type` and `event.data()`."""
 
     def step_started(self, *, index: int, round: int, phase: str, tool_name: str, args: dict) -> None: ...
 
@@ -93,8 +96,8 @@ class NullSink:
         self.events: list[tuple[str, dict]] = []
         self.steps: dict[int, dict] = {}
 
-    def emit(self, type: str, data: dict) -> None:
-        self.events.append((type, data))
+    def emit(self, event: Event) -> None:
+        self.events.append((event.type, event.data()))
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
         self.steps[index] = {"round": round, "phase": phase, "tool_name": tool_name, "args": args}

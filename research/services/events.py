@@ -18,12 +18,13 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from agent.engine.events import TERMINAL, Event, Heartbeat
 from research.models import ResearchEvent
 
 log = logging.getLogger(__name__)
 
 # Events that end a task's stream.
-TERMINAL_TYPES = frozenset({"completed", "failed", "cancelled"})
+TERMINAL_TYPES = frozenset(TERMINAL)
 
 
 class TaskGone(Exception):
@@ -44,8 +45,11 @@ def serialize(event: ResearchEvent, task_uuid) -> dict:
     }
 
 
-def record_event(task_id: int, task_uuid, type: str, data: dict, *, writes: Sequence[Write] = ()) -> bool:
-    """Store the event with the next seq of its task and signal it once the row is committed.
+def record_event(
+    task_id: int, task_uuid, event: Event, *, writes: Sequence[Write] = (), extra: dict | None = None
+) -> bool:
+    """Store the event (agent.engine.events) with the next seq of its task and signal it once the
+    row is committed. Its `data` is `event.data()`, with `extra` added (the runner's meter).
 
     One statement does both: the seq comes from an UPDATE … RETURNING on the task row, whose row
     lock serialises writers across threads and processes, and the INSERT uses it in the same
@@ -62,6 +66,11 @@ def record_event(task_id: int, task_uuid, type: str, data: dict, *, writes: Sequ
 
     Returns the task's `cancel_requested` as the same statement read it (under the row lock): a
     research thread that stores an event has just checked for a cancel as well."""
+    if not event.stored:
+        raise ValueError(f"{event.type} events are not stored")
+    type, data = event.type, event.data()
+    for key, value in (extra or {}).items():
+        data.setdefault(key, value)
     ctes, params = _ctes(writes)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -214,10 +223,10 @@ def signal(task_uuid, payload: dict) -> None:
 def heartbeat_payload(task_uuid) -> dict:
     return {
         "seq": None,
-        "type": "heartbeat",
+        "type": Heartbeat.type,
         "task_uuid": str(task_uuid),
         "ts": timezone.now().isoformat(),
-        "data": {},
+        "data": Heartbeat().data(),
     }
 
 

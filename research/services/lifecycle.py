@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agent.engine import ResearchResult
+from agent.engine.events import Cancelled, Failed, TaskCreated
 from channels_app.models import Channel, ChatLog
 from channels_app.selectors import membership_role
 from research.models import ResearchTask
@@ -78,13 +79,12 @@ def task_start(
         events.record_event(
             task.pk,
             task.task_uuid,
-            "task_created",
-            {
-                "question": question,
-                "trigger_mode": trigger_mode,
-                "channel_id": channel.pk,
-                "request_log_id": request_log.pk,
-            },
+            TaskCreated(
+                question=question,
+                trigger_mode=trigger_mode,
+                channel_id=channel.pk,
+                request_log_id=request_log.pk,
+            ),
         )
         if queue:
             transaction.on_commit(lambda: enqueue(task.pk))
@@ -117,10 +117,7 @@ def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
             task.refresh_from_db()
             response = write_response_log(task)
             events.record_event(
-                task.pk,
-                task.task_uuid,
-                "cancelled",
-                {"response_log_id": response.pk, "stop_reason": "cancelled"},
+                task.pk, task.task_uuid, Cancelled(response_log_id=response.pk, stop_reason="cancelled")
             )
             settlement.settle(task)
         elif transitions.claim_for_cancel(task.pk):
@@ -155,8 +152,7 @@ def fail_task(task_id: int, error: str, *, from_phase: str) -> bool:
         events.record_event(
             task.pk,
             task.task_uuid,
-            "failed",
-            {"error": error, "response_log_id": response.pk, "stop_reason": "platform_failure"},
+            Failed(error=error, response_log_id=response.pk, stop_reason="platform_failure"),
         )
         settlement.settle(task)
     return True

@@ -11,6 +11,7 @@ from collections import defaultdict, deque
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from agent.engine.events import TaskCreated
 from agent.engine.types import Source, ToolResult
 from quotas import services as quotas
 from research.models import ResearchTask
@@ -95,8 +96,7 @@ def replay_task(original: ResearchTask, *, run_by, model: str | None = None) -> 
         events.record_event(
             task.pk,
             task.task_uuid,
-            "task_created",
-            {"question": task.user_question, "replay_of": str(original.task_uuid), "model": model or ""},
+            TaskCreated(question=task.user_question, replay_of=str(original.task_uuid), model=model or ""),
         )
     toolbox = RecordedToolbox(original, runner.toolbox_for(original))
     runner.execute_task(task.pk, toolbox=toolbox, model=model)

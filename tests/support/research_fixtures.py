@@ -13,6 +13,7 @@ import threading
 from django.db import connection
 from django.utils import timezone
 
+from agent.engine.events import TERMINAL
 from agent.engine.types import Source, ToolResult
 from agent.tools.registry import ToolContext, ToolRegistry
 from channels_app.models import ChatLog
@@ -96,7 +97,7 @@ def stored_research(
         deep_research_task=task,
     )
     runner.write_response_log(task)
-    events.record_event(task.pk, task.task_uuid, status, {"stop_reason": "test"})
+    events.record_event(task.pk, task.task_uuid, TERMINAL[status](response_log_id=None, stop_reason="test"))
     return task
 
 
