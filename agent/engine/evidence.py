@@ -47,11 +47,17 @@ class Gatherer:
         self.tools = tools
         self.specs = tools.specs()
         self.known = tools.names()
+        self.filed_figure_tools = prompts.filed_figure_tools([n for n in self.known if run.exact_figures(n)])
         self.step_index = 0
         self.round_no = 0
         self.pool = ThreadPoolExecutor(max_workers=run.limits.max_calls_per_round, thread_name_prefix="tool")
         self.messages: list[dict] = [
-            {"role": "system", "content": prompts.ACTION.format(max_calls=run.limits.max_calls_per_round)},
+            {
+                "role": "system",
+                "content": prompts.ACTION.format(
+                    max_calls=run.limits.max_calls_per_round, filed_figure_tools=self.filed_figure_tools
+                ),
+            },
             {
                 "role": "user",
                 "content": f"{run.question_block()}\n\nResearch plan:\n{run.plan.block()}",
@@ -93,7 +99,7 @@ class Gatherer:
                 index=self.step_index, round=self.round_no, phase=purpose, tool_name=call.name[:80], args=args
             )
             planned.append((self.step_index, call))
-        searches = sum(1 for _, c in planned if "search" in c.name)
+        searches = sum(1 for _, c in planned if self.run.is_search(c.name))
         run.sink.emit(
             events.ActionDispatch(
                 round=self.round_no,
@@ -187,7 +193,7 @@ class Gatherer:
         )
 
     def _unseen_url(self, call) -> str:
-        """A guarded URL argument (e.g. fetch_url's) that nothing in this research has shown:
+        """A guarded URL argument (a tool's observed_url_params) that nothing in this research has shown:
         instructions inside a page must not send a tool to an address of their choosing."""
         guarded = getattr(self.tools, "observed_url_params", None)
         for param in guarded(call.name) if guarded else ():

@@ -57,6 +57,7 @@ class ResearchRun:
             limits=limits,
             clock=clock,
             credibility=credibility,
+            tool_traits=tools.traits,
         )
         self.ctx.started -= spent_seconds
         self.tools = tools
@@ -304,7 +305,8 @@ class ResearchRun:
             )
             gatherer.instruct(
                 f"The sources disagree on these points (re-search round {rounds} of {ctx.limits.max_conflict_rounds}):\n{topics}\n"
-                "Search for evidence that settles each disagreement: primary data (for company figures, get_financials), "
+                "Search for evidence that settles each disagreement: primary data (for company figures, "
+                f"{gatherer.filed_figure_tools}), "
                 "more authoritative or more recent sources. Reply DONE if no tool can help."
             )
             try:

@@ -15,7 +15,7 @@ from .errors import Cancelled, LimitReached, PhaseFailed
 from .llm import LLMClient, LLMError, LLMUnavailable
 from .plan import Plan
 from .sources import SourceRegistry
-from .types import EventSink, Limits, ResearchInput, Source
+from .types import EventSink, Limits, ResearchInput, Source, ToolTraits
 
 
 def language_of(code: str) -> str:
@@ -38,6 +38,9 @@ class RunContext:
     limits: Limits
     clock: Callable[[], float] = time.monotonic
     credibility: Callable[[Source], float] | None = None
+    # The toolbox's declared traits of a tool by name (None: not offered): the engine tells tools
+    # apart by these, never by their names.
+    tool_traits: Callable[[str], ToolTraits | None] = lambda name: None
     registry: SourceRegistry = field(default_factory=SourceRegistry)
     plan: Plan = field(default_factory=Plan)
     counters: Counters = field(default_factory=Counters)
@@ -48,6 +51,14 @@ class RunContext:
     def __post_init__(self) -> None:
         self.started = self.clock()
         self.lang = language_of(self.inp.language)
+
+    def is_search(self, tool_name: str) -> bool:
+        traits = self.tool_traits(tool_name)
+        return bool(traits and traits.search)
+
+    def exact_figures(self, tool_name: str) -> bool:
+        traits = self.tool_traits(tool_name)
+        return bool(traits and traits.exact_figures)
 
     # ------------------------------------------------------------------ guards
 

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from agent.engine.events import TaskCreated
-from agent.engine.types import Source, ToolResult
+from agent.engine.types import Source, ToolResult, ToolTraits
 from channels_app.roles import is_platform_admin
 from quotas import services as quotas
 from research.models import ResearchTask
@@ -45,6 +45,7 @@ class RecordedToolbox:
         self._specs = live.specs()
         self._names = live.names()
         self._guarded = live.observed_url_params
+        self._traits = live.traits
         self._recorded: dict[tuple[str, str], deque] = defaultdict(deque)
         for step in original.steps.exclude(tool_name="").order_by("index"):
             self._recorded[(step.tool_name, _canonical(step.args))].append(_result_of(step))
@@ -58,6 +59,9 @@ class RecordedToolbox:
 
     def observed_url_params(self, name: str) -> tuple[str, ...]:
         return self._guarded(name)
+
+    def traits(self, name: str) -> ToolTraits | None:
+        return self._traits(name)
 
     def call(self, name: str, args: dict) -> ToolResult:
         queue = self._recorded.get((name, _canonical(args)))
