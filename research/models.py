@@ -163,6 +163,13 @@ class ResearchTask(models.Model):
             return self.Phase.RUNNING
         return self.Phase.TERMINAL
 
+    @property
+    def phase_label(self) -> str:
+        """What a reader is told of where the task is: its phase, or how it ended."""
+        if self.phase == self.Phase.TERMINAL:
+            return self.get_status_display()
+        return self.Phase(self.phase).label
+
     @classmethod
     def in_phase(cls, phase: str) -> models.Q:
         """The filter for the tasks in `phase` (the `phase` property, as a query)."""
