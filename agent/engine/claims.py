@@ -17,6 +17,26 @@ MAX_CLAIMS = 40
 
 
 @dataclass
+class Quote:
+    """A verbatim span of one cited passage that a claim rests on.
+
+    The model gives `text`; the engine locates it in the stored passage text (Source.text) and
+    records where: `start`/`end` are character offsets into that text (-1 until located), `page`
+    the page or section when the source knows it. A claim whose quote cannot be located fails
+    with reason "quote_not_found" before any model call."""
+
+    source_id: int  # the engine's source-registry id of the passage quoted
+    text: str  # verbatim as the model gave it (at most ~400 characters)
+    start: int = -1
+    end: int = -1
+    page: str = ""
+
+    @property
+    def located(self) -> bool:
+        return 0 <= self.start < self.end
+
+
+@dataclass
 class Claim:
     id: int
     text: str
@@ -35,6 +55,7 @@ class Claim:
     detail: str = ""
     verifier_confidence: float = 0.0
     flagged: bool = False  # rests only on passages that address the model: its text is never shown
+    quotes: list[Quote] = field(default_factory=list)  # one or more verbatim spans of its sources
 
     @property
     def verified(self) -> bool:
@@ -53,6 +74,8 @@ class Claim:
         data = asdict(self)
         if self.flagged:
             data["text"] = ""  # planted text is quoted nowhere
+            for quote in data["quotes"]:
+                quote["text"] = ""
         return data
 
 
