@@ -84,7 +84,15 @@ def test_a_research_runs_plan_evidence_counter_search_claims_verify_write(llm):
     ]
     assert [d["purpose"] for t, d in sink.events if t == "action_dispatch"] == ["evidence", "counter_search"]
     roles = [c["_role"] for c in llm.calls() if c["_role"] != "action"]
-    assert roles.index("claims") < roles.index("verifier") < roles.index("synthesizer")
+    # Each claim restates its located quote, so code verifies it: the verifier model is asked
+    # nothing before writing, only about the draft after it.
+    assert roles.index("claims") < roles.index("synthesizer") < roles.index("verifier")
+    assert roles.count("verifier") == 1
+    evidence = result.verification["evidence_claims"]
+    assert evidence and all(
+        c["verdict"] == "supported" and c["verified_by"] == "code" and c["quotes"][0]["start"] >= 0
+        for c in evidence
+    )
     plan = dict(sink.events)["plan_complete"]
     assert plan["complexity"] == "moderate" and len(plan["sub_questions"]) == 3
     # two tool calls of the round, stored as steps, ran in the same round
@@ -279,7 +287,7 @@ def _source_writer(body):
 
 
 def test_sentences_on_claims_the_verifier_rejected_are_dropped_by_default_or_marked_on_request(llm):
-    llm.reset(Scenario(verdict="unsupported"))
+    llm.reset(Scenario(verdict="unsupported", reword_claims=True))
     llm.on("synthesizer", _source_writer)
     dropped, _ = run(llm, policy="drop")
     assert all(c["verdict"] == "unsupported" for c in dropped.verification["evidence_claims"])
@@ -292,7 +300,7 @@ def test_sentences_on_claims_the_verifier_rejected_are_dropped_by_default_or_mar
     ]
     assert dropped.verification["removed"] == {"unsupported": 1}
 
-    llm.reset(Scenario(verdict="unsupported"))
+    llm.reset(Scenario(verdict="unsupported", reword_claims=True))
     llm.on("synthesizer", _source_writer)
     marked, _ = run(llm, policy="mark")
     assert "未獲引用來源支持" in marked.answer
