@@ -1,10 +1,11 @@
 """Verification, in two passes.
 
-1. Claims (before writing): each atomic claim is checked against its cited passages, with the
-   passages that address the model left out. The verifier model judges the words; the engine
-   itself checks figures (the claim's value must be a number the passage states, after unit
-   normalisation; exactly, at the claim's precision, for get_financials) and fails a claim that
-   rests only on flagged passages or repeats one ("instruction found in source").
+1. Claims (before writing), code first (docs/claims.md): each claim's quotes are located in its
+   sources (quotes.py) and the claim is checked against them by code (checks.py: figures with
+   their scale, periods, names, direction; instructions.py: quotes of passages that address the
+   model). A failure is final and costs no model call; a claim that only restates its quote is
+   supported with no model call either. The verifier model reads the other claims' quotes and
+   judges only whether their wording follows from them.
 2. The draft (after writing): every sentence and every table cell must map to verified claims
    (claim markers [cN], or source markers [N] of sources with verified claims), state no figure
    those claims do not state, repeat no flagged passage, and be judged supported by the claims it
@@ -133,8 +134,9 @@ def _fail(claim: Claim, reason: str, detail: str) -> None:
     claim.verified_by = "code"
 
 
-def exact_figures(source: Source | None) -> bool:
-    """Sources whose figures are exact (filings): a claim must state them at its own precision."""
+def exact_figures(run: RunContext, source: Source | None) -> bool:
+    """Sources whose figures are exact (filings): a claim must state them at its own precision.
+    (The one place that asks; when tools declare this as a trait, only this line changes.)"""
     return source is not None and source.source_tool in EXACT_FIGURE_TOOLS
 
 
@@ -166,7 +168,7 @@ def _code_checks(run: RunContext, claim: Claim) -> bool:
     evidence = checks.Evidence(
         quotes=quoted,
         about=[checks.describe(s.title, s.locator, s.meta) for s in sources if s is not None],
-        exact=[exact_figures(run.registry.get(q.source_id)) for q in claim.quotes],
+        exact=[exact_figures(run, run.registry.get(q.source_id)) for q in claim.quotes],
     )
     value = claim.value if claim.kind == "figure" else None
     if checks.figures_missing(claim.text, value, claim.unit, evidence):
