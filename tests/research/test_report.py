@@ -95,9 +95,9 @@ def test_the_openapi_document_publishes_the_report_schema(client, db, personas):
     citation = published["properties"]["citations"]["items"]
     assert {"quote", "location"} <= set(citation["required"])
     assert citation["properties"]["location"]["required"] == ["page", "start", "end"]
-    # and so do the task's stored citations in the task detail
-    task_schema = document["components"]["schemas"]["TaskDetail"]["properties"]["citations"]
-    assert {"number", "quote", "location"} <= set(task_schema["items"]["required"])
+    # and so do the task's stored citations in the task detail (optional: older tasks have none)
+    task_schema = document["components"]["schemas"]["TaskDetail"]["properties"]["citations"]["items"]
+    assert "number" in task_schema["required"] and {"quote", "location"} <= set(task_schema["properties"])
 
 
 @pytest.mark.parametrize(
