@@ -29,14 +29,10 @@ from .claims import Claim, ClaimSet, Quote
 from .errors import PhaseFailed
 from .sources import neutralise
 from .state import RunContext
-from .types import TIER_RANK, Source
+from .types import TIER_RANK, TIER_WEIGHT, Source
 
 VERIFY_BATCH = 10
-# How much a source's tier lets a claim be trusted when nothing better is known (history-based
-# weights, when the product provides them, replace these).
-TIER_WEIGHT = {"internal": 1.0, "structured": 1.0, "scholarly": 0.9, "web": 0.6}
 LOW_CREDIBILITY = 0.65
-EXACT_FIGURE_TOOLS = {"get_financials"}
 
 # Reasons decided by the engine (the page words them in the reader's language).
 NO_CITATION = "no_citation"
@@ -66,6 +62,7 @@ MARKS = {
 
 
 def tier_weight(source: Source) -> float:
+    """The tier table's weight (history-based weights, when the product provides them, replace it)."""
     return TIER_WEIGHT.get(source.tier, 0.5)
 
 
@@ -135,9 +132,9 @@ def _fail(claim: Claim, reason: str, detail: str) -> None:
 
 
 def exact_figures(run: RunContext, source: Source | None) -> bool:
-    """Sources whose figures are exact (filings): a claim must state them at its own precision.
-    (The one place that asks; when tools declare this as a trait, only this line changes.)"""
-    return source is not None and source.source_tool in EXACT_FIGURE_TOOLS
+    """Sources whose figures are exact (a tool registered with exact_figures=True: filings): a
+    claim must state them at its own precision."""
+    return source is not None and run.exact_figures(source.source_tool)
 
 
 def _quoted(run: RunContext, quote: Quote) -> str:
