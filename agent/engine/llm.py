@@ -506,7 +506,7 @@ class LLMClient:
                     # Our estimate was short of the server's own count: cut to what it reported.
                     prompt_tokens, server_window = reported
                     _learn_window(self.config.base_url, model, server_window)
-                    smaller = _shrunk_window(window or server_window, prompt_tokens, server_window)
+                    smaller = _shrunk_window(window, prompt_tokens, server_window)
                     if smaller is None or window == smaller:
                         raise LLMContextExceeded(
                             f"{role}: the prompt does not fit the server's context of {server_window} tokens"
@@ -792,7 +792,7 @@ class _Assembly:
 # ---------------------------------------------------------------------- prompts that fit the window
 
 _WIDE = re.compile(r"[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
-_TRIM_NOTE = "\n…(cut to fit the model's context window)"
+_TRIM_NOTE = "\n…(cut here to fit the model's context window)…"
 
 
 def _text_tokens(text: str) -> int:
@@ -820,7 +820,7 @@ def fit_prompt(
     """The messages cut to fit `window` with room for the answer, and the answer's max tokens.
 
     The answer keeps its role's budget up to a third of the window (never less than
-    MIN_ANSWER_TOKENS); then the longest message text loses its tail until the estimate fits.
+    MIN_ANSWER_TOKENS); then the longest message text loses its middle until the estimate fits.
     The first system message (the phase's instructions and the schema) is cut last."""
     answer = max(MIN_ANSWER_TOKENS, min(answer_tokens, window // 3))
     room = window - answer - TEMPLATE_MARGIN_TOKENS
@@ -844,7 +844,10 @@ def fit_prompt(
         keep = max(300, int(len(text) * keep_ratio) - 8)
         if keep >= len(text):
             keep = len(text) - 200
-        fitted[index]["content"] = text[:keep] + _TRIM_NOTE
+        # The middle goes: a message starts with its context and ends with what it asks for
+        # (the question, the latest observations), and both must survive.
+        head = keep * 2 // 5
+        fitted[index]["content"] = text[:head] + _TRIM_NOTE + "\n" + text[len(text) - (keep - head) :]
         excess = estimate_tokens(fitted, tools) - room
     if excess > 0:
         raise LLMContextExceeded(f"the prompt does not fit the context window of {window} tokens")
@@ -869,10 +872,12 @@ def _context_exceeded(message: str) -> tuple[int, int] | None:
 
 
 def _shrunk_window(window: int, prompt_tokens: int, server_window: int) -> int | None:
-    """The window to fit to next, when the server counted more tokens than our estimate: smaller
-    by how far over it was, plus a tenth; None when nothing sensible is left."""
-    over = prompt_tokens - server_window
-    smaller = min(window, server_window) - max(over, 0) - server_window // 10
+    """The window to fit to next after a server refused a prompt as too long: its own window when
+    ours was unknown or larger; else ours, smaller by how far the server's count ran over our
+    estimate, and a tenth more. None when nothing sensible is left."""
+    if not window or window > server_window:
+        return server_window
+    smaller = int(window * min(1.0, server_window / max(prompt_tokens, 1)) * 0.9)
     return smaller if smaller > 2 * MIN_ANSWER_TOKENS else None
 
 

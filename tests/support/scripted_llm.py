@@ -163,7 +163,10 @@ CLAIMS_TAG = re.compile(r"<claims>\n(.*?)\n</claims>", re.S)
 def claims_in(body: dict) -> list[dict]:
     """The verified claims the writer was given: [{"id": "c1", "text", "source_ids", …}]."""
     match = CLAIMS_TAG.search(_user_text(body))
-    return json.loads(match.group(1)) if match else []
+    try:
+        return json.loads(match.group(1)) if match else []
+    except ValueError:  # the block was cut to fit a small context window
+        return []
 
 
 def first_sentence(text: str) -> str:

@@ -437,10 +437,8 @@ UEDU_LLM_MAX_RETRIES = env.int("UEDU_LLM_MAX_RETRIES", default=2)
 UEDU_LLM_CONTEXT_TOKENS = env.int("UEDU_LLM_CONTEXT_TOKENS", default=0)
 if not UEDU_LLM_TIMEOUT_SECONDS > 0:
     raise ImproperlyConfigured("UEDU_LLM_TIMEOUT_SECONDS must be a positive number of seconds")
-if not 0 < UEDU_LLM_SILENCE_SECONDS <= UEDU_LLM_TIMEOUT_SECONDS:
-    raise ImproperlyConfigured(
-        "UEDU_LLM_SILENCE_SECONDS must be a positive number of seconds, at most UEDU_LLM_TIMEOUT_SECONDS"
-    )
+if not UEDU_LLM_SILENCE_SECONDS > 0:  # above UEDU_LLM_TIMEOUT_SECONDS it is that timeout
+    raise ImproperlyConfigured("UEDU_LLM_SILENCE_SECONDS must be a positive number of seconds")
 if UEDU_LLM_CONTEXT_TOKENS != 0 and UEDU_LLM_CONTEXT_TOKENS < 2048:
     raise ImproperlyConfigured(
         "UEDU_LLM_CONTEXT_TOKENS must be 0 (ask the server) or at least 2048 tokens (what one research call needs)"
