@@ -390,7 +390,12 @@ class LLMClient:
         against the envelope schema; the arguments are checked by the tool registry as usual."""
         schema = _tool_choice_schema(tools)
         model = self.config.model_for(role)
-        asked = _with_instruction(messages, _tool_choice_instruction(tools))
+        instruction = _tool_choice_instruction(tools)
+        window = self.config.context_tokens or _learned_window(self.config.base_url, model)
+        if window and _text_tokens(instruction) > window // 4:
+            # A small window: the tools' names, first sentences and parameters, not their prose.
+            instruction = _tool_choice_instruction(tools, compact=True)
+        asked = _with_instruction(messages, instruction)
         extra = {"_schema": schema, "_schema_name": "tool_choice", "_strict": False}
         reply = self._complete(role, model, asked, extra, max_tokens, timeout)
         data = _parse_structured(role, reply.content, schema)
@@ -940,12 +945,16 @@ def _tool_choice_schema_for(names: tuple[str, ...]) -> dict:
 TOOL_CHOICE_MARKER = "Tools you can call by answering with JSON"
 
 
-def _tool_choice_instruction(tools: list[dict]) -> str:
+def _tool_choice_instruction(tools: list[dict], compact: bool = False) -> str:
     described = [
         {
             "name": t["function"]["name"],
-            "description": t["function"].get("description", ""),
-            "parameters": t["function"].get("parameters", {}),
+            "description": _first_sentence(t["function"].get("description", ""))
+            if compact
+            else t["function"].get("description", ""),
+            "parameters": _bare_parameters(t["function"].get("parameters", {}))
+            if compact
+            else t["function"].get("parameters", {}),
         }
         for t in tools
     ]
@@ -955,6 +964,19 @@ def _tool_choice_instruction(tools: list[dict]) -> str:
         + '\n</tools>\nTo call tools, answer {"tool_calls": [{"name": "…", "arguments": {…}}], "answer": ""}; '
         'to answer without tools, {"tool_calls": [], "answer": "your answer"}.'
     )
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0][:160]
+
+
+def _bare_parameters(parameters: dict) -> dict:
+    """A parameters schema without its descriptions (types, enums, required and bounds stay)."""
+    properties = {
+        name: {k: v for k, v in spec.items() if k != "description"}
+        for name, spec in (parameters.get("properties") or {}).items()
+    }
+    return {**{k: v for k, v in parameters.items() if k != "description"}, "properties": properties}
 
 
 def _with_instruction(messages: list[dict], text: str) -> list[dict]:

@@ -840,7 +840,19 @@ class ScriptedLLM:
                     {"key": "metrics", "question": "Which figures?", "default": "revenue, gross margin"},
                 ]
             return {"content": json.dumps({"needs_clarification": bool(questions), "questions": questions})}
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+        if schema:  # any other structured request (check_llm's probe): the least valid object
+            return {"content": json.dumps(_least_valid(schema))}
         return {"content": f"Scripted answer to: {_user_text(body)[-200:]}"}
+
+
+def _least_valid(schema: dict):
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: _least_valid(schema["properties"][name]) for name in schema.get("required", [])}
+    return {"array": [], "integer": 0, "number": 0, "boolean": False, "null": None}.get(kind, "text")
 
 
 def _with_report_fields(reply: dict) -> dict:
