@@ -38,7 +38,6 @@ from typing import Any
 
 import jsonschema_rs
 import openai
-from openai._base_client import make_request_options
 
 ROLES = ("planner", "action", "reflection", "synthesizer", "verifier", "judge", "chat", "bloom")
 
@@ -567,10 +566,12 @@ class LLMClient:
         deadline is nearer), checked between chunks."""
         limit = timeout if timeout is not None else self.config.timeout
         silence = max(0.5, min(self.config.silence_seconds, limit))
-        options = make_request_options(
-            timeout=openai.Timeout(limit, connect=min(10.0, limit), read=silence),
-            security={"bearer_auth": True},
-        )
+        # The request options of the client's public `post` (a plain dict; the SDK's helper that
+        # builds it is private).
+        options: dict = {
+            "security": {"bearer_auth": True},
+            "timeout": openai.Timeout(limit, connect=min(10.0, limit), read=silence),
+        }
         body = {"model": model, "messages": messages, **params, "stream": True}
         started = time.monotonic()
         stream = self._client.post(

@@ -11,7 +11,8 @@ from collections import defaultdict, deque
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from agent.engine.types import Source, ToolResult
+from agent.engine.events import TaskCreated
+from agent.engine.types import Source, ToolResult, ToolTraits
 from quotas import services as quotas
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
@@ -43,6 +44,7 @@ class RecordedToolbox:
         self._specs = live.specs()
         self._names = live.names()
         self._guarded = live.observed_url_params
+        self._traits = live.traits
         self._recorded: dict[tuple[str, str], deque] = defaultdict(deque)
         for step in original.steps.exclude(tool_name="").order_by("index"):
             self._recorded[(step.tool_name, _canonical(step.args))].append(_result_of(step))
@@ -56,6 +58,9 @@ class RecordedToolbox:
 
     def observed_url_params(self, name: str) -> tuple[str, ...]:
         return self._guarded(name)
+
+    def traits(self, name: str) -> ToolTraits | None:
+        return self._traits(name)
 
     def call(self, name: str, args: dict) -> ToolResult:
         queue = self._recorded.get((name, _canonical(args)))
@@ -95,8 +100,7 @@ def replay_task(original: ResearchTask, *, run_by, model: str | None = None) -> 
         events.record_event(
             task.pk,
             task.task_uuid,
-            "task_created",
-            {"question": task.user_question, "replay_of": str(original.task_uuid), "model": model or ""},
+            TaskCreated(question=task.user_question, replay_of=str(original.task_uuid), model=model or ""),
         )
     toolbox = RecordedToolbox(original, runner.toolbox_for(original))
     runner.execute_task(task.pk, toolbox=toolbox, model=model)
