@@ -27,8 +27,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench._stack import BIN, ROOT, BenchStack, uptime  # noqa: E402
+from _stack import BIN, ROOT, BenchStack, uptime
 
 CACHE = Path(os.environ.get("UEDU_BENCH_CACHE", Path.home() / ".cache" / "uedu-dr"))
 QUESTIONS = {
