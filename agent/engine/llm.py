@@ -596,10 +596,13 @@ class LLMClient:
                 return Reply(raw.decode("utf-8", "replace"))
         assembly = _Assembly()
         assembly.started = started
+        # The attempt that answered starts here: the SDK's earlier attempts (a timeout before the
+        # headers, a 429) had their own limit each, the read timeout.
+        answered = time.monotonic()
         try:
             for chunk in stream:
                 assembly.add(chunk)
-                if time.monotonic() - started > limit:
+                if time.monotonic() - answered > limit:
                     raise _Silent(f"the answer took longer than {round(limit)} s")
         except openai.APITimeoutError:
             raise _Silent(
