@@ -67,6 +67,8 @@ def record_event(
 
     Returns the task's `cancel_requested` as the same statement read it (under the row lock): a
     research thread that stores an event has just checked for a cancel as well."""
+    if not isinstance(event, Event):  # the (type, data) call of before the events were typed
+        raise TypeError(f"an event is an agent.engine.events.Event, not {event!r}")
     if not event.stored:
         raise ValueError(f"{event.type} events are not stored")
     type, data = event.type, event.data()

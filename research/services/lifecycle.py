@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from agent.engine import ResearchResult
 from agent.engine.events import Cancelled, Failed, TaskCreated
 from channels_app.models import Channel, ChatLog
+from channels_app.roles import is_platform_admin
 from channels_app.selectors import membership_role
 from research.models import ResearchTask
 from uedu_dr import jobs
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def check_member(user, channel: Channel) -> None:
-    if not user.is_superuser and membership_role(user, channel) is None:
+    if not is_platform_admin(user) and membership_role(user, channel) is None:
         raise ServiceError("not_a_member", _("You are not a member of this channel."), status=403)
 
 
@@ -106,7 +107,7 @@ def enqueue(task_id: int) -> None:
 def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
     """The owner (or a platform admin) cancels. A queued task ends at once; a running one is
     flagged and the engine stops at its next check, keeping the steps already done."""
-    if task.user_id != user.pk and not user.is_superuser:
+    if task.user_id != user.pk and not is_platform_admin(user):
         raise ServiceError(
             "not_owner", _("Only the person who started this research can cancel it."), status=403
         )

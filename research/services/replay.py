@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 
 from agent.engine.events import TaskCreated
 from agent.engine.types import Source, ToolResult, ToolTraits
+from channels_app.roles import is_platform_admin
 from quotas import services as quotas
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
@@ -75,7 +76,7 @@ def replay_task(original: ResearchTask, *, run_by, model: str | None = None) -> 
     """The replay belongs to `run_by`, a platform admin, never to the student: it is flagged
     is_replay, writes no chat row, feeds no source statistics, and every learner-facing query
     (history, chat, follow-up context, export) leaves it out."""
-    if not (run_by.is_active and run_by.is_superuser):
+    if not is_platform_admin(run_by):
         raise ServiceError(
             "not_platform_admin", _("Only a platform admin can replay a research."), status=403
         )
