@@ -31,7 +31,7 @@ def llm_config() -> LLMConfig:
         max_retries=settings.UEDU_LLM_MAX_RETRIES,
         prices=settings.UEDU_LLM_PRICES,
         silence_seconds=settings.UEDU_LLM_SILENCE_SECONDS,
-        context_tokens=settings.UEDU_LLM_CONTEXT_TOKENS or measured_context_tokens(settings.OPENAI_BASE_URL),
+        context_tokens=settings.UEDU_LLM_CONTEXT_TOKENS,
     )
 
 
@@ -58,7 +58,16 @@ def llm_configured() -> bool:
 def make_client(
     meter: UsageMeter | None = None, recorder: Recorder | None = None, preamble: str = ""
 ) -> LLMClient:
-    return LLMClient(llm_config(), meter=meter, recorder=recorder, preamble=preamble)
+    return LLMClient(call_config(), meter=meter, recorder=recorder, preamble=preamble)
+
+
+def call_config() -> LLMConfig:
+    """llm_config() with the window every call must fit: the setting, else what the server says
+    (asked once per process; not in llm_config(), which /healthz reads without waiting on a model
+    server)."""
+    config = llm_config()
+    config.context_tokens = config.context_tokens or measured_context_tokens(config.base_url)
+    return config
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ Target: both researches complete (an honest "nothing could be verified" counts) 
 JSON object with a `researches` list; the exit status is 1 when a target is missed.
 
     .venv/bin/python bench/real_model.py [--ctx 8192] [--deadline-minutes 20] [--threads 2]
+    .venv/bin/python bench/real_model.py --llm-url http://127.0.0.1:8080/v1 --model NAME   # a running server
 """
 
 from __future__ import annotations
@@ -163,7 +164,12 @@ def figures(task_uuid: str, language: str, wall_s: float) -> dict:
         "prompt_tokens": task.prompt_tokens,
         "completion_tokens": task.completion_tokens,
         "sources": task.steps.filter(status="ok").count(),
-        "verified_claims": sum(1 for c in verification.get("evidence_claims") or [] if c.get("verified")),
+        # As Claim.verified says: supported or partly, and no reason (quote not found, …) against it.
+        "verified_claims": sum(
+            1
+            for c in verification.get("evidence_claims") or []
+            if c.get("verdict") in ("supported", "partial") and not c.get("reason")
+        ),
         "units_removed": sum((verification.get("removed") or {}).values()),
         "template_tokens": len(template_tokens_in(body)),
         "answer_chars": len(task.final_answer),
@@ -175,9 +181,15 @@ def main() -> int:
     parser.add_argument("--ctx", type=int, default=8192, help="llama-server's context window (tokens)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--deadline-minutes", type=float, default=20.0)
+    parser.add_argument(
+        "--llm-url",
+        help="use this running OpenAI-compatible server instead of starting llama-server (with --model)",
+    )
+    parser.add_argument("--model", default="gemma-3-270m", help="the model name to ask --llm-url for")
     args = parser.parse_args()
     deadline_s = args.deadline_minutes * 60
-    binary, model = llama_server(), gguf()
+    if not args.llm_url:
+        binary, model = llama_server(), gguf()
     load_before = uptime()
     stack = BenchStack("realmodel")
     try:
@@ -188,7 +200,10 @@ def main() -> int:
         from channels_app.models import Channel
 
         call_command("load_demo_data", verbosity=0)
-        llm_url, model_name = serve(stack, binary, model, args.ctx, args.threads)
+        if args.llm_url:
+            llm_url, model_name = args.llm_url, args.model
+        else:
+            llm_url, model_name = serve(stack, binary, model, args.ctx, args.threads)
         env = {
             "OPENAI_BASE_URL": llm_url,
             "OPENAI_API_KEY": "local",
@@ -243,7 +258,8 @@ def main() -> int:
         json.dumps(
             {
                 "bench": "real_model",
-                "model": "gemma-3-270m Q4_K_M (llama.cpp llama-server)",
+                "model": args.model if args.llm_url else "gemma-3-270m Q4_K_M (llama.cpp llama-server)",
+                "llm_url": args.llm_url or "llama-server started here",
                 "ctx": args.ctx,
                 "server": measurement,
                 "researches": results,
