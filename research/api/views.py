@@ -258,9 +258,7 @@ def judge_view(request: Request):
     body = s.JudgeSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE, fail_closed=True)
-    channel = None
-    if body.validated_data.get("channel_id") is not None:
-        channel = _member_channel(request.user, body.validated_data["channel_id"])
+    channel = _member_channel(request.user, body.validated_data["channel_id"])
     return Response(judge.judge_question(body.validated_data["question"], channel, user=request.user))
 
 
@@ -314,7 +312,8 @@ def context_check(request: Request):
     body = s.ContextCheckSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE, fail_closed=True)
-    return Response(context.check_context(body.validated_data["question"], user=request.user))
+    channel = _member_channel(request.user, body.validated_data["channel_id"])
+    return Response(context.check_context(body.validated_data["question"], channel, user=request.user))
 
 
 @extend_schema(

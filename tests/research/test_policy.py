@@ -71,7 +71,7 @@ def test_the_judge_and_the_context_check_are_metered_against_the_cap(client, db,
     )
     client.post(
         "/api/deep_research/context_check",
-        {"question": "請比較學習分析的研究證據"},
+        {"question": "請比較學習分析的研究證據", "channel_id": personas.channel.pk},
         content_type="application/json",
     )
     kinds = sorted(CostReservation.objects.filter(user=personas.student).values_list("kind", "settled"))
@@ -224,7 +224,9 @@ def test_the_judge_is_refused_when_the_platform_cap_is_reached_without_calling_t
     settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("0")
     client.force_login(personas.student)
     response = client.post(
-        "/api/deep_research/judge", {"question": "請比較學習分析的研究證據"}, content_type="application/json"
+        "/api/deep_research/judge",
+        {"question": "請比較學習分析的研究證據", "channel_id": personas.channel.pk},
+        content_type="application/json",
     )
     assert response.status_code == 503 and response.json()["error"]["code"] == "platform_cap_reached"
     assert int(response["Retry-After"]) >= 60
@@ -260,11 +262,13 @@ def test_the_rate_limiter_fails_closed_for_endpoints_that_call_a_model(client, d
     }
     client.force_login(personas.student)
     judged = client.post(
-        "/api/deep_research/judge", {"question": "請比較學習分析的研究證據"}, content_type="application/json"
+        "/api/deep_research/judge",
+        {"question": "請比較學習分析的研究證據", "channel_id": personas.channel.pk},
+        content_type="application/json",
     )
     checked = client.post(
         "/api/deep_research/context_check",
-        {"question": "請比較學習分析的研究證據"},
+        {"question": "請比較學習分析的研究證據", "channel_id": personas.channel.pk},
         content_type="application/json",
     )
     assert judged.status_code == checked.status_code == 503

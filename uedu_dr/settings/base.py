@@ -305,6 +305,13 @@ UEDU_CHAT_DAILY_QUOTA = {
 }
 UEDU_DEEP_RESEARCH_ALERT_USD = _decimal("UEDU_DEEP_RESEARCH_ALERT_USD", "20")
 UEDU_DEEP_RESEARCH_DAILY_CAP_USD = _decimal("UEDU_DEEP_RESEARCH_DAILY_CAP_USD", "100")
+# The share of that cap one account's metered calls (chat, judge, context check, Bloom; what its
+# research spent counts too) may commit in a day (quotas.services.reserve_call); admins are exempt.
+UEDU_USER_DAILY_CAP_SHARE = _decimal("UEDU_USER_DAILY_CAP_SHARE", "0.05")
+if not Decimal(0) < UEDU_USER_DAILY_CAP_SHARE <= Decimal(1):
+    raise ImproperlyConfigured(
+        "UEDU_USER_DAILY_CAP_SHARE must be a fraction above 0 and at most 1 (0.05 = 5%)"
+    )
 
 UEDU_DR_MAX_STEPS = _positive_int("UEDU_DR_MAX_STEPS", 30)
 UEDU_DR_MAX_TOKENS = _positive_int("UEDU_DR_MAX_TOKENS", 200_000)
