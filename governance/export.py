@@ -11,6 +11,9 @@ What is exported, from the study's channels only — what the consent text (cons
 - rows written while the channel's consent was in force, in the date range;
 - of learners who used Deep Research in that channel in the period (the consent covers those who
   use it): never the channel's teaching staff (owner, teachers, TAs, Super TAs) nor platform staff;
+- for each learner, only from their first Deep Research in that channel on: that is when the
+  notice (consent.CONSENT_SUMMARY) says their consent begins, so the ordinary chat they wrote
+  before it is not exported, even inside the date range and the channel's consent period;
 - nothing a student wrote while withdrawn (in that channel or everywhere; a re-join counts only
   from its date); no replay, ever;
 - people, tasks and messages as pseudonyms (pseudonyms.py), free text redacted (redaction.py),
@@ -301,7 +304,7 @@ def export_study(
         "notes": [
             "person, task and message columns are HMAC-SHA256 pseudonyms under this study's own key: stable across this study's exports, unlinkable to other studies",
             "free text is redacted: e-mail, phone, national id and student id patterns and the names of the platform's people are replaced by [EMAIL], [PHONE], [NATIONAL_ID], [STUDENT_ID], [PERSON]",
-            "only learners who used Deep Research in the period, only rows written while the channel's consent was in force; students who withdrew are absent (rows before a re-join stay absent)",
+            "only learners who used Deep Research in the period, each from their first Deep Research in the channel on, only rows written while the channel's consent was in force; students who withdrew are absent (rows before a re-join stay absent)",
             "replays (evaluation re-runs) are never exported",
             "CSV cells that a spreadsheet would read as a formula (starting with =, +, -, @, tab or carriage return) are prefixed with an apostrophe; JSONL holds the exact text",
         ],
@@ -381,7 +384,8 @@ class _Builder:
     def _learners_rows(self, model):
         """The model's rows in the study's channels and date range, written while consent was in
         force, by learners (not the channel's teaching staff, not platform staff) who used Deep
-        Research in the channel in the period (whom the consent text covers), and by no student
+        Research in the channel in the period (whom the consent text covers), from each one's
+        first Deep Research there on (when the notice says consent begins), and by no student
         while withdrawn (rows before a re-join stay out)."""
         used_deep_research = ResearchTask.objects.filter(
             channel=OuterRef("channel"), user=OuterRef("user"), is_replay=False
@@ -391,6 +395,7 @@ class _Builder:
             .filter(self.window)
             .filter(consent.in_force_at())
             .filter(Exists(used_deep_research))
+            .filter(consent.from_first_research())
             .exclude(consent.withdrawn_at_writing())
             .exclude(access.teaching_staff_q())
             .exclude(Q(user__is_staff=True) | Q(user__is_superuser=True))

@@ -17,7 +17,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from channels_app.models import ChatLog
-from governance import export, export_requests
+from governance import consent, export, export_requests
 from governance.models import (
     AppendOnlyError,
     ChannelConsent,
@@ -382,6 +382,25 @@ def test_rows_written_while_consent_was_not_in_force_are_left_out(study, tmp_pat
     out = _export(study, tmp_path / "x", fmt="csv")
     questions = " ".join(t["question"] for t in _csv(out / "tasks.csv"))
     assert "BOB-ONLY" in questions and "比較學習分析" not in questions
+
+
+def test_the_export_omits_chat_before_the_students_first_research(study, tmp_path):
+    """The notice says consent begins at a student's first Deep Research in the channel: Bob's
+    ordinary chat from before it stays out, though it is inside the window and the channel's
+    consent period; what he wrote after it is in."""
+    early = ChatLog.objects.create(
+        channel=study.channel, user=study.other_student, kind="request", content="BOB-EARLY 期中考幾點？"
+    )
+    _at(study.day + timedelta(minutes=30), ChatLog, early.pk)  # his research is at day + 1 h
+    assert "from your first Deep Research here on" in consent.consent_summary()
+    out = _export(study, tmp_path / "x", fmt="csv")
+    contents = [row["content"] for row in _csv(out / "chat_logs.csv")]
+    assert not any("BOB-EARLY" in c for c in contents)
+    assert any("BOB-ONLY" in c for c in contents)  # his research's own question
+    assert any("期中考範圍" in c for c in contents)  # chat after a first research is covered
+    # Alice's first research was 300 days ago, before the window: her chat in it is covered.
+    persons = {row["person"] for row in _csv(out / "chat_logs.csv")}
+    assert len(persons) == 2
 
 
 # --------------------------------------------------------------------------- refusals
