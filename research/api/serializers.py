@@ -134,6 +134,8 @@ class ClaimSerializer(serializers.ModelSerializer):
 
 
 class TaskSummarySerializer(serializers.ModelSerializer):
+    # queued | running | awaiting_plan_review | terminal (ResearchTask.Phase); `status` says how it ended.
+    phase = serializers.ChoiceField(choices=ResearchTask.Phase.choices, read_only=True)
     channel_id = serializers.IntegerField()
     channel_slug = serializers.CharField(source="channel.slug")
     question = serializers.CharField(source="user_question")
@@ -143,6 +145,7 @@ class TaskSummarySerializer(serializers.ModelSerializer):
         fields = [
             "task_uuid",
             "status",
+            "phase",
             "trigger_mode",
             "question",
             "channel_id",
@@ -172,6 +175,7 @@ class StepSerializer(serializers.ModelSerializer):
 
 
 class TaskDetailSerializer(serializers.ModelSerializer):
+    phase = serializers.ChoiceField(choices=ResearchTask.Phase.choices, read_only=True)  # as in the summary
     question = serializers.CharField(source="user_question")
     channel = serializers.SerializerMethodField()
     owner = serializers.CharField(source="user.username")
@@ -191,6 +195,7 @@ class TaskDetailSerializer(serializers.ModelSerializer):
         fields = [
             "task_uuid",
             "status",
+            "phase",
             "trigger_mode",
             "question",
             "channel",
