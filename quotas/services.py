@@ -10,7 +10,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_UP, Decimal
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -359,3 +359,30 @@ def send_cost_alert(day: date | None = None) -> CostAlert | None:
     except IntegrityError:
         return None  # already sent today
     return alert
+
+
+# --------------------------------------------------------------------------- embeddings
+
+
+class EmbeddingCostMeter:
+    """Pays for the "openai" embedding backend (channels_app.embeddings) like a model call: each
+    batch's token bound is reserved against the cap (kind "embedding", nobody's share: indexing
+    and retrieval serve a whole channel) and settled at the tokens the server reports."""
+
+    @staticmethod
+    def _usd(tokens: int) -> Decimal:
+        return (Decimal(tokens) * settings.UEDU_EMBEDDING_PRICE_USD_PER_MTOK / 1_000_000).quantize(
+            Decimal("0.000001"), rounding=ROUND_UP
+        )
+
+    def reserve(self, tokens: int) -> str:
+        from channels_app.embeddings import EmbeddingError
+
+        try:
+            return reserve_call(None, CostReservation.Kind.EMBEDDING, self._usd(tokens))
+        except ServiceError as exc:
+            # Not the user-facing (translated) message: this one ends in logs and material errors.
+            raise EmbeddingError(f"the embedding service is paused: {exc.code}") from None
+
+    def settle(self, reference: str, tokens: int) -> None:
+        settle_cost(reference, self._usd(tokens))

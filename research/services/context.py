@@ -10,7 +10,7 @@ from agent.llm_factory import ask_about_question, require_llm
 from channels_app.models import Channel
 from uedu_dr.errors import ServiceError
 
-from .lifecycle import check_member
+from .membership import check_member
 from .questions import validate_question
 
 MAX_VALUE = 200

@@ -646,6 +646,9 @@ UEDU_EMBEDDING_CACHE_DIR = Path(env.str("UEDU_EMBEDDING_CACHE_DIR", default=str(
 UEDU_EMBEDDING_BASE_URL = env.str("UEDU_EMBEDDING_BASE_URL", default="") or OPENAI_BASE_URL
 UEDU_EMBEDDING_API_KEY = env.str("UEDU_EMBEDDING_API_KEY", default="") or OPENAI_API_KEY
 UEDU_EMBEDDING_TIMEOUT_SECONDS = env.float("UEDU_EMBEDDING_TIMEOUT_SECONDS", default=60.0)
+# What the "openai" backend's tokens cost (text-embedding-3-small: $0.02 per million); each batch
+# is reserved against the daily cap and settled at the tokens reported (quotas.EmbeddingCostMeter).
+UEDU_EMBEDDING_PRICE_USD_PER_MTOK = _decimal("UEDU_EMBEDDING_PRICE_USD_PER_MTOK", "0.02")
 
 # Retrieval: HNSW candidate list size per query (recall against speed; see bench/retrieval.py).
 UEDU_RETRIEVAL_EF_SEARCH = _positive_int("UEDU_RETRIEVAL_EF_SEARCH", 100)
