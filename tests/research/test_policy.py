@@ -333,3 +333,23 @@ def test_the_cost_dashboard_shows_spend_by_kind_of_call(client, db, personas):
     assert '<tr data-kind="chat"><td>Ordinary chat</td><td>0.5000</td></tr>' in table
     assert '<tr data-kind="judge"><td>Deep Research suggestion (judge)</td><td>0.0000</td></tr>' in table
     assert '<tr data-kind="eval_judge"><td>Evaluation judge</td><td>0.0200</td></tr>' in table
+
+
+# --------------------------------------------------------------------------- L1, L2: domain and URL rules
+
+
+def test_an_internationalised_domain_is_denied_in_either_spelling():
+    # The teacher writes the name in Unicode; the URL may carry it in punycode, or the reverse.
+    assert not url_permitted("https://xn--fsqu00a.tw/page", allowed=(), denied=("例子.tw",))
+    assert not url_permitted("https://sub.例子.tw/page", allowed=(), denied=("xn--fsqu00a.tw",))
+    assert url_permitted("https://例子.tw/page", allowed=("xn--fsqu00a.tw",), denied=())
+    assert url_permitted("https://other.tw/page", allowed=(), denied=("例子.tw",))
+
+
+def test_the_observed_url_rule_matches_whole_addresses_not_parts_of_them():
+    wrote = "please read https://example.com/a, and 請讀https://papers.example/p的第二段"
+    assert url_observed("https://example.com/a", seen_urls=set(), student_text=wrote)
+    assert url_observed("https://papers.example/p", seen_urls=set(), student_text=wrote)
+    assert not url_observed("https://example.co", seen_urls=set(), student_text=wrote)
+    assert not url_observed("https://example.com/", seen_urls=set(), student_text=wrote)
+    assert not url_observed("https://papers.example/p的第二段", seen_urls=set(), student_text=wrote)
