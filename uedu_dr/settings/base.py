@@ -669,7 +669,14 @@ LOGGING = {
     "disable_existing_loggers": False,
     # %(client)s: the request's client address (uedu_dr.client_address), "-" outside a request.
     "filters": {"client": {"()": "uedu_dr.client_address.ClientAddressLogFilter"}},
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(client)s] %(message)s"}},
+    # One record, one line: control characters in messages (file errors, model error bodies) are
+    # escaped (uedu_dr.log_format).
+    "formatters": {
+        "plain": {
+            "()": "uedu_dr.log_format.OneLineFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s [%(client)s] %(message)s",
+        }
+    },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["client"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
