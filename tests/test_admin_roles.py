@@ -451,3 +451,44 @@ def test_every_demo_account_gets_a_working_admin_for_its_role(client, db, settin
     assert client.get(f"/admin/governance/study/{study.pk}/export/").status_code == 200
     client.force_login(User.objects.get(username="student1"))
     assert client.get("/admin/").status_code == 302
+
+
+# --------------------------------------------------------------------------- L3, L5
+
+
+def test_the_admins_channel_form_checks_domains_and_the_prompt_like_the_settings_page(client, world):
+    as_(client, world.teacher)
+    before = Channel.objects.values("web_denied_domains", "system_prompt").get(pk=world.channel.pk)
+    for bad in (
+        {"web_denied_domains": "https://evil.example/path"},
+        {"web_allowed_domains": "*.edu.tw"},
+        {"system_prompt": "x" * 4001},
+    ):
+        data = _channel_form(world.channel, _members(world.channel), **bad)
+        response = client.post(_url(Channel, "change", world.channel.pk), data)
+        assert response.status_code == 200 and "errornote" in response.content.decode(), bad
+    assert Channel.objects.values("web_denied_domains", "system_prompt").get(pk=world.channel.pk) == before
+    data = _channel_form(world.channel, _members(world.channel), web_denied_domains="Example.COM\n.例子.tw")
+    assert client.post(_url(Channel, "change", world.channel.pk), data).status_code == 302
+    assert Channel.objects.get(pk=world.channel.pk).web_denied_domains == "example.com\n例子.tw"
+
+
+def test_view_on_site_answers_only_for_objects_the_user_may_view(client, world, admin_user):
+    from django.contrib.contenttypes.models import ContentType
+
+    from catalogue.models import PlatformDocument
+
+    secret = PlatformDocument.objects.create(
+        slug="course-b-secret-notes",
+        title="B notes",
+        body="…",
+        visibility="channel",
+        channel=world.other_channel,
+    )
+    shortcut = f"/admin/r/{ContentType.objects.get_for_model(PlatformDocument).pk}/{secret.pk}/"
+    as_(client, world.teacher)
+    refused = client.get(shortcut)
+    assert refused.status_code == 404 and "course-b-secret-notes" not in refused.get("Location", "")
+    as_(client, admin_user)
+    allowed = client.get(shortcut)
+    assert allowed.status_code == 302 and allowed["Location"].endswith("/course-b-secret-notes/")
