@@ -131,7 +131,8 @@ class ChannelAdminForm(forms.ModelForm):
 
     class Meta:
         model = Channel
-        fields = "__all__"
+        # The admin's fieldsets decide the form's fields; these are the ones checked here.
+        fields = ["web_allowed_domains", "web_denied_domains", "system_prompt"]
 
     def clean_web_allowed_domains(self):
         return clean_domain_list(self.cleaned_data.get("web_allowed_domains", ""))
