@@ -19,6 +19,7 @@ from django.db.models import Case, F, Sum, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from channels_app.roles import is_platform_admin, platform_admins_q
 from uedu_dr.errors import ServiceError
 
 from .models import CostAlert, CostReservation, UsageEntry
@@ -249,7 +250,7 @@ def _check_user_share(user, worst_case: Decimal, day: date) -> None:
     """No account takes more than its share of the platform's day (UEDU_USER_DAILY_CAP_SHARE): a
     scripted account meets its own 429 long before everyone meets the cap's 503. Platform admins
     are exempt (they set the cap). The caller holds the user's call lock."""
-    if user is None or user.is_superuser:
+    if user is None or is_platform_admin(user):
         return
     share = user_share_usd()
     if user_committed_cost(user, day) + worst_case > share:
@@ -329,7 +330,7 @@ def send_cost_alert(day: date | None = None) -> CostAlert | None:
         {email for _, email in settings.ADMINS}
         | set(
             get_user_model()
-            .objects.filter(is_superuser=True, is_active=True)
+            .objects.filter(platform_admins_q())
             .exclude(email="")
             .values_list("email", flat=True)
         )

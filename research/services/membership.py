@@ -7,10 +7,11 @@ from __future__ import annotations
 from django.utils.translation import gettext as _
 
 from channels_app.models import Channel
+from channels_app.roles import is_platform_admin
 from channels_app.selectors import membership_role
 from uedu_dr.errors import ServiceError
 
 
 def check_member(user, channel: Channel) -> None:
-    if not user.is_superuser and membership_role(user, channel) is None:
+    if not is_platform_admin(user) and membership_role(user, channel) is None:
         raise ServiceError("not_a_member", _("You are not a member of this channel."), status=403)
