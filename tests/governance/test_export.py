@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from channels_app.models import ChatLog
 from governance import consent, export, export_requests
@@ -392,7 +392,10 @@ def test_the_export_omits_chat_before_the_students_first_research(study, tmp_pat
         channel=study.channel, user=study.other_student, kind="request", content="BOB-EARLY 期中考幾點？"
     )
     _at(study.day + timedelta(minutes=30), ChatLog, early.pk)  # his research is at day + 1 h
-    assert "from your first Deep Research here on" in consent.consent_summary()
+    with translation.override("en"):  # the notice says so, in both languages
+        assert "from your first Deep Research here on" in consent.consent_summary()
+    with translation.override("zh-hant"):
+        assert "自第一次在此使用深度研究起" in consent.consent_summary()
     out = _export(study, tmp_path / "x", fmt="csv")
     contents = [row["content"] for row in _csv(out / "chat_logs.csv")]
     assert not any("BOB-EARLY" in c for c in contents)
