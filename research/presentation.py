@@ -429,11 +429,7 @@ def report_markdown_sections(report: dict) -> list[str]:
 
 # The engine's tier table holds each tier's label (marked for translation there), in table order.
 TIER_LABELS = {name: gettext_lazy(tier.label) for name, tier in TIERS.items()}
-ACTION_LABELS = {
-    "kept": gettext_lazy("kept as written"),
-    "marked": gettext_lazy("marked in the answer"),
-    "dropped": gettext_lazy("removed from the answer"),
-}
+ACTION_LABELS = dict(ResearchClaim.Action.choices)
 HYPOTHESIS_LABELS = {
     "open": gettext_lazy("still open"),
     "supported": gettext_lazy("supported"),
