@@ -249,7 +249,9 @@ def export_study(
     written: list[Path] = []
     try:
         with _snapshot():
-            builder = _Builder(study, date_from, date_to)
+            builder = _Builder(
+                study, date_from, date_to, pinned_channel_ids=export_request.approved_channel_ids
+            )
             row_counts = {}
             for dataset in datasets:
                 paths = [out_dir / f"{dataset}.{ext}" for ext in FORMATS[fmt]]
@@ -347,8 +349,12 @@ class _snapshot:
 
 
 class _Builder:
-    def __init__(self, study: Study, date_from: date, date_to: date):
+    def __init__(self, study: Study, date_from: date, date_to: date, pinned_channel_ids=None):
         self.channels = Channel.objects.filter(studies=study)
+        if pinned_channel_ids is not None:
+            # The channels approved, still on the study: neither an addition nor a removal since
+            # the approval widens the export.
+            self.channels = self.channels.filter(pk__in=pinned_channel_ids)
         channel_ids = list(self.channels.values_list("pk", flat=True))
         self.channel_slugs = sorted(self.channels.values_list("slug", flat=True))
         self.slug_of = dict(self.channels.values_list("pk", "slug"))

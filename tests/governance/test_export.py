@@ -28,7 +28,7 @@ from governance.models import (
     StudyResearcher,
 )
 from research.models import ResearchEvent, ResearchStep, ResearchTask
-from tests.support.factories import make_user
+from tests.support.factories import add_member, make_user
 
 PROTOCOL = "NTU-REC 202507EM058"
 DATASETS = ("tasks", "steps", "chat_logs", "signals")
@@ -569,3 +569,27 @@ def test_the_admin_refuses_a_researcher_without_a_signed_agreement(study, client
     assert response.status_code == 403 and response["Content-Type"].startswith("text/html")
     assert "研究者責任書" in response.content.decode()  # the refusal, in the default language
     assert ExportAudit.objects.get(action="export").outcome == "refused"
+
+
+def test_a_channel_added_to_the_study_after_the_approval_is_not_exported(study, tmp_path):
+    """L8: the approval pins the study's channels; a later edit cannot widen the export."""
+    from channels_app.models import Channel
+
+    request = _approved_request(study)
+    assert request.approved_channel_ids == [study.channel.pk]
+    later = Channel.objects.get(slug="course-b")
+    ChannelConsent.objects.update_or_create(
+        channel=later, defaults={"framework": "X", "started_at": timezone.now() - timedelta(days=400)}
+    )
+    task = ResearchTask.objects.create(
+        user=add_member(later, make_user("s_later")),
+        channel=later,
+        user_question="LATER-CHANNEL 問題",
+        trigger_mode="forced",
+        status="completed",
+    )
+    _at(study.day, ResearchTask, task.pk)
+    study.study_obj.channels.add(later)
+    out = _export(study, tmp_path / "x", fmt="csv", request=request)
+    assert "LATER-CHANNEL" not in (out / "tasks.csv").read_text(encoding="utf-8-sig")
+    assert "course-b" not in (out / "tasks.csv").read_text(encoding="utf-8-sig")
