@@ -82,6 +82,12 @@ LIMITATION_LABELS = {
         "%(sources)s source(s) contained instructions addressed to an AI; they were not used as evidence."
     ),
     "no_sources": gettext_lazy("No source that could be cited was found."),
+    "action_failed": gettext_lazy(
+        "The model's choice of the next search failed; the answer rests on what was found until then."
+    ),
+    "plan_fallback": gettext_lazy(
+        "The model could not make a research plan; the question itself was researched as one."
+    ),
 }
 FOUND_BY_LABELS = {
     "engine": gettext_lazy("found by the engine"),
