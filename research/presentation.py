@@ -81,6 +81,10 @@ LIMITATION_LABELS = {
         "%(sources)s source(s) contained instructions addressed to an AI; they were not used as evidence."
     ),
     "no_sources": gettext_lazy("No source that could be cited was found."),
+    "claims_not_drawn": gettext_lazy("No time or tokens were left to draw claims from the sources."),
+    "written_from_claims": gettext_lazy(
+        "No time or tokens were left for the writer: the findings are the verified claims themselves."
+    ),
 }
 FOUND_BY_LABELS = {
     "engine": gettext_lazy("found by the engine"),

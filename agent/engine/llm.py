@@ -245,6 +245,9 @@ class LLMClient:
         self.config = config
         self.meter = meter or UsageMeter()
         self.recorder = recorder
+        # Admits each request against a research's spending ceiling (agent/engine/budget.py);
+        # None outside a research (chat and the light calls reserve per call instead).
+        self.gate = None
         # A system text every call of this client carries (the teacher's usage rules): set once
         # per run here, the one place every phase's call passes through, so a phase added later
         # inherits it without knowing about it.
@@ -401,7 +404,7 @@ class LLMClient:
             params = self._request_params(role, model, shaped, max_tokens)
             started = time.monotonic()
             try:
-                reply = self._post(model, sent_messages, params, timeout)
+                reply = self._metered_post(role, model, sent_messages, params, timeout)
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 raise LLMUnavailable(
                     f"{role}: the LLM server did not answer ({type(exc).__name__})"
@@ -421,7 +424,6 @@ class LLMClient:
                 continue
             except openai.OpenAIError as exc:  # anything else the SDK raises is still an LLM failure
                 raise LLMUnavailable(f"{role}: {type(exc).__name__}: {_short(exc)}") from None
-            self._account(role, model, reply)
             self._record(role, model, sent_messages, params, reply, time.monotonic() - started)
             if reply.message is None:
                 raise LLMEmpty(f"{role}: the server answered without choices")
@@ -429,6 +431,21 @@ class LLMClient:
                 raise LLMTruncated(f"{role}: the answer was cut off at the token limit")
             return reply
         raise LLMUnavailable(f"{role}: the LLM server refused every variant of the request")
+
+    def _metered_post(self, role: str, model: str, messages: list[dict], params: dict, timeout) -> Reply:
+        """One request, admitted first by the research's spending ceiling when there is one
+        (agent/engine/budget.py: it may lower the answer bound in `params`, or refuse), and
+        counted in the meter before its admission is given back."""
+        grant = self.gate.admit(role, model, messages, params) if self.gate is not None else None
+        reply = None
+        try:
+            reply = self._post(model, messages, params, timeout)
+            self._account(role, model, reply)
+            return reply
+        finally:
+            if grant is not None:
+                usage = reply.usage() if reply is not None else None
+                self.gate.release(grant, usage[0] if usage else None)
 
     def _with_preamble(self, messages: list[dict]) -> list[dict]:
         """The preamble after the phase's own system prompt, in the same (first) system message:

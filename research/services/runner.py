@@ -62,6 +62,10 @@ def engine_limits() -> Limits:
         max_steps=settings.UEDU_DR_MAX_STEPS,
         max_tokens=settings.UEDU_DR_MAX_TOKENS,
         max_seconds=settings.UEDU_DR_MAX_SECONDS,
+        grace_seconds=settings.UEDU_DR_GRACE_SECONDS,
+        grace_tokens=settings.UEDU_DR_GRACE_TOKENS,
+        # What settlement.reserve set aside for the research: no request goes past it.
+        max_cost_usd=float(settlement.worst_case_cost()),
     )
     limits.budgets = {**limits.budgets, **settings.UEDU_DR_BUDGETS}
     return limits
