@@ -9,9 +9,9 @@ first, by the LLM client itself (`LLMClient.gate`), right before it is sent:
   per byte so far), and its answer bound is the max tokens the request carries;
 - the request is admitted only if what the run has used, plus the worst case of the requests
   still in flight (verification sends batches side by side), plus this one's worst case, fits the
-  ceiling the run gives its role (the gathering limit for action and reflection, the finishing
-  phase's share for claims, verification and writing: `RunContext.token_ceiling`) and the cost
-  reservation;
+  ceiling the run gives its role (for action and reflection, the gathering limit plus at most half
+  the grace; for claims, verification and writing, the finishing phase's share of what is left:
+  `RunContext.token_ceiling`) and the cost reservation;
 - the answer bound is lowered to what is left when that is less than the role's usual one; when
   fewer than MIN_COMPLETION_TOKENS are left, the request is refused (`LLMOverBudget`) and the run
   is told which limit was reached.

@@ -6,8 +6,9 @@ they return to the loop, which alone adds it to the counters below.
 
 Time and tokens, from start to end (docs/limits.md):
 - gathering (action turns, reflection, the counter-search, conflict re-search) stops at
-  `max_seconds` and `max_tokens`; its model calls are cut at that deadline and admitted only
-  within that token limit, so a limit met in the middle of a turn ends gathering there;
+  `max_seconds` and `max_tokens`: its model calls are cut at the time limit, and a call that
+  crosses the token limit is its last (it may not go past half of the grace), so a limit met in
+  the middle of a turn ends gathering there;
 - the finishing phases (claims, verification, writing, the draft's check) then have what is left
   up to `max_seconds + grace_seconds` and `max_tokens + grace_tokens`, which the product reserved
   when the research started. The loop opens each of them with `finishing(phase, after)`, which
@@ -171,7 +172,10 @@ class RunContext:
         """The total tokens the run may have used once a call of `role` is answered, and the
         limit that names (the call gate asks, agent/engine/budget.py)."""
         if role in GATHERING_ROLES:
-            return min(self.limits.max_tokens, self.hard_tokens()), "max_tokens"
+            # Gathering stops once max_tokens is reached (checked before each of its calls), and a
+            # call under way may cross it, as a turn may cross the time limit; but never into the
+            # half of the grace the finishing phases keep.
+            return self.limits.max_tokens + self.limits.grace_tokens // 2, "max_tokens"
         if self.phase_tokens:
             return min(self.phase_tokens, self.hard_tokens()), "max_tokens"
         return self.hard_tokens(), "max_tokens"

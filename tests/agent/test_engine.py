@@ -205,9 +205,7 @@ def test_a_model_that_never_stops_calling_tools_hits_the_step_limit_and_still_an
 
 def test_the_token_limit_stops_gathering_but_not_the_answer(llm):
     llm.reset(Scenario(sufficient_after=99, action_rounds=99))
-    # 3,000: room for the plan and one turn; the next turn's prompt no longer fits (every call
-    # is admitted within the limit, not only checked at the top of the loop).
-    result, sink = run(llm, limits=Limits(max_tokens=3000))
+    result, sink = run(llm, limits=Limits(max_tokens=1500))
     assert result.limit_hit == "max_tokens"
     assert result.status == "completed" and result.citations
     assert [t for t, _ in sink.events].count("limit_hit") == 1

@@ -194,6 +194,10 @@ class Scenario:
         "為什麼",
     )
     latency: dict[str, float] = field(default_factory=dict)  # role -> seconds (key "*" for all)
+    # role -> completion tokens to report (a wordy model), never more than the request's answer
+    # bound (max_completion_tokens or max_tokens), as a real server would. A handler's reply may
+    # say the same for one call with the key "completion_tokens".
+    usage: dict[str, int] = field(default_factory=dict)
 
 
 class ScriptedLLM:
@@ -426,6 +430,7 @@ class ScriptedLLM:
                 f"Sure! Here is the JSON you asked for:\n```json\n{reply['content']}\n```\nAnything else?"
             )
         finish = reply.pop("finish_reason", None)
+        wordy = reply.pop("completion_tokens", None) or self.scenario.usage.get(role)
         if fault == "length":
             reply, finish = {"content": (reply.get("content") or "")[:40]}, "length"
         elif fault == "empty":
@@ -434,9 +439,9 @@ class ScriptedLLM:
             reply = {"content": '{"answer": "unterminated'}
         elif fault == "schema":
             reply = {"content": json.dumps({"unexpected": True})}
-        return 200, self._completion(body, reply, finish), {}
+        return 200, self._completion(body, reply, finish, wordy), {}
 
-    def _completion(self, body: dict, reply: dict, finish: str | None) -> dict:
+    def _completion(self, body: dict, reply: dict, finish: str | None, wordy: int | None = None) -> dict:
         message = {"role": "assistant", "content": reply.get("content")}
         if reply.get("tool_calls"):
             message["tool_calls"] = [
@@ -454,6 +459,9 @@ class ScriptedLLM:
             ]
         prompt_tokens = len(json.dumps(body.get("messages", []), ensure_ascii=False)) // 4
         completion_tokens = len(json.dumps(message, ensure_ascii=False)) // 4 + 5
+        if wordy:
+            bound = body.get("max_completion_tokens") or body.get("max_tokens") or wordy
+            completion_tokens = max(completion_tokens, min(wordy, bound))
         return {
             "id": f"chatcmpl-{next(self._ids)}",
             "object": "chat.completion",
