@@ -501,7 +501,9 @@ class LLMClient:
                 "model": model,
                 # The tools' names, not their schemas (the registry has those; bench/tokens.py counts them).
                 "request": {
-                    "messages": messages,
+                    # A copy as sent: the action conversation grows and is compacted in place
+                    # before the sink stores this (a replay matches requests by these messages).
+                    "messages": [dict(m) for m in messages],
                     **{k: v for k, v in params.items() if k != "tools"},
                     **(
                         {"tool_names": [t["function"]["name"] for t in params["tools"]]}
