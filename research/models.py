@@ -21,6 +21,16 @@ class ResearchTask(models.Model):
 
     TERMINAL = (Status.COMPLETED, Status.FAILED, Status.CANCELLED)
 
+    class Phase(models.TextChoices):
+        """Where a task is in its life: the statuses, with "running" split in two (a task waiting
+        for its plan review is stored as running; see `in_phase`). The UI and the API show this;
+        research.services.transitions is the only code that moves a task between phases."""
+
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        AWAITING_PLAN_REVIEW = "awaiting_plan_review", _("Awaiting plan review")
+        TERMINAL = "terminal", _("Finished")
+
     class TriggerMode(models.TextChoices):
         FORCED = "forced", _("Forced (magnifier button)")
         AUTO = "auto", _("Auto (accepted suggestion)")
@@ -141,6 +151,31 @@ class ResearchTask(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status in self.TERMINAL
+
+    @property
+    def phase(self) -> str:
+        """This task's `Phase`; the same rule as `in_phase`, read from the loaded row."""
+        if self.status == self.Status.QUEUED:
+            return self.Phase.QUEUED
+        if self.status == self.Status.RUNNING:
+            if self.plan_review_deadline is not None and self.plan_continued_at is None:
+                return self.Phase.AWAITING_PLAN_REVIEW
+            return self.Phase.RUNNING
+        return self.Phase.TERMINAL
+
+    @classmethod
+    def in_phase(cls, phase: str) -> models.Q:
+        """The filter for the tasks in `phase` (the `phase` property, as a query)."""
+        # Between the two parts of a run with plan review: planned, deadline set, not continued.
+        waiting = models.Q(
+            status=cls.Status.RUNNING, plan_review_deadline__isnull=False, plan_continued_at__isnull=True
+        )
+        return {
+            cls.Phase.QUEUED: models.Q(status=cls.Status.QUEUED),
+            cls.Phase.RUNNING: models.Q(status=cls.Status.RUNNING) & ~waiting,
+            cls.Phase.AWAITING_PLAN_REVIEW: waiting,
+            cls.Phase.TERMINAL: models.Q(status__in=cls.TERMINAL),
+        }[phase]
 
 
 class ResearchStep(models.Model):

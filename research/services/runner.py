@@ -41,6 +41,7 @@ from . import (
     plan_review,
     quality,
     settlement,
+    transitions,
 )
 from .heartbeat import monitor
 
@@ -287,14 +288,7 @@ def execute_task(
 def _execute(
     task_id: int, *, toolbox, model: str | None, registry: ToolRegistry, client_class: type[LLMClient]
 ) -> None:
-    now = timezone.now()
-    claimed = ResearchTask.objects.filter(pk=task_id, status=ResearchTask.Status.QUEUED).update(
-        status=ResearchTask.Status.RUNNING,
-        started_at=now,
-        last_heartbeat_at=now,
-        model_name=model or llm_config().model_for("synthesizer"),
-    )
-    if not claimed:
+    if not transitions.claim(task_id, model_name=model or llm_config().model_for("synthesizer")):
         log.info("research task %s not claimed (already taken, finished or gone)", task_id)
         return
     task = ResearchTask.objects.select_related("channel", "user").get(pk=task_id)
@@ -510,8 +504,7 @@ def finish(
             error=result.error[:2000],
             finished_at=timezone.now(),
         )
-        updated = ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.RUNNING).update(**stored)
-        if not updated:
+        if not transitions.finish(task.pk, stored):
             return False
         # What was just written is known; the rest of the row is read back except its large
         # columns (the plan, the context, the question: written before the run, never changed by it).

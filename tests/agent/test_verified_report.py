@@ -71,7 +71,7 @@ def test_a_comparison_table_cell_that_disagrees_with_its_source_leaves_the_body(
     (finding,) = result.report["findings"]
     assert finding["heading"] == "Revenue" and {c["entity"] for c in finding["claims"]} == {"NVIDIA", "Apple"}
     validate(result.report)
-    # the README's example report is this one
+    # the example report in docs/reports.md ("An example") is this one
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "report-example.json").write_text(
         json.dumps(result.report, ensure_ascii=False, indent=1) + "\n"
