@@ -93,7 +93,7 @@ class CallGate:
         with self._lock:
             used = run.llm.meter.total_tokens + self.in_flight_tokens
             room = ceiling - used - prompt
-            max_cost = run.limits.max_cost_usd
+            max_cost = run.cost_ceiling(role)
             if max_cost and price_out > 0:
                 cost_used = run.llm.meter.total.cost_usd + self.in_flight_cost
                 left_usd = max_cost - cost_used - prompt * price_in / 1_000_000

@@ -69,6 +69,7 @@ class RunContext:
     phase: str = ""
     phase_deadline: float = 0.0
     phase_tokens: int = 0
+    phase_cost: float = 0.0
 
     def __post_init__(self) -> None:
         self.started = self.clock()
@@ -140,6 +141,13 @@ class RunContext:
             self.reach("max_seconds", round(elapsed, 1), self.limits.max_seconds)
         if self.llm.meter.total_tokens >= self.limits.max_tokens:
             self.reach("max_tokens", self.llm.meter.total_tokens, self.limits.max_tokens)
+        reserved = self.limits.max_cost_usd
+        if (
+            reserved
+            and self.llm.meter.total.cost_usd >= reserved * self.limits.max_tokens / self.hard_tokens()
+        ):
+            # The reservation is the token budget priced: gathering's part of it is spent.
+            self.reach("max_tokens", self.llm.meter.total_tokens, self.limits.max_tokens)
         if self._reached is not None and not self.limit_hit:
             self.hit(LimitReached(*self._reached))
 
@@ -162,6 +170,9 @@ class RunContext:
         self.phase = phase
         self.phase_deadline = now + max(0.0, self.hard_deadline() - now) / (after + 1)
         self.phase_tokens = used + left // (after + 1)
+        if self.limits.max_cost_usd:
+            spent = self.llm.meter.total.cost_usd + self.gate.in_flight_cost
+            self.phase_cost = spent + max(0.0, self.limits.max_cost_usd - spent) / (after + 1)
         # About a token per character of observations (CJK text; English is cheaper) leaves room
         # for the instructions and the answer.
         chars = min(self._observation_chars, max(MIN_OBSERVATION_CHARS, left // (after + 1)))
@@ -179,6 +190,19 @@ class RunContext:
         if self.phase_tokens:
             return min(self.phase_tokens, self.hard_tokens()), "max_tokens"
         return self.hard_tokens(), "max_tokens"
+
+    def cost_ceiling(self, role: str) -> float:
+        """The USD the run may have spent once a call of `role` is answered (0: no ceiling): the
+        reservation, shared out like the tokens."""
+        reserved = self.limits.max_cost_usd
+        if not reserved:
+            return 0.0
+        if role in GATHERING_ROLES:
+            gathering = self.limits.max_tokens + self.limits.grace_tokens // 2
+            return reserved * gathering / self.hard_tokens()
+        if self.phase_cost:
+            return min(self.phase_cost, reserved)
+        return reserved
 
     def call_timeout(self, role: str = "action") -> float:
         """No model call may outlive its deadline: gathering's at max_seconds, a finishing phase's
