@@ -109,7 +109,8 @@ def build_world(settings) -> World:
     settings.UEDU_FETCH_ALLOWED_NETWORKS = []
     # Dozens of researches in one test: no quota or platform cap may stop them.
     settings.UEDU_DEEP_RESEARCH_QUOTA = {"admin": None, "teacher": None, "ta": None, "student": None}
-    settings.UEDU_DR_WORST_CASE_USD = Decimal("0.01")
+    # (Not a smaller reservation: a research is held to what it reserved.)
+    settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("100000")
     settings.UEDU_DR_COUNTER_SEARCH = "off"
     PlatformDocument.objects.create(
         slug="inj-sister-rules",
