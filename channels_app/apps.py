@@ -17,6 +17,11 @@ class ChannelsAppConfig(AppConfig):
 
         worker_ready.connect(warm_local_model, dispatch_uid="channels_app.warm_local_model")
 
+        from .models import Membership
+        from .roles import check_membership_roles
+
+        check_membership_roles(Membership.Role.values)  # a new role needs its row in the role table
+
     def load_demo_data(self, stdout) -> None:
         """Sample materials for the demo channel, uploaded and indexed through the real service."""
         from .demo_materials import load_demo_materials

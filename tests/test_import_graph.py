@@ -1,10 +1,15 @@
 """No import cycle inside any app, counting the imports inside functions.
 
-import-linter pins the order of the apps (.importlinter), but it reads only module-level
-imports, and a cycle broken by an import inside a function is still a cycle to whoever reads
-the code: "what does this module depend on?" has no bottom. So this reads every module of each
-app with `ast`, collects every import wherever it is (module level, function, class, a
-TYPE_CHECKING block), and fails on any cycle between modules of one app. Services queue Celery
+A cycle broken by an import inside a function is still a cycle to whoever reads the code: "what
+does this module depend on?" has no bottom. So this reads every module of each app with `ast`,
+collects every import wherever it is (module level, function, class, a TYPE_CHECKING block), and
+fails on any cycle between modules of one app.
+
+Why not import-linter: its graph (grimp) does count imports inside functions, but its only
+cycle contract, `acyclic_siblings`, merges each package into one node, so it also refuses
+package-level loops that are no module cycle (research.selectors → research.services.settlement
+while research.services.* → research.selectors). .importlinter keeps the layers; this test keeps
+the modules acyclic. Services queue Celery
 jobs by name (uedu_dr.jobs) so that tasks → services stays the only direction."""
 
 from __future__ import annotations

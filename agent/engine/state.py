@@ -23,12 +23,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from . import events
 from .budget import CallGate, LLMOverBudget
 from .errors import Cancelled, LimitReached, OutOfBudget, PhaseFailed
 from .llm import LLMClient, LLMError, LLMUnavailable
 from .plan import Plan
 from .sources import SourceRegistry
-from .types import EventSink, Limits, ResearchInput, Source
+from .types import EventSink, Limits, ResearchInput, Source, ToolTraits
 
 # Model calls of the evidence phase: they stop at the gathering limits (max_seconds, max_tokens).
 GATHERING_ROLES = frozenset({"action", "reflection"})
@@ -58,6 +59,9 @@ class RunContext:
     limits: Limits
     clock: Callable[[], float] = time.monotonic
     credibility: Callable[[Source], float] | None = None
+    # The toolbox's declared traits of a tool by name (None: not offered): the engine tells tools
+    # apart by these, never by their names.
+    tool_traits: Callable[[str], ToolTraits | None] = lambda name: None
     registry: SourceRegistry = field(default_factory=SourceRegistry)
     plan: Plan = field(default_factory=Plan)
     counters: Counters = field(default_factory=Counters)
@@ -79,6 +83,14 @@ class RunContext:
         self._observation_chars = self.limits.observation_budget_chars
         self.gate = CallGate(self)
         self.llm.gate = self.gate  # every request of this run is admitted against its ceiling
+
+    def is_search(self, tool_name: str) -> bool:
+        traits = self.tool_traits(tool_name)
+        return bool(traits and traits.search)
+
+    def exact_figures(self, tool_name: str) -> bool:
+        traits = self.tool_traits(tool_name)
+        return bool(traits and traits.exact_figures)
 
     # ------------------------------------------------------------------ guards
 
@@ -124,7 +136,7 @@ class RunContext:
     def hit(self, limit: LimitReached) -> None:
         if not self.limit_hit:
             self.limit_hit = limit.reason
-            self.sink.emit("limit_hit", {"reason": limit.reason, "value": limit.value, "limit": limit.limit})
+            self.sink.emit(events.LimitHit(reason=limit.reason, value=limit.value, limit=limit.limit))
 
     def reach(self, reason: str, value, limit) -> None:
         """A limit was reached (from any thread, no I/O): the engine's thread reports it at its

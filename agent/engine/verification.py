@@ -3,7 +3,7 @@
 1. Claims (before writing): each atomic claim is checked against its cited passages, with the
    passages that address the model left out. The verifier model judges the words; the engine
    itself checks figures (the claim's value must be a number the passage states, after unit
-   normalisation; exactly, at the claim's precision, for get_financials) and fails a claim that
+   normalisation; exactly, at the claim's precision, for a tool of filed figures) and fails a claim that
    rests only on flagged passages or repeats one ("instruction found in source").
 2. The draft (after writing): every sentence and every table cell must map to verified claims
    (claim markers [cN], or source markers [N] of sources with verified claims), state no figure
@@ -22,14 +22,10 @@ from .claims import Claim, ClaimSet
 from .errors import PhaseFailed
 from .sources import neutralise
 from .state import RunContext
-from .types import TIER_RANK, Source
+from .types import TIER_RANK, TIER_WEIGHT, Source
 
 VERIFY_BATCH = 10
-# How much a source's tier lets a claim be trusted when nothing better is known (history-based
-# weights, when the product provides them, replace these).
-TIER_WEIGHT = {"internal": 1.0, "structured": 1.0, "scholarly": 0.9, "web": 0.6}
 LOW_CREDIBILITY = 0.65
-EXACT_FIGURE_TOOLS = {"get_financials"}
 
 # Reasons decided by the engine (the page words them in the reader's language).
 NO_CITATION = "no_citation"
@@ -50,6 +46,7 @@ MARKS = {
 
 
 def tier_weight(source: Source) -> float:
+    """The tier table's weight (history-based weights, when the product provides them, replace it)."""
     return TIER_WEIGHT.get(source.tier, 0.5)
 
 
@@ -113,7 +110,7 @@ def _figure_in_sources(run: RunContext, claim: Claim) -> bool:
         return True  # a figure without a value is checked by the verifier's reading alone
     for source_id in claim.source_ids:
         source = run.registry.get(source_id)
-        exact = source is not None and source.source_tool in EXACT_FIGURE_TOOLS
+        exact = source is not None and run.exact_figures(source.source_tool)
         if figures.found_in(quantity, run.registry.evidence_text(source_id), exact=exact):
             return True
     return False

@@ -11,7 +11,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agent.engine import ResearchResult
+from agent.engine.events import Cancelled, Failed, TaskCreated
 from channels_app.models import Channel, ChatLog
+from channels_app.roles import is_platform_admin
 from channels_app.selectors import membership_role
 from research.models import ResearchTask
 from uedu_dr import jobs
@@ -26,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def check_member(user, channel: Channel) -> None:
-    if not user.is_superuser and membership_role(user, channel) is None:
+    if not is_platform_admin(user) and membership_role(user, channel) is None:
         raise ServiceError("not_a_member", _("You are not a member of this channel."), status=403)
 
 
@@ -78,13 +80,12 @@ def task_start(
         events.record_event(
             task.pk,
             task.task_uuid,
-            "task_created",
-            {
-                "question": question,
-                "trigger_mode": trigger_mode,
-                "channel_id": channel.pk,
-                "request_log_id": request_log.pk,
-            },
+            TaskCreated(
+                question=question,
+                trigger_mode=trigger_mode,
+                channel_id=channel.pk,
+                request_log_id=request_log.pk,
+            ),
         )
         if queue:
             transaction.on_commit(lambda: enqueue(task.pk))
@@ -106,7 +107,7 @@ def enqueue(task_id: int) -> None:
 def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
     """The owner (or a platform admin) cancels. A queued task ends at once; a running one is
     flagged and the engine stops at its next check, keeping the steps already done."""
-    if task.user_id != user.pk and not user.is_superuser:
+    if task.user_id != user.pk and not is_platform_admin(user):
         raise ServiceError(
             "not_owner", _("Only the person who started this research can cancel it."), status=403
         )
@@ -117,10 +118,7 @@ def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
             task.refresh_from_db()
             response = write_response_log(task)
             events.record_event(
-                task.pk,
-                task.task_uuid,
-                "cancelled",
-                {"response_log_id": response.pk, "stop_reason": "cancelled"},
+                task.pk, task.task_uuid, Cancelled(response_log_id=response.pk, stop_reason="cancelled")
             )
             settlement.settle(task)
         elif transitions.claim_for_cancel(task.pk):
@@ -155,8 +153,7 @@ def fail_task(task_id: int, error: str, *, from_phase: str) -> bool:
         events.record_event(
             task.pk,
             task.task_uuid,
-            "failed",
-            {"error": error, "response_log_id": response.pk, "stop_reason": "platform_failure"},
+            Failed(error=error, response_log_id=response.pk, stop_reason="platform_failure"),
         )
         settlement.settle(task)
     return True

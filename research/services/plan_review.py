@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from agent.engine.events import StatusChange
 from research.models import ResearchTask
 from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
@@ -67,14 +68,13 @@ def await_review(task: ResearchTask, plan: dict, usage, sink, *, duration: float
         if not updated:
             return False
         sink.emit(
-            "status_change",
-            {
-                "from": "running",
-                "to": "awaiting_plan_review",
-                "mode": task.plan_review_mode,
-                "deadline": deadline.isoformat(),
-                "sub_questions": [sq["question"] for sq in plan["sub_questions"]],
-            },
+            StatusChange(
+                from_="running",
+                to="awaiting_plan_review",
+                mode=task.plan_review_mode,
+                deadline=deadline.isoformat(),
+                sub_questions=[sq["question"] for sq in plan["sub_questions"]],
+            )
         )
         task_id = task.pk
         transaction.on_commit(lambda: enqueue_continuation(task_id, countdown=seconds))
@@ -95,18 +95,18 @@ def claim_continuation(task_id: int) -> bool:
         return transitions.claim_continuation(task_id)
 
 
-def reviewed_plan(task: ResearchTask) -> tuple[dict, dict]:
+def reviewed_plan(task: ResearchTask) -> tuple[dict, StatusChange]:
     """Start of the second part: the plan as the student left it, and the event telling the
     viewers the research goes on with it."""
     plan = task.plan_json
     edited = _apply(plan, task.plan_edits_json or {})
-    resumed = {
-        "from": "awaiting_plan_review",
-        "to": "running",
-        "plan_edited": edited["sub_questions"] != plan["sub_questions"],
-        "timed_out": bool((task.plan_edits_json or {}).get("timed_out")),
-        "sub_questions": [sq["question"] for sq in edited["sub_questions"]],
-    }
+    resumed = StatusChange(
+        from_="awaiting_plan_review",
+        to="running",
+        plan_edited=edited["sub_questions"] != plan["sub_questions"],
+        timed_out=bool((task.plan_edits_json or {}).get("timed_out")),
+        sub_questions=[sq["question"] for sq in edited["sub_questions"]],
+    )
     return edited, resumed
 
 

@@ -25,8 +25,10 @@ from dataclasses import replace
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from agent.engine.events import TaskCreated
 from agent.engine.llm import LLMClient, LLMConfig, Reply
-from agent.engine.types import Source, ToolResult
+from agent.engine.types import Source, ToolResult, ToolTraits
+from channels_app.roles import is_platform_admin
 from quotas import services as quotas
 from research.models import ResearchTask, TranscriptEntry
 from uedu_dr.errors import ServiceError
@@ -58,6 +60,7 @@ class RecordedToolbox:
         self._specs = live.specs()
         self._names = live.names()
         self._guarded = live.observed_url_params
+        self._traits = live.traits
         self._recorded: dict[tuple[str, str], deque] = defaultdict(deque)
         for step in original.steps.exclude(tool_name="").order_by("index"):
             self._recorded[(step.tool_name, _canonical(step.args))].append(_result_of(step))
@@ -71,6 +74,9 @@ class RecordedToolbox:
 
     def observed_url_params(self, name: str) -> tuple[str, ...]:
         return self._guarded(name)
+
+    def traits(self, name: str) -> ToolTraits | None:
+        return self._traits(name)
 
     def call(self, name: str, args: dict) -> ToolResult:
         queue = self._recorded.get((name, _canonical(args)))
@@ -215,7 +221,7 @@ def replay_task(
     (history, chat, follow-up context, export) leaves it out. `exact`: the model's answers too
     come from the original's transcript; raises ReplayDiverged (after the replay task has ended,
     failed) when the engine asks something the transcript does not hold."""
-    if not (run_by.is_active and run_by.is_superuser):
+    if not is_platform_admin(run_by):
         raise ServiceError(
             "not_platform_admin", _("Only a platform admin can replay a research."), status=403
         )
@@ -247,8 +253,7 @@ def replay_task(
         events.record_event(
             task.pk,
             task.task_uuid,
-            "task_created",
-            {"question": task.user_question, "replay_of": str(original.task_uuid), "model": model or ""},
+            TaskCreated(question=task.user_question, replay_of=str(original.task_uuid), model=model or ""),
         )
     toolbox = RecordedToolbox(original, runner.toolbox_for(original))
     clients: list[RecordedAnswers] = []

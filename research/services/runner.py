@@ -22,6 +22,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 
 from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, UsageMeter, run_research
+from agent.engine.events import TERMINAL, Event, StatusChange
 from agent.engine.llm import LLMError, Usage
 from agent.engine.plan import Plan
 from agent.llm_factory import llm_config
@@ -132,13 +133,13 @@ class TaskSink:
         with handed_back(), self._carrying_writes():
             events.write_along(self.task_id, self._take_writes())
 
-    def emit(self, type: str, data: dict) -> None:
-        data = dict(data)
-        if self.meter is not None:
-            # The progress card shows tokens used so far; only the runner's meter knows them.
-            data.setdefault("tokens_used", self.meter.total_tokens)
+    def emit(self, event: Event) -> None:
+        # The progress card shows tokens used so far; only the runner's meter knows them.
+        extra = {"tokens_used": self.meter.total_tokens} if self.meter is not None else None
         with handed_back(), self._carrying_writes():
-            cancel = events.record_event(self.task_id, self.task_uuid, type, data, writes=self._take_writes())
+            cancel = events.record_event(
+                self.task_id, self.task_uuid, event, writes=self._take_writes(), extra=extra
+            )
             self.cancel_seen = (cancel, time.monotonic())
 
     @contextmanager
@@ -295,7 +296,7 @@ def _execute(
     _drive(
         task,
         UsageMeter(),
-        announce=lambda sink: sink.emit("status_change", {"from": "queued", "to": "running"}),
+        announce=lambda sink: sink.emit(StatusChange(from_="queued", to="running")),
         toolbox=toolbox or toolbox_for(task, registry),
         model=model,
         stop_after_plan=plan_review.wanted(task),
@@ -318,7 +319,7 @@ def continue_task(task_id: int, *, registry: ToolRegistry = REGISTRY) -> None:
         _drive(
             task,
             carried_meter(task),
-            announce=lambda sink: sink.emit("status_change", resumed),
+            announce=lambda sink: sink.emit(resumed),
             toolbox=toolbox_for(task, registry),
             model=None,
             plan=Plan.from_json(plan),
@@ -531,7 +532,7 @@ def finish(
             data.update(error=result.error[:500])
         settlement.settle(task)
         # Last in the transaction: the terminal event is visible (at commit) right after it is stored.
-        events.record_event(task.pk, task.task_uuid, result.status, data)
+        events.record_event(task.pk, task.task_uuid, TERMINAL[result.status](**data))
         transaction.on_commit(lambda: notifications.research_finished(task))  # the e-mail, if asked for
     return True
 

@@ -1,14 +1,17 @@
 """Every change of a research task's phase, and the only module that writes `status`.
 
-    queued ──claim──► running ──await_plan_review──► awaiting_plan_review ──claim_continuation──► running
-      │                 │  ▲                              │
-      │                 │  └─────────────── (continued) ◄─┘ confirm_plan (the student's submit: stays waiting)
-      │                 │                                 │
-      ├─cancel_queued─► cancelled            claim_for_cancel ──► running, cancel flagged ──finish──► cancelled
-      │                 ├─request_cancel (flag; the engine stops at its next check, then finish)
-      │                 └─finish──► completed | failed | cancelled
-      └─fail (enqueue failed, or reaped) ──► failed ◄── fail (reaped: a running task whose worker died,
-                                                         or a due continuation nobody picked up)
+    move                 from                   to                      who asks
+    claim                queued                 running                 a worker (execute_task)
+    cancel_queued        queued                 cancelled               the owner's cancel
+    fail                 queued                 failed                  enqueue (broker down), the reaper
+    await_plan_review    running                awaiting_plan_review    the first part, once planned
+    confirm_plan         awaiting_plan_review   (stays)                 the student's submit
+    claim_continuation   awaiting_plan_review   running                 submit, deadline timer, reaper
+    claim_for_cancel     awaiting_plan_review   running, cancel flagged the owner's cancel (then finish)
+    fail                 awaiting_plan_review   failed                  the reaper (continuation never ran)
+    request_cancel       running                (flag only)             the owner's cancel; the engine stops
+    finish               running                completed|failed|cancelled  the runner (or the cancel above)
+    fail                 running                failed                  the reaper (worker stopped beating)
 
 The phases (`ResearchTask.phase`, `ResearchTask.in_phase`) are the statuses with "running" split
 in two: a task waiting for its plan review is stored as running with a deadline and no

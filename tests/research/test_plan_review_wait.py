@@ -108,6 +108,12 @@ def test_a_waiting_research_frees_its_worker_and_continues_with_the_edited_plan(
         with translation.override(language):
             labels.append(translation.gettext("Waiting for your review of the plan…"))
     assert card.status_code == 200 and any(label in card.content.decode() for label in labels)
+    history = client.get("/deep_research/my").content.decode()
+    phase_labels = []
+    for language in ("en", "zh-hant"):
+        with translation.override(language):
+            phase_labels.append(str(ResearchTask.Phase.AWAITING_PLAN_REVIEW.label))
+    assert any(label in history for label in phase_labels)
     edited = ["布魯姆分類法的六個層次", "學習分析如何使用布魯姆分類"]
     response = client.post(
         f"/api/deep_research/task/{first.task_uuid}/plan",

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from research.models import ResearchTask
 from research.services import lifecycle, transitions
@@ -47,6 +47,8 @@ def test_a_task_moves_through_its_phases_and_each_move_checks_where_it_is(db, pe
     assert not transitions.await_plan_review(task.pk, deadline=deadline, plan={}, meter={})  # once
     task.refresh_from_db()
     assert (task.status, task.phase) == ("running", Phase.AWAITING_PLAN_REVIEW)
+    with translation.override("en"):
+        assert task.phase_label == "Awaiting plan review"  # not "Running", though stored as running
     phases_agree()
 
     assert not transitions.claim_continuation(task.pk)  # neither confirmed nor past its deadline
@@ -62,6 +64,8 @@ def test_a_task_moves_through_its_phases_and_each_move_checks_where_it_is(db, pe
     assert not transitions.fail(task.pk, "late", from_phase=Phase.RUNNING)
     task.refresh_from_db()
     assert (task.status, task.phase) == ("completed", Phase.TERMINAL)
+    with translation.override("en"):
+        assert task.phase_label == "Completed"  # how it ended
     phases_agree()
 
 
