@@ -253,11 +253,7 @@ class RunContext:
         that does not fit the run's time or tokens fails with OutOfBudget (a compacted prompt is
         tried first when only its size was the problem)."""
         self.checkpoint(enforce_limits=enforce_limits)
-        budget = max_tokens or (
-            self.llm.config.synthesizer_max_tokens
-            if role in ("synthesizer", "claims")
-            else self.llm.config.default_max_tokens
-        )
+        budget = max_tokens or self.llm.answer_budget(role)
         try:
             return self.llm.structured(
                 role, build(False), schema, name, max_tokens=budget, timeout=self.call_timeout(role)
