@@ -589,6 +589,10 @@ class LLMClient:
             "security": {"bearer_auth": True},
             "timeout": openai.Timeout(limit, connect=min(10.0, limit), read=silence),
         }
+        if timeout is not None and timeout < self.config.timeout:
+            # The caller's deadline (a research's time limit) is nearer than a whole attempt: the
+            # SDK may not try again past it (a retry would restart both clocks).
+            options["max_retries"] = 0
         body = {"model": model, "messages": messages, **params, "stream": True}
         started = time.monotonic()
         stream = self._client.post(
