@@ -306,9 +306,11 @@ class Gatherer:
                 },
             ]
 
+        failed = None
         try:
             data = run.structured("reflection", build, schemas.REFLECTION, "reflection", enforce_limits=True)
         except PhaseFailed:
+            failed = True
             # A failed reflection must not end the research: carry on gathering (limits still apply).
             data = {
                 "sufficient": False,
@@ -333,6 +335,7 @@ class Gatherer:
                 covered_sub_questions=data["covered_sub_questions"],
                 hypotheses=[{"index": i, "status": s} for i, s in sorted(status.items())],
                 sources=len(run.registry),
+                failed=failed,
             )
         )
         data["hypotheses_settled"] = settled
