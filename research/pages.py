@@ -22,7 +22,7 @@ from channels_app import access
 from research.forms import ReviewNoteForm, ReviewQueueFilter
 from research.models import AnswerFeedback, ResearchTask
 from research.presentation import answer_markdown, feedback_box, ledger_view, plan_view
-from research.selectors import get_visible_task, user_tasks
+from research.selectors import get_visible_task, question_row, user_tasks
 from research.services import analytics, feedback, notifications, review
 from uedu_dr.errors import ServiceError
 from uedu_dr.ratelimits import enforce_rate
@@ -60,6 +60,7 @@ def _result_page(
         "plan": plan_view(task),
         "ledger": ledger_view(task),
         "can_review": reviewer,
+        "question_row": question_row(task.pk),
         "review_form": review_form if reviewer else None,
         "feedback_rows": list(task.feedback.select_related("user").order_by("-created_at"))
         if reviewer

@@ -30,6 +30,12 @@ def request_log_id(task_id: int) -> int | None:
     return _request_log_rows(task_id).values_list("pk", flat=True).first()
 
 
+def question_row(task_id: int) -> ChatLog | None:
+    """The row that asked a research's question, with its Bloom classification (the result
+    page's badge): the level is a code, rendered by the page in the reader's language."""
+    return _request_log_rows(task_id).only("pk", "bloom_level", "bloom_confidence").first()
+
+
 def request_log_id_subquery(task_id: int) -> Subquery:
     """request_log_id as a subquery, for a statement that needs the id without a lookup of its own
     (NULL for a task stored without a question row)."""
