@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -9,7 +10,14 @@ from decimal import ROUND_UP, Decimal
 
 from django.conf import settings
 
-from agent.engine.llm import LLMClient, LLMConfig, LLMNotConfigured, Recorder, UsageMeter
+from agent.engine.llm import (
+    LLMClient,
+    LLMConfig,
+    LLMNotConfigured,
+    Recorder,
+    UsageMeter,
+    server_context_tokens,
+)
 from quotas import services as quotas
 from quotas.models import CostReservation
 
@@ -22,7 +30,25 @@ def llm_config() -> LLMConfig:
         timeout=settings.UEDU_LLM_TIMEOUT_SECONDS,
         max_retries=settings.UEDU_LLM_MAX_RETRIES,
         prices=settings.UEDU_LLM_PRICES,
+        silence_seconds=settings.UEDU_LLM_SILENCE_SECONDS,
+        context_tokens=settings.UEDU_LLM_CONTEXT_TOKENS,
     )
+
+
+# base URL -> the window the server reported, asked once per process (a research's worker thread
+# should not wait on GET /props for every client it builds).
+_MEASURED: dict[str, int] = {}
+_MEASURED_LOCK = threading.Lock()
+
+
+def measured_context_tokens(base_url: str) -> int:
+    if not base_url:
+        return 0  # OpenAI itself: its windows are far above any prompt of ours
+    with _MEASURED_LOCK:
+        if base_url not in _MEASURED:
+            config = LLMConfig(models={}, base_url=base_url, api_key=settings.OPENAI_API_KEY)
+            _MEASURED[base_url] = server_context_tokens(config, timeout=3.0)
+        return _MEASURED[base_url]
 
 
 def llm_configured() -> bool:
@@ -32,7 +58,16 @@ def llm_configured() -> bool:
 def make_client(
     meter: UsageMeter | None = None, recorder: Recorder | None = None, preamble: str = ""
 ) -> LLMClient:
-    return LLMClient(llm_config(), meter=meter, recorder=recorder, preamble=preamble)
+    return LLMClient(call_config(), meter=meter, recorder=recorder, preamble=preamble)
+
+
+def call_config() -> LLMConfig:
+    """llm_config() with the window every call must fit: the setting, else what the server says
+    (asked once per process; not in llm_config(), which /healthz reads without waiting on a model
+    server)."""
+    config = llm_config()
+    config.context_tokens = config.context_tokens or measured_context_tokens(config.base_url)
+    return config
 
 
 @dataclass(frozen=True)

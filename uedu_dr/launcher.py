@@ -43,20 +43,22 @@ def _manage(env: dict, *args: str) -> None:
 
 def model_status_lines(env: dict) -> list[str]:
     """What the banner says about the language model: whether one answers (GET /models through
-    the openai client, a short timeout), which one, and otherwise the one line to set. Asked
+    the openai client, a short timeout), which one, and otherwise the one line to set; when one
+    answers, its measured speed, window and abilities, and the minutes a research would take. Asked
     through `manage.py check_llm` so that it reads the settings exactly as the servers will."""
     try:
         result = subprocess.run(
-            [PYTHON, "manage.py", "check_llm", "--timeout", "3"],
+            [PYTHON, "manage.py", "check_llm", "--timeout", "3", "--measure"],
             cwd=BASE_DIR,
             env=env,
             capture_output=True,
             text=True,
-            timeout=60,
+            # Measuring a slow CPU server (three short calls) takes a minute or two.
+            timeout=600,
         )
     except subprocess.TimeoutExpired:
         return [
-            "Language model: the check did not finish within 60 s (run `manage.py check_llm` to see why)."
+            "Language model: the check did not finish within 600 s (run `manage.py check_llm --measure` to see why)."
         ]
     lines = result.stdout.strip().splitlines()
     if result.returncode not in (0, 1) or not lines:

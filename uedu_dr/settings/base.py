@@ -426,8 +426,23 @@ UEDU_LLM_MODELS = {
     role: env.str(f"UEDU_LLM_MODEL_{role.upper()}", default=UEDU_LLM_DEFAULT_MODEL)
     for role in ("planner", "action", "reflection", "synthesizer", "verifier", "judge", "chat", "bloom")
 }
-UEDU_LLM_TIMEOUT_SECONDS = env.float("UEDU_LLM_TIMEOUT_SECONDS", default=120.0)
+# One attempt of one call, start to end: a slow model writing a long answer needs minutes. A dead
+# or stuck server is caught sooner, by the silence limit: no streamed byte for that many seconds
+# (on a CPU server the first byte waits for the whole prompt to be read: see `manage.py check_llm`).
+UEDU_LLM_TIMEOUT_SECONDS = env.float("UEDU_LLM_TIMEOUT_SECONDS", default=600.0)
+UEDU_LLM_SILENCE_SECONDS = env.float("UEDU_LLM_SILENCE_SECONDS", default=60.0)
 UEDU_LLM_MAX_RETRIES = env.int("UEDU_LLM_MAX_RETRIES", default=2)
+# The server's context window in tokens; 0 = ask the server (llama.cpp /props, vLLM /v1/models)
+# and, when it does not say, send prompts uncut (hosted models have windows far above ours).
+UEDU_LLM_CONTEXT_TOKENS = env.int("UEDU_LLM_CONTEXT_TOKENS", default=0)
+if not UEDU_LLM_TIMEOUT_SECONDS > 0:
+    raise ImproperlyConfigured("UEDU_LLM_TIMEOUT_SECONDS must be a positive number of seconds")
+if not UEDU_LLM_SILENCE_SECONDS > 0:  # above UEDU_LLM_TIMEOUT_SECONDS it is that timeout
+    raise ImproperlyConfigured("UEDU_LLM_SILENCE_SECONDS must be a positive number of seconds")
+if UEDU_LLM_CONTEXT_TOKENS != 0 and UEDU_LLM_CONTEXT_TOKENS < 2048:
+    raise ImproperlyConfigured(
+        "UEDU_LLM_CONTEXT_TOKENS must be 0 (ask the server) or at least 2048 tokens (what one research call needs)"
+    )
 # USD per million tokens: {"model": [input, output]}. Unknown models cost the "default" entry.
 UEDU_LLM_PRICES = env.json(
     "UEDU_LLM_PRICES",
