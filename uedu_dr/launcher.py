@@ -110,6 +110,9 @@ def worker_commands(env: dict) -> dict[str, list[str]]:
 def process_commands(env: dict, host: str, port: str) -> dict[str, list[str]]:
     bin_dir = Path(PYTHON).parent
     return {
+        # No --proxy-headers, ever: it would make the left-most X-Forwarded-For (what a client
+        # writes) the peer address. The app resolves the client itself, trusting only the proxies
+        # UEDU_TRUSTED_PROXIES names (uedu_dr/client_address.py).
         "daphne": [str(bin_dir / "daphne"), "-b", host, "-p", port, "uedu_dr.asgi:application"],
         **worker_commands(env),
         "beat": [str(bin_dir / "celery"), "-A", "uedu_dr", "beat", "-l", "info"],
