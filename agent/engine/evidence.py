@@ -327,6 +327,7 @@ class Gatherer:
                 },
             ]
 
+        failed = None
         try:
             data = run.structured("reflection", build, schemas.REFLECTION, "reflection", enforce_limits=True)
         except LimitReached as limit:
@@ -334,6 +335,7 @@ class Gatherer:
             run.reach(limit.reason, limit.value, limit.limit)
             data = dict(UNAVAILABLE)
         except PhaseFailed:
+            failed = True
             # A failed reflection must not end the research: carry on gathering (limits still apply).
             data = {
                 "sufficient": False,
@@ -358,6 +360,7 @@ class Gatherer:
                 covered_sub_questions=data["covered_sub_questions"],
                 hypotheses=[{"index": i, "status": s} for i, s in sorted(status.items())],
                 sources=len(run.registry),
+                failed=failed,
             )
         )
         data["hypotheses_settled"] = settled
