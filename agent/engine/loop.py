@@ -108,7 +108,12 @@ class ResearchRun:
             conflicts = self.claims_and_verification(gatherer)
             conflicts, conflict_rounds = self.resolve_conflicts(gatherer, conflicts)
             ctx.checkpoint(enforce_limits=False)  # a cancel during the last call stops before writing
-            draft = synthesize(ctx, self.claims, conflicts, counter)
+            draft = None
+            if self.claims.verified():  # nothing verified: nothing to write (finalize says so)
+                try:
+                    draft = synthesize(ctx, self.claims, conflicts, counter)
+                except PhaseFailed:
+                    draft = None  # the writer failed: the body is the verified claims
             finished = finalize(
                 ctx,
                 draft,
