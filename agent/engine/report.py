@@ -862,11 +862,34 @@ def check(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Confl
     judgement_end = body_end + 1 + len(judgement_parts)
     _apply(run, everything, [u for u in units if u.part < body_end], claims, ledger, not_verified)
     for unit in units:
-        if unit.part > judgement_end and not unit.verified:
+        if unit.part <= judgement_end:
+            continue
+        # A cell of the writer's figure table: the engine's table stands in its place.
+        instruction = unit.verdict == INSTRUCTION
+        tiers = sorted(
+            {run.registry.get(i).tier for i in unit.source_ids if run.registry.get(i)},
+            key=lambda t: TIER_RANK.get(t, 9),
+        )
+        ledger.append(
+            {
+                "text": "" if instruction else everything[unit.part].claim,
+                "kind": "cell",
+                "source_ids": unit.source_ids,
+                "claim_ids": unit.claim_ids,
+                "verdict": _LEDGER_VERDICT.get(unit.verdict, unit.verdict),
+                "reason": unit.detail,
+                "verifier_confidence": unit.confidence,
+                "confidence": 0.0,
+                "tiers": tiers,
+                "web_only": tiers == ["web"],
+                "action": "replaced" if unit.verified else "dropped",
+            }
+        )
+        if not unit.verified:
             not_verified.append(
                 {
                     "kind": "cell",
-                    "text": None if unit.verdict == INSTRUCTION else everything[unit.part].claim,
+                    "text": None if instruction else everything[unit.part].claim,
                     "reason": unit.verdict,
                     "detail": unit.detail[:300],
                     "sources": _sources_of_unit(run, unit, claims),

@@ -75,7 +75,15 @@ def test_a_comparison_table_cell_that_disagrees_with_its_source_leaves_the_body(
         ("sentence", "Apple's quarterly revenue was larger.", "replaced"),
         ("heading", "Revenue", "kept"),
         ("sentence", "NVIDIA's revenue was USD 35.08 billion.", "kept"),
+        # the writer's table, row labels included, checked apart; the engine's table replaced it
+        ("cell", "NVIDIA", "replaced"),
+        ("cell", "35.08", "replaced"),
+        ("cell", "Q3 FY2025", "replaced"),
+        ("cell", "Apple", "replaced"),
+        ("cell", "95.93", "dropped"),
+        ("cell", "FY2024Q4", "replaced"),
     ]
+    assert result.verification["cells"] == 6 and result.verification["removed"] == {"figure_mismatch": 1}
     (finding,) = result.report["findings"]
     assert finding["heading"] == "Revenue" and {c["entity"] for c in finding["claims"]} == {"NVIDIA", "Apple"}
     validate(result.report)
