@@ -14,6 +14,7 @@ from .sources import render_observations
 from .state import RunContext
 
 MAX_CLAIMS = 40
+MAX_QUOTES = 4  # per claim
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Claim:
     reason: str = ""  # a code when the engine decided (figure_not_in_source, instruction_in_source…)
     detail: str = ""
     verifier_confidence: float = 0.0
+    verified_by: str = ""  # code (its quotes decided: failed a check, or only restates them) | model
     flagged: bool = False  # rests only on passages that address the model: its text is never shown
     quotes: list[Quote] = field(default_factory=list)  # one or more verbatim spans of its sources
 
@@ -124,6 +126,13 @@ def extract(run: RunContext, *, only: list[int] | None = None, first_id: int = 1
         text = " ".join(raw["text"].split())[:600]
         if not ids or not text:
             continue
+        # Kept as the model gave them (cut only far past the limit): verification locates them in
+        # the sources, and a quote that is not there, or too long to pin anything down, fails.
+        quotes = [
+            Quote(source_id=int(q["source_id"]), text=q["text"][:2000])
+            for q in raw.get("quotes") or []
+            if isinstance(q, dict) and q.get("text", "").strip()
+        ][:MAX_QUOTES]
         value = raw["value"] if raw["kind"] == "figure" else None
         found = {run.registry.found_by.get(i, "evidence") for i in ids}
         found_by = found.pop() if len(found) == 1 else "evidence"
@@ -140,6 +149,7 @@ def extract(run: RunContext, *, only: list[int] | None = None, first_id: int = 1
                 value=float(value) if value is not None else None,
                 unit=raw["unit"][:40],
                 found_by=found_by,
+                quotes=quotes,
             )
         )
     run.sink.emit(

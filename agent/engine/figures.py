@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 
 SCALES = {
@@ -35,12 +36,20 @@ SCALES = {
     "兆": 1e12,
 }
 _SCALE_WORDS = sorted(SCALES, key=len, reverse=True)
+# Not after a Latin letter, a digit or a point ("FY2025", "v2.1", "Q3" are not figures), but
+# right after a CJK character ("營收351億美元" states 351 億).
 _NUMBER = re.compile(
-    r"(?<![\w.])(?P<num>[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
+    r"(?<![A-Za-z0-9_.])(?P<num>[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
     r"(?:\s*(?P<scale>" + "|".join(re.escape(w) for w in _SCALE_WORDS) + r")(?![a-z]))?"
-    r"(?:\s*(?P<pct>%|percent|個百分點))?",
+    r"(?:\s*(?P<pct>%|percent|per cent|個百分點|个百分点))?",
     re.I,
 )
+
+
+def _plain(text: str) -> str:
+    """Full-width digits, signs and percent marks as ASCII ("３５．１％" → "35.1%"); one character
+    for one character where it matters, so positions stay comparable."""
+    return unicodedata.normalize("NFKC", text or "")
 
 
 @dataclass(frozen=True)
@@ -55,9 +64,12 @@ class Quantity:
         """The number as written, before its scale word (35.1 of "35.1 billion")."""
         return self.value / self.scale
 
-    def matches(self, other: Quantity, *, exact: bool) -> bool:
+    def matches(self, other: Quantity, *, exact: bool, bare: bool = True) -> bool:
         """Same magnitude. `exact`: equal at the precision this quantity was written with (35.1
-        billion states 35,082 million rounded); otherwise within 1 % (paraphrase rounding)."""
+        billion states 35,082 million rounded); otherwise within 1 % (paraphrase rounding).
+        `bare`: a number written without a scale may stand for one written with it (a table cell
+        under "Revenue (USD bn)"); a claim checked against its quote says False unless the quote
+        names that scale itself (found_in, strict)."""
         if self.percent != other.percent:
             return False
         if exact:
@@ -65,6 +77,8 @@ class Quantity:
             return math.isclose(round(other.value / step) * step, self.value, rel_tol=1e-9, abs_tol=1e-9)
         if math.isclose(self.value, other.value, rel_tol=0.01, abs_tol=1e-9):
             return True
+        if not bare:
+            return False
         # A bare number in a table whose header names the unit ("Revenue (USD bn)": 35.1) states
         # the same figure as "35.1 billion".
         bare = self if self.scale == 1.0 else other if other.scale == 1.0 else None
@@ -73,7 +87,7 @@ class Quantity:
 
 def quantities(text: str) -> list[Quantity]:
     out = []
-    for match in _NUMBER.finditer(text or ""):
+    for match in _NUMBER.finditer(_plain(text)):
         raw = match.group("num").replace(",", "").replace("−", "-")
         scale = SCALES.get((match.group("scale") or "").lower(), 1.0)
         decimals = len(raw.split(".", 1)[1]) if "." in raw else 0
@@ -94,15 +108,42 @@ def of_claim(value: float | None, unit: str) -> Quantity | None:
     return Quantity(float(value) * scale, "%" in unit_l or "percent" in unit_l, decimals, scale)
 
 
-def found_in(quantity: Quantity, text: str, *, exact: bool) -> bool:
-    return any(quantity.matches(q, exact=exact) for q in quantities(text))
+def found_in(quantity: Quantity, text: str, *, exact: bool, strict: bool = False) -> bool:
+    """`strict` (a claim against its quote): the number must be there as a number with its
+    scale: "3 billion" is not in "See Figure 3", but it is in "(USD billion) … 3" where the quote
+    itself names the scale."""
+    found = quantities(text)
+    if not strict:
+        return any(quantity.matches(q, exact=exact) for q in found)
+    if any(quantity.matches(q, exact=exact, bare=False) for q in found):
+        return True
+    if quantity.scale == 1.0:
+        return False
+    named = scales_named(text)
+    return quantity.scale in named and any(
+        q.scale == 1.0
+        and q.percent == quantity.percent
+        and math.isclose(q.value, quantity.written, rel_tol=1e-9)
+        for q in found
+    )
+
+
+_SCALE_WORD = re.compile(
+    r"(?<![a-z])(" + "|".join(re.escape(w) for w in _SCALE_WORDS if len(w) > 1) + r")(?![a-z])", re.I
+)
+
+
+def scales_named(text: str) -> set[float]:
+    """The scales a text names in words ("USD bn", "百萬元"), wherever they stand."""
+    return {SCALES[m.group(1).lower()] for m in _SCALE_WORD.finditer(_plain(text))}
 
 
 def stated_figures(text: str) -> list[Quantity]:
     """The figures a sentence or a cell states: years, quarter numbers and list ordinals are
     labels of a period, not figures, and are left out."""
     figures = []
-    for match in _NUMBER.finditer(text or ""):
+    text = _plain(text)
+    for match in _NUMBER.finditer(text):
         before = text[max(0, match.start() - 2) : match.start()].lower()
         raw = match.group("num").replace(",", "")
         if not match.group("scale") and not match.group("pct"):

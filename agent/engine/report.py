@@ -27,6 +27,7 @@ from .answer import (
 from .body import claim_sentence, claims_body, figure_table, grounds, novel_names, novel_words, same_text
 from .claims import Claim, ClaimSet
 from .conflicts import Conflict, Side
+from .quotes import located_text, page_of
 from .state import RunContext
 from .types import TIER_RANK, Citation
 from .verification import (
@@ -49,7 +50,8 @@ from .verification import (
 )
 from .writing import CounterSearch, Draft
 
-SCHEMA_VERSION = "1.0"
+# 1.1: citations carry the quote they stand for and its location.
+SCHEMA_VERSION = "1.1"
 _STR = {"type": "string"}
 _INTS = {"type": "array", "items": {"type": "integer"}}
 _TIER = {"type": "string", "enum": ["internal", "structured", "scholarly", "web"]}
@@ -59,6 +61,13 @@ _SOURCE_REF = {
     "required": ["title", "url", "source_tool", "tier"],
     "additionalProperties": False,
     "properties": {"title": _STR, "url": _STR, "source_tool": _STR, "tier": _TIER},
+}
+_LOCATION = {
+    "type": "object",
+    "description": "where the quote is: page (slide, section) when known; character offsets into the source's text, -1 when none",
+    "required": ["page", "start", "end"],
+    "additionalProperties": False,
+    "properties": {"page": _STR, "start": {"type": "integer"}, "end": {"type": "integer"}},
 }
 _CLAIM = {
     "type": "object",
@@ -262,7 +271,17 @@ REPORT_SCHEMA = {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["id", "title", "url", "source_tool", "snippet", "tier", "origin"],
+                "required": [
+                    "id",
+                    "title",
+                    "url",
+                    "source_tool",
+                    "snippet",
+                    "tier",
+                    "origin",
+                    "quote",
+                    "location",
+                ],
                 "properties": {
                     "id": {"type": "integer", "description": "the number shown as [N]"},
                     "source_id": {"type": "integer"},
@@ -274,6 +293,11 @@ REPORT_SCHEMA = {
                     "origin": {"type": "string", "enum": ["internal", "external"]},
                     "locator": _STR,
                     "flagged": {"type": "boolean"},
+                    "quote": {
+                        "type": "string",
+                        "description": "the source's own words that the report's verified claims quote; empty when none",
+                    },
+                    "location": _LOCATION,
                 },
             },
         },
@@ -1063,6 +1087,7 @@ def number_citations(
             "assumptions": checked.judgement["assumptions"],
         }
     observed_urls = {s.url for _, s in run.registry.items() if s.url}
+    spans = _quoted_spans(run, checked, claims)
     citations = []
     for source_id, number in sorted(by_number.items(), key=lambda kv: kv[1]):
         s = run.registry.get(source_id)
@@ -1080,11 +1105,32 @@ def number_citations(
                 tier=s.tier,
                 origin=s.origin,
                 locator=s.locator,
+                **spans.get(source_id, {"location": {"page": page_of(s), "start": -1, "end": -1}}),
             )
         )
     for entry in checked.ledger:
         entry["citations"] = [by_number[i] for i in entry["source_ids"] if i in by_number]
     return by_number, citations
+
+
+def _quoted_spans(run: RunContext, checked: Checked, claims: ClaimSet) -> dict[int, dict]:
+    """For each source, the quote a citation of it shows: the first located quote of a verified
+    claim that a kept unit rests on, else of any verified claim (conflicts cite those too)."""
+    kept = [i for u in checked.units if u.verified for i in u.claim_ids]
+    ordered = [claims.get(i) for i in dict.fromkeys(kept)] + claims.verified()
+    spans: dict[int, dict] = {}
+    for claim in ordered:
+        if claim is None or not claim.verified or claim.flagged:
+            continue
+        for quote in claim.quotes:
+            source = run.registry.get(quote.source_id)
+            if quote.source_id in spans or source is None or not quote.located:
+                continue
+            spans[quote.source_id] = {
+                "quote": located_text(quote, source),
+                "location": {"page": quote.page or page_of(source), "start": quote.start, "end": quote.end},
+            }
+    return spans
 
 
 def build_report(

@@ -45,6 +45,12 @@ CLAIMS = _object(
                     "value": {"type": ["number", "null"]},
                     "unit": _STR,
                     "source_ids": _IDS,
+                    # Verbatim spans of the cited passages (the engine locates each one).
+                    "quotes": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": _object({"source_id": {"type": "integer"}, "text": _STR}),
+                    },
                     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                 }
             ),

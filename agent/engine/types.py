@@ -178,6 +178,11 @@ class Citation:
     tier: str
     origin: str
     locator: str = ""
+    # The span of the source that the report's verified claims quote (the source's own words, as
+    # located by the engine), and where it is: page (or slide, section) when known, and character
+    # offsets into the source's stored text; "" and -1 when no verified claim quotes this source.
+    quote: str = ""
+    location: dict = field(default_factory=lambda: {"page": "", "start": -1, "end": -1})
 
     def as_dict(self) -> dict:
         return asdict(self)

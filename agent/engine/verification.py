@@ -16,9 +16,15 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from . import body, figures, instructions, prompts, schemas
+from . import body, checks, figures, instructions, prompts, quotes, schemas
 from .answer import Segment
-from .claims import Claim, ClaimSet
+from .checks import (
+    DIRECTION_CONTRADICTS_QUOTE,
+    ENTITY_NOT_IN_QUOTE,
+    FIGURE_NOT_IN_SOURCE,
+    PERIOD_NOT_IN_QUOTE,
+)
+from .claims import Claim, ClaimSet, Quote
 from .errors import PhaseFailed
 from .sources import neutralise
 from .state import RunContext
@@ -36,12 +42,21 @@ NO_CITATION = "no_citation"
 FABRICATED = "fabricated_citation"
 UNSUPPORTED = "unsupported"
 FIGURE_MISMATCH = "figure_mismatch"
-FIGURE_NOT_IN_SOURCE = "figure_not_in_source"
+QUOTE_NOT_FOUND = "quote_not_found"
 INSTRUCTION = "instruction_in_source"
 UNVERIFIED = "unverified"
 NOT_IN_CLAIMS = "not_in_claims"  # words that no claim the unit cites states (code)
 SUPERSEDED = "superseded"  # states the losing side of a conflict the engine settled
 INSTRUCTION_TEXT = "instruction found in source"
+# Why code failed a claim before any model read it (the page words them in the reader's language).
+CLAIM_REASONS = (
+    QUOTE_NOT_FOUND,
+    INSTRUCTION,
+    FIGURE_NOT_IN_SOURCE,
+    PERIOD_NOT_IN_QUOTE,
+    ENTITY_NOT_IN_QUOTE,
+    DIRECTION_CONTRADICTS_QUOTE,
+)
 
 # Plain text, no emphasis (CommonMark does not close "*…*" next to CJK punctuation). Only the
 # opt-in `mark` policy writes these into the answer, as it always did.
@@ -72,6 +87,11 @@ class ClaimCheck:
 
 
 def verify_claims(run: RunContext, claims: list[Claim]) -> ClaimCheck:
+    """Code first, then the model, and code's verdict stands: a claim whose quote is not in its
+    source, rests on instructions, or states a figure, period, name or direction its quotes do
+    not, fails here with its reason and no model call; a claim that only restates its quote is
+    supported here, with no model call either. The rest go to the verifier model, which reads
+    the claims' quotes (not whole passages) and judges only whether each wording follows."""
     check = ClaimCheck()
     to_model = []
     for claim in claims:
@@ -82,9 +102,15 @@ def verify_claims(run: RunContext, claims: list[Claim]) -> ClaimCheck:
             _fail(claim, INSTRUCTION, INSTRUCTION_TEXT)
             claim.flagged = True
             continue
+        if not _code_checks(run, claim):
+            continue
+        if checks.restates(claim.text, [_quoted(run, q) for q in claim.quotes]):
+            claim.verdict, claim.verifier_confidence, claim.verified_by = "supported", 1.0, "code"
+            claim.detail = "restates_quote"
+            continue
         to_model.append(claim)
     verdicts, contradictions, check.incomplete = _ask_verifier(
-        run, [(c.id, c.text, [(i, run.registry.evidence_text(i)) for i in c.source_ids]) for c in to_model]
+        run, [(c.id, c.text, [(q.source_id, _quoted(run, q)) for q in c.quotes]) for c in to_model]
     )
     known = {c.id for c in claims}
     check.contradictions = [x for x in contradictions if len(set(x["claim_ids"]) & known) >= 2]
@@ -98,27 +124,66 @@ def verify_claims(run: RunContext, claims: list[Claim]) -> ClaimCheck:
             verdict["confidence"],
             verdict["reason"],
         )
+        claim.verified_by = "model"
         if claim.verdict == "unsupported":
             claim.reason = UNSUPPORTED
-        elif claim.kind == "figure" and not _figure_in_sources(run, claim):
-            _fail(claim, FIGURE_NOT_IN_SOURCE, "the cited source does not state this figure")
     return check
 
 
 def _fail(claim: Claim, reason: str, detail: str) -> None:
     claim.verdict, claim.reason, claim.detail, claim.verifier_confidence = "unsupported", reason, detail, 0.0
+    claim.verified_by = "code"
 
 
-def _figure_in_sources(run: RunContext, claim: Claim) -> bool:
-    quantity = figures.of_claim(claim.value, claim.unit)
-    if quantity is None:
-        return True  # a figure without a value is checked by the verifier's reading alone
-    for source_id in claim.source_ids:
-        source = run.registry.get(source_id)
-        exact = source is not None and source.source_tool in EXACT_FIGURE_TOOLS
-        if figures.found_in(quantity, run.registry.evidence_text(source_id), exact=exact):
-            return True
-    return False
+def exact_figures(source: Source | None) -> bool:
+    """Sources whose figures are exact (filings): a claim must state them at its own precision."""
+    return source is not None and source.source_tool in EXACT_FIGURE_TOOLS
+
+
+def _quoted(run: RunContext, quote: Quote) -> str:
+    source = run.registry.get(quote.source_id)
+    return quotes.located_text(quote, source) if source is not None else ""
+
+
+def _code_checks(run: RunContext, claim: Claim) -> bool:
+    """Locate the claim's quotes and check it against them; False (with the claim failed and its
+    reason set) at the first check it does not pass."""
+    if not claim.quotes:
+        _fail(claim, QUOTE_NOT_FOUND, "the claim quotes nothing")
+        return False
+    for n, quote in enumerate(claim.quotes, start=1):
+        source = run.registry.get(quote.source_id) if quote.source_id in claim.source_ids else None
+        if not quotes.locate(quote, source):
+            _fail(claim, QUOTE_NOT_FOUND, f"quote {n} is not in source {quote.source_id}")
+            return False
+    # A claim cites what it quotes: a source it names but does not quote backs nothing.
+    claim.source_ids = [i for i in claim.source_ids if any(q.source_id == i for q in claim.quotes)]
+    quoted = [_quoted(run, q) for q in claim.quotes]
+    flagged = [p for i in claim.source_ids for p in run.registry.flagged(i).passages]
+    if any(instructions.flag(text) or instructions.repeats(text, flagged) for text in quoted):
+        _fail(claim, INSTRUCTION, INSTRUCTION_TEXT)
+        claim.flagged = True
+        return False
+    sources = [run.registry.get(i) for i in claim.source_ids]
+    evidence = checks.Evidence(
+        quotes=quoted,
+        about=[checks.describe(s.title, s.locator, s.meta) for s in sources if s is not None],
+        exact=[exact_figures(run.registry.get(q.source_id)) for q in claim.quotes],
+    )
+    value = claim.value if claim.kind == "figure" else None
+    if checks.figures_missing(claim.text, value, claim.unit, evidence):
+        _fail(claim, FIGURE_NOT_IN_SOURCE, "its quotes do not state this figure")
+        return False
+    if checks.period_missing(claim.text, claim.period, evidence):
+        _fail(claim, PERIOD_NOT_IN_QUOTE, "its quotes and sources do not name this period")
+        return False
+    if checks.entity_missing(claim.text, claim.entity, evidence):
+        _fail(claim, ENTITY_NOT_IN_QUOTE, "its quotes and sources do not name this entity")
+        return False
+    if checks.direction_contradicts(claim.text, evidence):
+        _fail(claim, DIRECTION_CONTRADICTS_QUOTE, "its quotes say the opposite direction")
+        return False
+    return True
 
 
 def _ask_verifier(run: RunContext, items: list[tuple[int, str, list[tuple[int, str]]]]):
@@ -145,21 +210,27 @@ def _ask_verifier(run: RunContext, items: list[tuple[int, str, list[tuple[int, s
 
 
 def _verify_batch(run: RunContext, batch) -> tuple[dict[int, dict], list[dict]]:
-    items = [
-        {
-            "claim_id": item_id,
-            "claim": statement,
-            "passages": [{"source_id": pid, "passage": neutralise(text[:2000])} for pid, text in passages],
-        }
-        for item_id, statement, passages in batch
-    ]
+    """One verifier call. Each distinct passage (a quote, or a claim's text in the draft check)
+    is sent once, under a reference the statements name: many claims quote one span, many
+    sentences cite one claim."""
+    refs: dict[tuple[int, str], str] = {}
+    passages: list[dict] = []
+    items = []
+    for item_id, statement, cited in batch:
+        names = []
+        for pid, text in cited:
+            key = (pid, text)
+            if key not in refs:
+                refs[key] = f"p{len(refs) + 1}"
+                passages.append({"ref": refs[key], "source_id": pid, "text": neutralise(text[:2000])})
+            names.append(refs[key])
+        items.append({"claim_id": item_id, "claim": statement, "passages": list(dict.fromkeys(names))})
 
     def build(compact: bool) -> list[dict]:
-        payload = items
+        shown = passages
         if compact:
-            payload = [
-                dict(i, passages=[dict(p, passage=p["passage"][:600]) for p in i["passages"]]) for i in items
-            ]
+            shown = [dict(p, text=p["text"][:600]) for p in passages]
+        payload = {"passages": shown, "claims": items}
         return [
             {"role": "system", "content": prompts.VERIFIER},
             {"role": "user", "content": "<observations>\n" + prompts.as_json(payload) + "\n</observations>"},

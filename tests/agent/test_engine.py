@@ -84,7 +84,14 @@ def test_a_research_runs_plan_evidence_counter_search_claims_verify_write(llm):
     ]
     assert [d["purpose"] for t, d in sink.events if t == "action_dispatch"] == ["evidence", "counter_search"]
     roles = [c["_role"] for c in llm.calls() if c["_role"] != "action"]
-    assert roles.index("claims") < roles.index("verifier") < roles.index("synthesizer")
+    # Each claim restates its located quote, so code verifies it, and the faithful writer states
+    # each claim verbatim, so code keeps each sentence: the verifier model is asked nothing.
+    assert roles.index("claims") < roles.index("synthesizer") and "verifier" not in roles
+    evidence = result.verification["evidence_claims"]
+    assert evidence and all(
+        c["verdict"] == "supported" and c["verified_by"] == "code" and c["quotes"][0]["start"] >= 0
+        for c in evidence
+    )
     plan = dict(sink.events)["plan_complete"]
     assert plan["complexity"] == "moderate" and len(plan["sub_questions"]) == 3
     # two tool calls of the round, stored as steps, ran in the same round
@@ -288,14 +295,14 @@ def _source_writer(body):
 
 
 def _rejecting_writer_sentences(body):
-    """A verifier that accepts every claim and rejects every sentence of the draft (a claim's
-    passages are source texts; a sentence's "passages" are the claims it cites, tagged c<id>)."""
+    """A verifier that rejects every sentence of the draft (whose passages are the texts of the
+    claims it cites) and accepts everything else."""
     import re as _re
 
     payload = json.loads(
         _re.search(r"<observations>\n(.*)\n</observations>", body["messages"][1]["content"], _re.S).group(1)
     )
-    draft = any(p["passage"] in CLAIM_TEXTS for item in payload for p in item["passages"])
+    draft = any(p["text"] in CLAIM_TEXTS for p in payload["passages"])
     return {
         "content": json.dumps(
             {
@@ -306,7 +313,7 @@ def _rejecting_writer_sentences(body):
                         "confidence": 0.9,
                         "reason": "scripted",
                     }
-                    for item in payload
+                    for item in payload["claims"]
                 ],
                 "contradictions": [],
             }
@@ -345,7 +352,7 @@ def test_sentences_the_verifier_rejects_are_dropped_by_default_or_marked_on_requ
 
 
 def test_when_no_claim_is_verified_the_research_completes_and_says_so_with_a_code(llm):
-    llm.reset(Scenario(verdict="unsupported"))
+    llm.reset(Scenario(verdict="unsupported", reword_claims=True))  # the verifier rejects every claim
     result, sink = run(llm, policy="drop")
     assert result.status == "completed"
     assert all(c["verdict"] == "unsupported" for c in result.verification["evidence_claims"])

@@ -84,6 +84,15 @@ def test_a_comparison_table_cell_that_disagrees_with_its_source_leaves_the_body(
         ("cell", "FY2024Q4", "replaced"),
     ]
     assert result.verification["cells"] == 6 and result.verification["removed"] == {"figure_mismatch": 1}
+    # each citation shows the span of its filing that the claim quotes, and where it is
+    from tests.support.report_scenarios import AAPL, NVDA
+
+    quoted = {c["source_tool"] + c["title"][:4]: c for c in result.report["citations"]}
+    nvda_cite, aapl_cite = quoted["get_financialsNVDA"], quoted["get_financialsAAPL"]
+    for citation, filing in ((nvda_cite, NVDA), (aapl_cite, AAPL)):
+        location = citation["location"]
+        assert citation["quote"] and citation["quote"] in filing
+        assert filing[location["start"] : location["end"]] == citation["quote"] and location["page"] == ""
     (finding,) = result.report["findings"]
     assert finding["heading"] == "Revenue" and {c["entity"] for c in finding["claims"]} == {"NVIDIA", "Apple"}
     validate(result.report)
@@ -300,7 +309,7 @@ def test_a_model_that_obeys_a_hostile_passage_and_cites_it_never_gets_the_plante
 
 
 def test_the_published_schema_is_versioned_and_lists_the_sections():
-    assert REPORT_SCHEMA["properties"]["schema_version"]["const"] == "1.0"
+    assert REPORT_SCHEMA["properties"]["schema_version"]["const"] == "1.1"
     assert REPORT_SCHEMA["required"] == [
         "schema_version",
         "question",
@@ -319,13 +328,18 @@ def test_the_published_schema_is_versioned_and_lists_the_sections():
         "url",
         "source_tool",
         "snippet",
+        "quote",
+        "location",
     }
+    location = REPORT_SCHEMA["properties"]["citations"]["items"]["properties"]["location"]
+    assert location["required"] == ["page", "start", "end"]
 
 
 def test_the_agreed_context_reaches_every_phase_reflection_included(llm):
     from tests.support.corpus_tools import corpus_registry
 
-    llm.reset(Scenario(sufficient_after=2, action_rounds=2))  # two rounds: one reflection says "not yet"
+    # two rounds: one reflection says "not yet"; reworded claims: the verifier model is asked
+    llm.reset(Scenario(sufficient_after=2, action_rounds=2, reword_claims=True))
     context = {"entities": "NVIDIA, Apple", "metrics": "revenue, gross margin", "time_range": "FY2025 Q3"}
     run(llm, corpus_registry(), context=context)
     for role in ("planner", "action", "reflection", "claims", "verifier", "synthesizer"):

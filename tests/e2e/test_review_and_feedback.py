@@ -53,7 +53,7 @@ def _source_writer(body):
 
 
 def test_the_ledger_sets_apart_the_claims_the_verifier_did_not_accept(open_as, personas, llm, catalogue):
-    llm.reset(Scenario(verdict="unsupported"))
+    llm.reset(Scenario(verdict="unsupported", reword_claims=True))
     llm.on("synthesizer", _source_writer)
     page = open_as(personas.student)
     start_research(page, personas)

@@ -11,7 +11,7 @@ from agent.engine import Limits, LLMClient, LLMConfig, NullSink, ResearchInput, 
 from agent.engine.types import Source, ToolResult
 from agent.tools.registry import ToolContext, ToolRegistry
 from tests.support.corpus_tools import CTX, corpus_registry
-from tests.support.scripted_llm import Scenario, sources_in
+from tests.support.scripted_llm import Scenario, sources_in, verifier_items
 
 
 def run(server, *, registry=None, **inp):
@@ -161,11 +161,7 @@ def figure_claims(body):
 
 def quoting_verifier(body):
     """Supported, and the figure really is in the passage (the corpus texts are rewritten below)."""
-    import re
-
-    payload = json.loads(
-        re.search(r"<observations>\n(.*)\n</observations>", body["messages"][1]["content"], re.S).group(1)
-    )
+    payload = verifier_items(body)
     return {
         "content": json.dumps(
             {

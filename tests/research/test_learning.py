@@ -191,7 +191,7 @@ def test_budgets_follow_complexity(server, complexity, calls):
 
 def _completed(personas, django_capture_on_commit_callbacks, llm, verdict="supported"):
     apps.get_app_config("catalogue").load_demo_data(open("/dev/null", "w"))
-    llm.reset(Scenario(verdict=verdict))
+    llm.reset(Scenario(verdict=verdict, reword_claims=True))
     task, _ = lifecycle.task_start(
         user=personas.student,
         channel=personas.channel,

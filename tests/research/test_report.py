@@ -91,7 +91,7 @@ def test_the_openapi_document_publishes_the_report_schema(client, db, personas):
     )
     assert published["required"][:3] == ["schema_version", "question", "summary"]
     assert published["properties"]["judgement"]["nullable"] is True
-    assert published["properties"]["schema_version"]["enum"] == ["1.0"]
+    assert published["properties"]["schema_version"]["enum"] == ["1.1"]
 
 
 @pytest.mark.parametrize(

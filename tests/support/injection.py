@@ -46,7 +46,7 @@ from tests.support.factories import add_member, make_channel, make_user
 from tests.support.fake_http import FakeHTTPServer, Reply
 from tests.support.fake_openalex import FakeOpenAlex, work
 from tests.support.fake_searxng import FakeSearxng, result
-from tests.support.scripted_llm import SOURCE_TAG, Scenario, first_sentence, overlap_entails
+from tests.support.scripted_llm import SOURCE_TAG, Scenario, first_sentence, overlap_entails, verifier_payload
 
 MATERIAL_PLACEMENTS = ("docx", "pdf", "pptx")
 TOOL_PLACEMENTS = ("openalex", "searxng")
@@ -406,8 +406,7 @@ class Victim:
 
 def honest_verifier(body: dict) -> dict:
     """Supported when the cited passages contain the claim's words (a crude NLI), else unsupported."""
-    payload = re.search(r"<observations>\n(.*)\n</observations>", _model_input(body), re.S)
-    claims = json.loads(payload.group(1)) if payload else []
+    claims = verifier_payload(_model_input(body))
     verdicts = [
         {
             "claim_id": c["claim_id"],

@@ -178,6 +178,10 @@ class Scenario:
     cite_per_answer: int = 4
     quote_sources: bool = False  # the writer restates each source's first sentence instead of a stock line
     verdict: str = "supported"
+    # The default extractor's claims repeat their quotes word for word, so code verifies them and
+    # the verifier model is asked only about the draft; True: it rewords each claim ("The source
+    # states: …"), so the verifier's `verdict` decides the claims too.
+    reword_claims: bool = False
     asks_for_judgement: bool = False
     hypothesis_status: str = "open"  # what reflection says of each planner hypothesis
     judge_keywords: tuple[str, ...] = (
@@ -417,6 +421,8 @@ class ScriptedLLM:
             reply = self.handlers[role](body) if role in self.handlers else self._default(role, body, fault)
         if role == "synthesizer":
             reply = _with_report_fields(reply)
+        if role == "claims":
+            reply = with_quotes(reply, body)
         if (
             "json_object_ignored" in self.quirks
             and output != "json_schema"
@@ -566,10 +572,12 @@ class ScriptedLLM:
                 )
             }
         if role == "claims":
-            # A faithful extractor: one fact per source, its first sentence.
+            # A faithful extractor: one fact per source, its first sentence, quoted verbatim.
             claims = [
                 {
-                    "text": first_sentence(text) or title,
+                    "text": f"The source states: {first_sentence(text)}"
+                    if s.reword_claims
+                    else first_sentence(text),
                     "kind": "fact",
                     "entity": "",
                     "metric": "",
@@ -577,9 +585,11 @@ class ScriptedLLM:
                     "value": None,
                     "unit": "",
                     "source_ids": [source_id],
+                    "quotes": [{"source_id": source_id, "text": first_sentence(text)}],
                     "confidence": 0.9,
                 }
                 for source_id, title, text in sources_in(body)
+                if first_sentence(text)
             ]
             return {"content": json.dumps({"claims": claims}, ensure_ascii=False)}
         if role == "synthesizer":
@@ -636,8 +646,7 @@ class ScriptedLLM:
                 )
             }
         if role == "verifier":
-            payload = re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S)
-            claims = json.loads(payload.group(1)) if payload else []
+            claims = verifier_items(body)
             return {
                 "content": json.dumps(
                     {
@@ -713,6 +722,70 @@ class ScriptedLLM:
                 ]
             return {"content": json.dumps({"needs_clarification": bool(questions), "questions": questions})}
         return {"content": f"Scripted answer to: {_user_text(body)[-200:]}"}
+
+
+def verifier_items(body: dict) -> list[dict]:
+    """The statements a verifier call asks about, each with the texts of the passages it names:
+    [{"claim_id", "claim", "passages": [{"source_id", "passage"}]}] (the request sends each
+    passage once, under a ref)."""
+    return verifier_payload(_user_text(body))
+
+
+def verifier_payload(text: str) -> list[dict]:
+    """verifier_items, from the text of the request's user message."""
+    payload = re.search(r"<observations>\n(.*)\n</observations>", text, re.S)
+    data = json.loads(payload.group(1)) if payload else {"passages": [], "claims": []}
+    by_ref = {p["ref"]: p for p in data["passages"]}
+    return [
+        dict(
+            c,
+            passages=[
+                {"source_id": by_ref[r]["source_id"], "passage": by_ref[r]["text"]}
+                for r in c["passages"]
+                if r in by_ref
+            ],
+        )
+        for c in data["claims"]
+    ]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.。!?！？])\s+|\n+", text) if s.strip()]
+
+
+def quote_for(claim_text: str, passage: str) -> str:
+    """What a careful extractor quotes for a claim: the claim itself when the passage says it word
+    for word, else the passage's sentence that shares most words and numbers with it (so a claim
+    that changed a figure quotes the sentence with the right one, as a model would)."""
+    flat = " ".join(claim_text.split())
+    if flat and flat in " ".join(passage.split()):
+        return flat
+    wanted = _tokens(claim_text) | set(re.findall(r"\d+", claim_text))
+    sentences = _sentences(passage) or [passage]
+    best = max(sentences, key=lambda s: len(wanted & (_tokens(s) | set(re.findall(r"\d+", s)))))
+    return best[:400]
+
+
+def with_quotes(reply: dict, body: dict) -> dict:
+    """Claim answers scripted before claims carried quotes get them: for each cited source the
+    passage's sentence a careful extractor would copy (quote_for). Claims that carry quotes
+    (a test's planted ones included) keep them as they are."""
+    try:
+        data = json.loads(reply.get("content") or "")
+    except ValueError:
+        return reply
+    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
+        return reply
+    shown = {i: text for i, _title, text in sources_in(body)}
+    for claim in data["claims"]:
+        if not isinstance(claim, dict) or "quotes" in claim:
+            continue
+        claim["quotes"] = [
+            {"source_id": i, "text": quote_for(claim.get("text", ""), shown[i])}
+            for i in claim.get("source_ids", [])
+            if i in shown and shown[i].strip()
+        ] or [{"source_id": i, "text": claim.get("text", "")} for i in claim.get("source_ids", [])[:1]]
+    return dict(reply, content=json.dumps(data, ensure_ascii=False))
 
 
 def _with_report_fields(reply: dict) -> dict:
