@@ -58,11 +58,19 @@ REASON_LABELS = {
     "figure_mismatch": gettext_lazy("the figure differs from the verified claim it cites"),
     "instruction_in_source": gettext_lazy("instruction found in source"),
     "unverified": gettext_lazy("could not be checked"),
+    "partial": gettext_lazy("only partly supported: replaced by the text of the claims it cites"),
+    "not_in_claims": gettext_lazy("states words that no verified claim it cites states"),
+    "superseded": gettext_lazy("states a side that lost a settled conflict"),
 }
 KIND_LABELS = {
     "sentence": gettext_lazy("Sentence"),
     "cell": gettext_lazy("Table cell"),
+    "heading": gettext_lazy("Heading"),
     "judgement": gettext_lazy("Judgement"),
+    "assumption": gettext_lazy("Assumption"),
+    "conflict": gettext_lazy("Conflict"),
+    "counter_evidence": gettext_lazy("Counter-evidence"),
+    "code": gettext_lazy("Code block"),
 }
 LIMITATION_LABELS = {
     "limit_hit": gettext_lazy("The research stopped at a limit: %(reason)s."),
@@ -81,6 +89,18 @@ LIMITATION_LABELS = {
         "%(sources)s source(s) contained instructions addressed to an AI; they were not used as evidence."
     ),
     "no_sources": gettext_lazy("No source that could be cited was found."),
+    "no_verified_claims": gettext_lazy(
+        "No statement could be verified from the sources found, so the report states none."
+    ),
+    "draft_check_failed": gettext_lazy(
+        "The written answer could not be checked, so the report shows the verified claims themselves."
+    ),
+    "draft_unverified": gettext_lazy(
+        "Nothing in the written answer could be verified, so the report shows the verified claims themselves."
+    ),
+    "writing_failed": gettext_lazy(
+        "The answer could not be written, so the report shows the verified claims themselves."
+    ),
 }
 FOUND_BY_LABELS = {
     "engine": gettext_lazy("found by the engine"),
@@ -113,6 +133,8 @@ class ReportView:
     judgement: dict | None
     limitations: list[str]
     not_verified: list[dict]
+    nothing_verified: bool = False  # no statement could be verified: the page says so
+    consulted: list[dict] = field(default_factory=list)  # then, the sources that were read
 
 
 def _tier_counts(counts: dict) -> list[tuple[str, int]]:
@@ -148,6 +170,11 @@ def report_view(task: ResearchTask, anchor: str, numbers: set[int]) -> ReportVie
                         "citations": [n for n in side.get("citations", []) if n in numbers],
                         "tier": str(TIER_LABELS.get(side.get("tier"), side.get("tier", ""))),
                         "prevails": c.get("prevailing_side") == i,
+                        # the losing side of a settled conflict: shown only here, attributed and marked
+                        "superseded": c.get("status") == "resolved"
+                        and c.get("prevailing_side") is not None
+                        and c.get("prevailing_side") != i,
+                        "sources": [src.get("title", "") for src in side.get("sources", [])],
                     }
                     for i, side in enumerate(c.get("sides", []))
                 ],
@@ -187,7 +214,18 @@ def report_view(task: ResearchTask, anchor: str, numbers: set[int]) -> ReportVie
         }
         for n in report.get("not_verified", [])
     ]
+    consulted = [
+        {"title": str(src.get("title", "")), "url": str(src.get("url", ""))}
+        for item in report.get("limitations", [])
+        if item.get("code") == "no_verified_claims"
+        for src in (item.get("detail") or {}).get("sources", [])
+    ]
     return ReportView(
+        nothing_verified=any(i.get("code") == "no_verified_claims" for i in report.get("limitations", [])),
+        consulted=[
+            dict(c, url=c["url"] if c["url"].lower().startswith(("http://", "https://")) else "")
+            for c in consulted
+        ],
         summary_html=render_markdown(
             report.get("summary", ""), citation_anchor=anchor, citation_numbers=numbers
         )
@@ -393,9 +431,11 @@ def report_markdown_sections(report: dict) -> list[str]:
             lines.append(
                 f"- **{c.get('subject', '')}** ({state}; {FOUND_BY_LABELS.get(c.get('found_by'), c.get('found_by', ''))})"
             )
-            for side in c.get("sides", []):
+            for n, side in enumerate(c.get("sides", [])):
+                lost = c.get("status") == "resolved" and c.get("prevailing_side") not in (None, n)
                 lines.append(
                     f"  - {side.get('statement', '')} {cites(side.get('citations'))} ({TIER_LABELS.get(side.get('tier'), side.get('tier'))})"
+                    + (f" — {_('superseded')}" if lost else "")
                 )
         lines.append("")
     counter = report.get("counter_evidence") or {}
@@ -436,6 +476,7 @@ ACTION_LABELS = {
     "kept": gettext_lazy("kept as written"),
     "marked": gettext_lazy("marked in the answer"),
     "dropped": gettext_lazy("removed from the answer"),
+    "replaced": gettext_lazy("replaced by the text of its claims"),
 }
 HYPOTHESIS_LABELS = {
     "open": gettext_lazy("still open"),

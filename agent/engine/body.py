@@ -50,6 +50,7 @@ _CJK_FUNCTION = frozenset(
 _JUDGEMENT_ZH = frozenset(
     "可能應該应该值得建議建议採用采用風險风险較较佳好壞坏更因此整體整体看來看来似乎或許或许相當相当"
     "有助於需要宜將会會仍然顯示显示表示認為认为判斷判断評估评估傾向倾向合理適合适合"
+    "擴大扩大縮小缩小維持维持改善提升降低繼續继续停止成功失敗失败未來未来明年下學期学期發展发展成長成长"
 )
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+(?:[.,]\d+)*|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

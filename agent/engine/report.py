@@ -685,8 +685,9 @@ def _figure_tables(
                 if c.kind == "figure" and (c.id in cited_claims or set(c.source_ids) & cited_sources)
             ]
             table = figure_table(shown)
-            rendered.append(table)
-            out.append(table)
+            if table not in rendered:  # two tables of the same claims are one table
+                rendered.append(table)
+                out.append(table)
             writer.append(block + "\n")
         else:
             out.append(block)
@@ -951,7 +952,11 @@ def check(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Confl
             for e in ledger
             if e["action"] in ("kept", "replaced") and e["kind"] in ("sentence", "cell")
             for i in e.get("claim_ids", [])
-        } | {c.id for c in claims.claims if c.kind == "figure" and f"[c{c.id}]" in summary_md + answer_md}
+        } | {
+            c.id
+            for c in _body_claims(claims, superseded)
+            if c.kind == "figure" and f"[c{c.id}]" in summary_md + answer_md
+        }
     if judgement:
         cited = [i for c in judgement["claim_ids"] for i in sources_of[c]]
         judgement["text"] = expand_claim_markers(judgement["text"], sources_of).rstrip() + "".join(
