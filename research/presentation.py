@@ -6,6 +6,7 @@ labels, conflicts with links to their citations, the verification counts with la
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.utils.safestring import SafeString
@@ -49,6 +50,46 @@ class CitationView:
     snippet: str
     locator: str
     internal: bool
+    # The exact span the report's verified claims quote, inside its passage (the words around it
+    # when the passage is known), and the page or section where it is.
+    quote: str = ""
+    before: str = ""
+    after: str = ""
+    page: str = ""
+    quote_url: str = ""  # the cited material opened at that place, the quote highlighted
+    before_is_start: bool = False  # the passage starts where `before` starts (no "…")
+    after_is_end: bool = False
+
+
+# How many characters of the passage the page shows on each side of a quote.
+QUOTE_CONTEXT = 220
+
+
+def _safe_link(url: str) -> str:
+    """http(s) addresses, and this site's own pages (a course material: "/channels/…")."""
+    if url.lower().startswith(("http://", "https://")):
+        return url
+    return url if url.startswith("/") and not url.startswith("//") and "\\" not in url else ""
+
+
+def _quote_link(url: str, quote: str, internal: bool) -> str:
+    """A course material's page opened at the quote: the page highlights `quote` (?quote=)."""
+    if not (internal and url.startswith("/") and quote):
+        return ""
+    base, _, fragment = url.partition("#")
+    return f"{base}?{urlencode({'quote': quote[:400]})}" + (f"#{fragment}" if fragment else "")
+
+
+def passages_of(task: ResearchTask) -> dict[tuple[str, str], str]:
+    """The stored passage text of every source the research observed, by (url, title): what a
+    citation's character offsets point into."""
+    found: dict[tuple[str, str], str] = {}
+    for full in task.steps.exclude(result_full=None).values_list("result_full", flat=True):
+        for source in (full or {}).get("sources") or []:
+            if isinstance(source, dict):
+                key = (str(source.get("url") or ""), str(source.get("title") or ""))
+                found.setdefault(key, str(source.get("text") or source.get("snippet") or ""))
+    return found
 
 
 REASON_LABELS = {
@@ -257,34 +298,65 @@ class AnswerView:
     feedback_note_max: int = 0
 
 
-def citation_views(raw_citations, anchor: str) -> list[CitationView]:
+def citation_views(raw_citations, anchor: str, passages: dict | None = None) -> list[CitationView]:
     """Stored citations (a research's, or an ordinary chat answer's) as the page lists them: only
-    http(s) links, a label for an untitled source. Used by both kinds of answer bubble."""
+    http(s) links and this site's pages, a label for an untitled source, and the quote a
+    research's claims rest on inside its passage (`passages`: passages_of the task). Used by both
+    kinds of answer bubble."""
     citations = []
     for raw in raw_citations or []:
         try:
             number = int(raw.get("number"))
         except (TypeError, ValueError, AttributeError):
             continue
-        url = str(raw.get("url") or "")
-        citations.append(
-            CitationView(
-                number=number,
-                anchor=f"{anchor}-{number}",
-                title=str(raw.get("title") or _("(untitled source)")),
-                url=url if url.lower().startswith(("http://", "https://")) else "",
-                source_tool=str(raw.get("source_tool") or ""),
-                snippet=str(raw.get("snippet") or ""),
-                locator=str(raw.get("locator") or ""),
-                internal=raw.get("origin") == "internal",
-            )
+        url = _safe_link(str(raw.get("url") or ""))
+        view = CitationView(
+            number=number,
+            anchor=f"{anchor}-{number}",
+            title=str(raw.get("title") or _("(untitled source)")),
+            url=url,
+            source_tool=str(raw.get("source_tool") or ""),
+            snippet=str(raw.get("snippet") or ""),
+            locator=str(raw.get("locator") or ""),
+            internal=raw.get("origin") == "internal",
         )
+        _place_quote(view, raw, passages or {})
+        citations.append(view)
     return citations
+
+
+def _place_quote(view: CitationView, raw: dict, passages: dict) -> None:
+    """The quote inside its passage: the stored passage at the quote's offsets when they still
+    point at it, else the quote found in the excerpt, else the quote alone."""
+    quote = str(raw.get("quote") or "")
+    if not quote:
+        return
+    location = raw.get("location") if isinstance(raw.get("location"), dict) else {}
+    view.quote, view.page = quote, str(location.get("page") or "")
+    view.quote_url = _quote_link(view.url, quote, view.internal)
+    passage = passages.get((str(raw.get("url") or ""), str(raw.get("title") or "")), "")
+    start, end = location.get("start", -1), location.get("end", -1)
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(passage)):
+        start, end = -1, -1
+    if start < 0 or passage[start:end] != quote:
+        passage = view.snippet
+        start = passage.find(quote)
+        end = start + len(quote)
+    if start < 0:
+        return
+    view.before = passage[max(0, start - QUOTE_CONTEXT) : start]
+    view.after = passage[end : end + QUOTE_CONTEXT]
+    view.before_is_start = start <= QUOTE_CONTEXT
+    view.after_is_end = end + QUOTE_CONTEXT >= len(passage)
 
 
 def answer_view(task: ResearchTask, user) -> AnswerView:
     anchor = citation_anchor(task)
-    citations = citation_views(task.citations_json, anchor)
+    citations = citation_views(
+        task.citations_json,
+        anchor,
+        passages_of(task) if any((c or {}).get("quote") for c in task.citations_json or []) else None,
+    )
     numbers = {c.number for c in citations}
     verification = task.verification_json or {}
     conflicts = []

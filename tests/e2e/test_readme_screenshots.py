@@ -106,7 +106,7 @@ def test_the_readme_screenshots_show_a_research_over_the_demo_course(open_as, de
         found = (
             materials + [f for f in found if not f[1].startswith("EDS101_")][:2]
         )  # and the catalogue's course and paper
-        lines = ["## 布魯姆分類法與檢索增強生成在本課程中的角色", ""]
+        lines = [f"## {SUB_QUESTIONS[0]}", ""]  # a heading is one of the plan's sub-questions
         for source_id, title, text in found:
             lines.append(f"- {quotable(text, title)} [{source_id}]。")
         reply = {
@@ -117,6 +117,26 @@ def test_the_readme_screenshots_show_a_research_over_the_demo_course(open_as, de
         }
         return {"content": json.dumps(reply, ensure_ascii=False)}
 
+    def claims(body):
+        """A faithful extractor: each source's quotable sentence, quoting itself (what the
+        writer then states, word for word)."""
+        found = [
+            {
+                "text": quotable(text, title),
+                "kind": "fact",
+                "entity": "",
+                "metric": "",
+                "period": "",
+                "value": None,
+                "unit": "",
+                "source_ids": [source_id],
+                "quotes": [{"source_id": source_id, "text": quotable(text, title)}],
+                "confidence": 0.9,
+            }
+            for source_id, title, text in sources_in(body)
+        ]
+        return {"content": json.dumps({"claims": found}, ensure_ascii=False)}
+
     def verifier(body):
         verdicts = json.loads(llm._default("verifier", body, None)["content"])
         for verdict in verdicts["verdicts"]:
@@ -126,6 +146,7 @@ def test_the_readme_screenshots_show_a_research_over_the_demo_course(open_as, de
     llm.on("action", action)
     llm.on("planner", planner)
     llm.on("verifier", verifier)
+    llm.on("claims", claims)
     llm.on("synthesizer", writer)
     reflected = hold(llm, "reflection")  # the card stays up, its tool calls done, for the picture
 
