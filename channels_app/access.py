@@ -1,9 +1,10 @@
 """Who holds which role in a channel, and who may read students' research content: the one place
 the pages, the API, the streams, the review queue, the admin and the quota roles ask.
 
-Roles in a channel:
+The roles, the quota class each gives and whether it reads students' content are one table,
+channels_app.roles. Roles in a channel:
 
-- platform admin: an active superuser; everything everywhere;
+- platform admin: an active superuser (`is_platform_admin`); everything everywhere;
 - OWNER: the channel's owner, its accountable teacher (a "teacher" membership without ownership
   manages the channel's settings and materials, but does not read students' research);
 - SUPER_TA: a Super TA membership;
@@ -13,7 +14,7 @@ Students' research content (questions, answers, steps, the review queue) is read
 author, the channel's owner, platform admins, and a Super TA *only while a signed NDA is on file
 for that channel* (SuperTaNda, recorded by a platform admin). Without the NDA a Super TA is an
 ordinary TA: operational records only. That rule is written once, in `content_reader_q` and
-`CONTENT_READER` below, and everything else composes them.
+CONTENT_ROLES (from the role table), and everything else composes them.
 """
 
 from __future__ import annotations
@@ -24,22 +25,16 @@ from operator import or_
 from django.db.models import Exists, F, OuterRef, Q
 
 from .models import Channel, Membership, SuperTaNda
-
-OWNER = "owner"
-TEACHER = Membership.Role.TEACHER.value
-TA = Membership.Role.TA.value
-SUPER_TA = Membership.Role.SUPER_TA.value
-STUDENT = Membership.Role.STUDENT.value
-# A Super TA membership with a signed NDA on file for the same channel: the role that reads
-# students' content. (SUPER_TA alone is the membership, whatever the NDA.)
-SUPER_TA_WITH_NDA = "super_ta+nda"
-
-# Roles that may read the content of students' research in a channel.
-CONTENT_ROLES = frozenset({OWNER, SUPER_TA_WITH_NDA})
-
-
-def is_platform_admin(user) -> bool:
-    return bool(user.is_authenticated and user.is_active and user.is_superuser)
+from .roles import (  # noqa: F401  (the role names, re-exported for the modules that compose access)
+    CONTENT_ROLES,
+    OWNER,
+    STUDENT,
+    SUPER_TA,
+    SUPER_TA_WITH_NDA,
+    TA,
+    TEACHER,
+    is_platform_admin,
+)
 
 
 def _nda_on_file(user, channel_ref: str = "channel") -> Exists:
@@ -109,17 +104,13 @@ def role_in(user, channel: Channel) -> str | None:
     return Membership.objects.filter(user=user, channel=channel).values_list("role", flat=True).first()
 
 
-def teaches_anywhere(user) -> bool:
-    """Owner of a channel or a teacher member of one (the quota's teacher role)."""
-    return (
-        Channel.objects.filter(owner=user).exists()
-        or Membership.objects.filter(user=user, role=TEACHER).exists()
-    )
-
-
-def assists_anywhere(user) -> bool:
-    """TA or Super TA of a channel (the quota's TA role, NDA or not: quota is not content)."""
-    return Membership.objects.filter(user=user, role__in=[TA, SUPER_TA]).exists()
+def roles_anywhere(user) -> set[str]:
+    """The channel roles the user holds in any channel, for the quota class (the NDA is left out:
+    it changes what a Super TA reads, not their quota)."""
+    held = set(Membership.objects.filter(user=user).values_list("role", flat=True).distinct())
+    if Channel.objects.filter(owner=user).exists():
+        held.add(OWNER)
+    return held
 
 
 def teaching_staff_q(user_ref: str = "user", channel_ref: str = "channel") -> Q:

@@ -9,10 +9,18 @@ class ChannelsAppConfig(AppConfig):
     def ready(self) -> None:
         from celery.signals import worker_ready
 
-        from . import signals  # noqa: F401  (connects the file clean-up receiver)
+        from . import (
+            signals,  # noqa: F401  (connects the file clean-up receiver)
+            tasks,  # noqa: F401  (registered: materials queues them by name, uedu_dr.jobs)
+        )
         from .embeddings import warm_local_model
 
         worker_ready.connect(warm_local_model, dispatch_uid="channels_app.warm_local_model")
+
+        from .models import Membership
+        from .roles import check_membership_roles
+
+        check_membership_roles(Membership.Role.values)  # a new role needs its row in the role table
 
     def load_demo_data(self, stdout) -> None:
         """Sample materials for the demo channel, uploaded and indexed through the real service."""

@@ -21,6 +21,8 @@ from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from uedu_dr import jobs
+
 from . import embeddings, lexical, retrieval, term_shares, vector_index
 from .chunking import chunk_units
 from .extraction import MaterialError, extract, kind_from_name, sniff
@@ -105,10 +107,8 @@ def material_upload(*, channel: Channel, user, uploaded_file, enqueue: bool = Tr
 
 
 def _enqueue(material_id: int) -> None:
-    from .tasks import index_material_task
-
     # After commit: the worker must find the row (and the file) it is asked to index.
-    transaction.on_commit(lambda: index_material_task.delay(material_id))
+    transaction.on_commit(lambda: jobs.send(jobs.INDEX_MATERIAL, material_id))
 
 
 def material_reindex(material: Material) -> bool:

@@ -6,11 +6,12 @@ from django.db.models import Q, QuerySet
 
 from . import access
 from .models import Channel, Material, Membership
+from .roles import is_platform_admin
 
 
 def channels_for_user(user) -> QuerySet[Channel]:
     """Channels the user belongs to (as owner or member); admins see every channel."""
-    if user.is_superuser:
+    if is_platform_admin(user):
         return Channel.objects.all()
     return Channel.objects.filter(Q(owner=user) | Q(memberships__user=user)).distinct()
 
@@ -25,14 +26,14 @@ def can_manage_channel(user, channel: Channel) -> bool:
     owner or a teacher member) and platform admins."""
     if not user.is_authenticated:
         return False
-    return user.is_superuser or membership_role(user, channel) == Membership.Role.TEACHER
+    return is_platform_admin(user) or membership_role(user, channel) == Membership.Role.TEACHER
 
 
 def is_member(user, channel: Channel) -> bool:
     """Members read the channel's chat, passages and files (citations link there)."""
     if not user.is_authenticated:
         return False
-    return user.is_superuser or membership_role(user, channel) is not None
+    return is_platform_admin(user) or membership_role(user, channel) is not None
 
 
 # --------------------------------------------------------------------------- materials
@@ -41,7 +42,7 @@ def is_member(user, channel: Channel) -> bool:
 def manageable_channel_ids(user) -> set[int]:
     if not user.is_authenticated:
         return set()
-    if user.is_superuser:
+    if is_platform_admin(user):
         return set(Channel.objects.values_list("pk", flat=True))
     return set(access.channel_ids(user, {access.OWNER, access.TEACHER}))
 

@@ -27,7 +27,8 @@ from quotas.models import CostReservation
 from quotas.roles import chat_daily_limit
 from research.models import ResearchTask
 from research.services import assistant_policy, follow_up
-from research.services.lifecycle import check_member, validate_question
+from research.services.lifecycle import check_member
+from research.services.questions import validate_question
 from research.services.runner import question_language
 from uedu_dr.errors import ServiceError
 

@@ -10,6 +10,7 @@ two runs months apart see the same sources and a distractor is exactly where the
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import textwrap
@@ -239,17 +240,17 @@ def _ranked(documents: list[Document], query: str) -> list[Document]:
     return sorted(documents, key=lambda d: -_relevance(query, d.title + " " + _page_text(d)))
 
 
-def _frozen(name: str, fn) -> Tool:
+def _frozen(name: str, answer) -> Tool:
+    """The product's tool `name` (its description, schema and traits, as the research sees them)
+    answering from the item: `answer(args)` gets the call's arguments with the schema's defaults
+    filled in, so no tool's parameters are declared a second time here."""
     product = REGISTRY.get(name)
-    return Tool(
-        name=name,
-        description=product.description,
-        parameters=product.parameters,
-        fn=fn,
-        family=product.family,
-        needs_web=False,
-        observed_url_params=product.observed_url_params,
-    )
+    defaults = {k: v["default"] for k, v in product.parameters["properties"].items() if "default" in v}
+
+    def fn(ctx: ToolContext, **args) -> ToolResult:
+        return answer({**defaults, **args})
+
+    return dataclasses.replace(product, fn=fn, needs_web=False)
 
 
 def registry_for(item: Item) -> ToolRegistry:
@@ -262,14 +263,15 @@ def registry_for(item: Item) -> ToolRegistry:
 
     if web:
 
-        def web_search(ctx: ToolContext, query: str, limit: int = 8) -> ToolResult:
-            hits = _ranked(web, query)[: max(1, min(10, limit))]
+        def web_search(args: dict) -> ToolResult:
+            hits = _ranked(web, args["query"])[: max(1, min(10, args["limit"]))]
             return ToolResult(
                 sources=[web_source(d) for d in hits],
                 data={"results": [{"title": d.title, "url": d.url} for d in hits]},
             )
 
-        def fetch_url(ctx: ToolContext, url: str) -> ToolResult:
+        def fetch_url(args: dict) -> ToolResult:
+            url = args["url"]
             page = next((d for d in web if d.url.rstrip("/") == url.rstrip("/")), None)
             if page is None:
                 return ToolResult(error=f"{url} could not be fetched")
@@ -280,7 +282,8 @@ def registry_for(item: Item) -> ToolRegistry:
 
     if figures:
 
-        def get_financials(ctx: ToolContext, ticker: str, quarter: str) -> ToolResult:
+        def get_financials(args: dict) -> ToolResult:
+            ticker, quarter = args["ticker"], args["quarter"]
             symbol = ticker.strip().upper()
             mine = [d for d in figures if d.financials["ticker"] == symbol]
             if not mine:
@@ -322,17 +325,12 @@ def registry_for(item: Item) -> ToolRegistry:
                 data={"results": [d.title for d in entries]},
             )
 
-        def get_course_overview(ctx: ToolContext, course: str, university: str | None = None) -> ToolResult:
-            return lookup("get_course_overview", f"{course} {university or ''}")
+        def get_course_overview(args: dict) -> ToolResult:
+            return lookup("get_course_overview", f"{args['course']} {args.get('university') or ''}")
 
-        def get_hs_curriculum(
-            ctx: ToolContext,
-            subject: str | None = None,
-            grade_band: str | None = None,
-            query: str | None = None,
-            limit: int = 10,
-        ) -> ToolResult:
-            return lookup("get_hs_curriculum", f"{subject or ''} {grade_band or ''} {query or ''}")
+        def get_hs_curriculum(args: dict) -> ToolResult:
+            wanted = (args.get(k) or "" for k in ("subject", "grade_band", "query"))
+            return lookup("get_hs_curriculum", " ".join(wanted))
 
         registry.register(_frozen("get_course_overview", get_course_overview))
         registry.register(_frozen("get_hs_curriculum", get_hs_curriculum))

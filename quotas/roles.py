@@ -1,15 +1,19 @@
-"""Which quota role a user has, by priority:
-platform admin → teacher of any channel → TA (or Super TA) of any channel → student."""
+"""Which quota role a user has: the highest quota class of the roles they hold anywhere
+(channels_app.roles: platform admin → teacher of any channel → TA or Super TA of any channel →
+student). The settings UEDU_DEEP_RESEARCH_QUOTA and UEDU_CHAT_DAILY_QUOTA are keyed by these
+classes (checked at start-up, quotas.apps)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
-from channels_app import access
+from channels_app import access, roles
 
-ADMIN, TEACHER, TA, STUDENT = "admin", "teacher", "ta", "student"
+ADMIN, TEACHER, TA, STUDENT = roles.QUOTA_CLASSES
+QUOTA_SETTINGS = ("UEDU_DEEP_RESEARCH_QUOTA", "UEDU_CHAT_DAILY_QUOTA")
 
 
 @dataclass(frozen=True)
@@ -24,17 +28,24 @@ class QuotaRole:
 
 def resolve_role(user) -> QuotaRole:
     limits = settings.UEDU_DEEP_RESEARCH_QUOTA
-    if user.is_superuser:
+    if roles.is_platform_admin(user):  # no query for the admin
         role = ADMIN
-    elif access.teaches_anywhere(user):
-        role = TEACHER
-    elif access.assists_anywhere(user):
-        role = TA
     else:
-        role = STUDENT
+        role = roles.quota_class(user, access.roles_anywhere(user))
     return QuotaRole(role=role, daily_limit=limits[role])
 
 
 def chat_daily_limit(user) -> int | None:
     """The user's ordinary chat messages per rolling 24 hours (None = unlimited)."""
     return settings.UEDU_CHAT_DAILY_QUOTA[resolve_role(user).role]
+
+
+def check_settings(values=None) -> None:
+    """Each quota setting has one limit per quota class of the role table, and no other key."""
+    for name in QUOTA_SETTINGS:
+        limits = getattr(settings, name) if values is None else values[name]
+        if set(limits) != set(roles.QUOTA_CLASSES):
+            raise ImproperlyConfigured(
+                f"{name} must have exactly the quota classes {', '.join(roles.QUOTA_CLASSES)} "
+                f"(channels_app.roles); it has {', '.join(sorted(limits))}"
+            )

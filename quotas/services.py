@@ -19,6 +19,7 @@ from django.db.models import Case, F, Sum, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from channels_app.roles import platform_admins_q
 from uedu_dr.errors import ServiceError
 
 from .models import CostAlert, CostReservation, UsageEntry
@@ -278,7 +279,7 @@ def send_cost_alert(day: date | None = None) -> CostAlert | None:
         {email for _, email in settings.ADMINS}
         | set(
             get_user_model()
-            .objects.filter(is_superuser=True, is_active=True)
+            .objects.filter(platform_admins_q())
             .exclude(email="")
             .values_list("email", flat=True)
         )

@@ -351,7 +351,7 @@ class AnswerFeedbackAdmin(ChannelScopedAdmin):
         )
 
     def has_promote_permission(self, request):
-        return request.user.is_superuser
+        return is_platform_admin(request.user)
 
 
 @admin.register(SourceStat)

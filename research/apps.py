@@ -12,7 +12,10 @@ class ResearchConfig(AppConfig):
         tools.load()  # a tool with a broken definition fails here, at start-up
         from celery.signals import worker_ready
 
-        from research import receivers  # noqa: F401  (Bloom classification of new questions)
+        from research import (
+            receivers,  # noqa: F401  (Bloom classification of new questions)
+            tasks,  # noqa: F401  (registered: services queue them by name, uedu_dr.jobs)
+        )
         from uedu_dr.heap import freeze_startup_heap
 
         # After channels_app's model warm-up (connected in its ready(), which runs first: the

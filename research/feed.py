@@ -16,6 +16,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
+from agent.engine.events import Connected, Heartbeat
 from research.models import ResearchEvent
 from research.services.events import TERMINAL_TYPES, events_after_query, group_name, serialize
 from uedu_dr.db_pool import handing_back
@@ -85,19 +86,19 @@ class TaskEventFeed:
     def connected(self) -> dict:
         return {
             "seq": None,
-            "type": "connected",
+            "type": Connected.type,
             "task_uuid": self.task_uuid,
             "ts": timezone.now().isoformat(),
-            "data": {"last_seq": self.last_seq},
+            "data": Connected(last_seq=self.last_seq).data(),
         }
 
     def heartbeat(self) -> dict:
         return {
             "seq": None,
-            "type": "heartbeat",
+            "type": Heartbeat.type,
             "task_uuid": self.task_uuid,
             "ts": timezone.now().isoformat(),
-            "data": {},
+            "data": Heartbeat().data(),
         }
 
     def rewind(self, last_seq: int) -> None:

@@ -10,6 +10,8 @@ from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.utils.translation import gettext_lazy as _
 
+from channels_app.models import Channel
+
 
 class ResearchTask(models.Model):
     class Status(models.TextChoices):
@@ -20,6 +22,16 @@ class ResearchTask(models.Model):
         CANCELLED = "cancelled", _("Cancelled")
 
     TERMINAL = (Status.COMPLETED, Status.FAILED, Status.CANCELLED)
+
+    class Phase(models.TextChoices):
+        """Where a task is in its life: the statuses, with "running" split in two (a task waiting
+        for its plan review is stored as running; see `in_phase`). The UI and the API show this;
+        research.services.transitions is the only code that moves a task between phases."""
+
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        AWAITING_PLAN_REVIEW = "awaiting_plan_review", _("Awaiting plan review")
+        TERMINAL = "terminal", _("Finished")
 
     class TriggerMode(models.TextChoices):
         FORCED = "forced", _("Forced (magnifier button)")
@@ -106,7 +118,10 @@ class ResearchTask(models.Model):
     model_name = models.CharField(_("model"), max_length=100, blank=True)
     # Context alignment and plan review (before and after planning).
     context_json = models.JSONField(_("research context"), default=dict, blank=True)
-    plan_review_mode = models.CharField(_("plan review"), max_length=12, default="off")
+    # The channel's setting when the task started (a later change of the channel's does not apply).
+    plan_review_mode = models.CharField(
+        _("plan review"), max_length=12, choices=Channel.PlanReview.choices, default=Channel.PlanReview.OFF
+    )
     plan_edits_json = models.JSONField(_("plan edits"), default=dict, blank=True)
     plan_confirmed_at = models.DateTimeField(_("plan confirmed"), null=True, blank=True)
     # A run with plan review is two Celery tasks: the first plans, sets the deadline and returns
@@ -142,17 +157,64 @@ class ResearchTask(models.Model):
     def is_terminal(self) -> bool:
         return self.status in self.TERMINAL
 
+    @property
+    def phase(self) -> str:
+        """This task's `Phase`; the same rule as `in_phase`, read from the loaded row."""
+        if self.status == self.Status.QUEUED:
+            return self.Phase.QUEUED
+        if self.status == self.Status.RUNNING:
+            if self.plan_review_deadline is not None and self.plan_continued_at is None:
+                return self.Phase.AWAITING_PLAN_REVIEW
+            return self.Phase.RUNNING
+        return self.Phase.TERMINAL
+
+    @property
+    def phase_label(self) -> str:
+        """What a reader is told of where the task is: its phase, or how it ended."""
+        if self.phase == self.Phase.TERMINAL:
+            return self.get_status_display()
+        return self.Phase(self.phase).label
+
+    @classmethod
+    def in_phase(cls, phase: str) -> models.Q:
+        """The filter for the tasks in `phase` (the `phase` property, as a query)."""
+        # Between the two parts of a run with plan review: planned, deadline set, not continued.
+        waiting = models.Q(
+            status=cls.Status.RUNNING, plan_review_deadline__isnull=False, plan_continued_at__isnull=True
+        )
+        return {
+            cls.Phase.QUEUED: models.Q(status=cls.Status.QUEUED),
+            cls.Phase.RUNNING: models.Q(status=cls.Status.RUNNING) & ~waiting,
+            cls.Phase.AWAITING_PLAN_REVIEW: waiting,
+            cls.Phase.TERMINAL: models.Q(status__in=cls.TERMINAL),
+        }[phase]
+
 
 class ResearchStep(models.Model):
-    """One tool call (or one phase's LLM call) of a research, stored as it happens."""
+    """One tool call of a research, stored as it happens."""
+
+    class Phase(models.TextChoices):
+        """The purpose of the action turn that made the call (the engine's turn purposes)."""
+
+        EVIDENCE = "evidence", _("Evidence")
+        COUNTER_SEARCH = "counter_search", _("Counter-search")
+        CONFLICT = "conflict", _("Conflict re-search")
+
+    class Status(models.TextChoices):
+        RUNNING = "running", _("Running")
+        OK = "ok", _("Done")
+        ERROR = "error", _("Tool error")
+        # Interrupted by the research's end (research.services.runner.close_open_steps).
+        FAILED = "failed", _("Interrupted (research failed)")
+        CANCELLED = "cancelled", _("Interrupted (research cancelled)")
 
     task = models.ForeignKey(ResearchTask, on_delete=models.CASCADE, related_name="steps")
     index = models.PositiveIntegerField(_("index"))
     round = models.PositiveIntegerField(_("round"), default=0)
-    phase = models.CharField(_("phase"), max_length=24)
+    phase = models.CharField(_("phase"), max_length=24, choices=Phase.choices)
     tool_name = models.CharField(_("tool"), max_length=80, blank=True)
     args = models.JSONField(_("arguments"), default=dict, blank=True)
-    status = models.CharField(_("status"), max_length=16, default="ok")
+    status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.OK)
     result_preview = models.TextField(_("result preview"), blank=True)
     result_full = models.JSONField(_("full result"), null=True, blank=True)
     error = models.TextField(_("error"), blank=True)
@@ -204,6 +266,20 @@ class ResearchClaim(models.Model):
         FIGURE_MISMATCH = "figure_mismatch", _("Figure differs from its claim")
         INSTRUCTION = "instruction_in_source", _("Instruction found in source")
 
+    class Action(models.TextChoices):
+        KEPT = "kept", _("kept as written")
+        MARKED = "marked", _("marked in the answer")
+        DROPPED = "dropped", _("removed from the answer")
+        REPLACED = "replaced", _("replaced by the text of its claims")
+
+    class Kind(models.TextChoices):
+        """What of the report the claim is (the report's checked units)."""
+
+        SENTENCE = "sentence", _("Sentence")
+        CELL = "cell", _("Table cell")
+        HEADING = "heading", _("Heading")
+        JUDGEMENT = "judgement", _("Judgement")
+
     task = models.ForeignKey(ResearchTask, on_delete=models.CASCADE, related_name="claims")
     index = models.PositiveIntegerField()
     text = models.TextField(_("claim"))
@@ -213,8 +289,8 @@ class ResearchClaim(models.Model):
     tiers = models.JSONField(_("source tiers"), default=list)
     confidence = models.FloatField(_("confidence"), default=0.0)
     web_only = models.BooleanField(_("web sources only"), default=False)
-    action = models.CharField(_("shown as"), max_length=12, default="kept")  # kept / marked / dropped
-    kind = models.CharField(_("kind"), max_length=12, default="sentence")  # sentence / cell (of a table)
+    action = models.CharField(_("shown as"), max_length=12, choices=Action.choices, default=Action.KEPT)
+    kind = models.CharField(_("kind"), max_length=12, choices=Kind.choices, default=Kind.SENTENCE)
 
     class Meta:
         db_table = "deep_research_claims"
@@ -235,7 +311,7 @@ class ResearchMetrics(models.Model):
     day = models.DateField(db_index=True)
     model_name = models.CharField(max_length=100, db_index=True)
     channel = models.ForeignKey("channels_app.Channel", on_delete=models.CASCADE, related_name="+")
-    status = models.CharField(max_length=16)
+    status = models.CharField(max_length=16, choices=ResearchTask.Status.choices)
     factual_sentences = models.PositiveIntegerField(default=0)
     cited_sentences = models.PositiveIntegerField(default=0)
     citation_coverage = models.FloatField(null=True)  # cited / factual
@@ -276,9 +352,12 @@ class TranscriptEntry(models.Model):
     """Every LLM request and response of a task, in order: with the steps' tool results, what a
     replay needs."""
 
+    class Kind(models.TextChoices):
+        LLM = "llm", _("Model call")
+
     task = models.ForeignKey(ResearchTask, on_delete=models.CASCADE, related_name="transcript")
     seq = models.PositiveIntegerField()
-    kind = models.CharField(max_length=16, default="llm")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.LLM)
     role = models.CharField(max_length=24)
     model = models.CharField(max_length=100, blank=True)
     request = models.JSONField()
@@ -339,12 +418,19 @@ class AnswerFeedback(models.Model):
         return f"{self.task_id}: {self.reason or ('useful' if self.useful else 'not useful')}"
 
 
+class SourceKind(models.TextChoices):
+    """What a source of credibility statistics is."""
+
+    DOMAIN = "domain", _("Web domain")
+    TOOL = "tool", _("Tool")
+
+
 class SourceReport(models.Model):
     """Who has reported a source (a domain or a tool) as "does not say this": only a reader's
     first report of a source moves its credibility, so one account cannot push a source down
     by reporting it again and again, however many answers cite it."""
 
-    kind = models.CharField(max_length=8)
+    kind = models.CharField(max_length=8, choices=SourceKind.choices)
     key = models.CharField(max_length=255)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -365,9 +451,7 @@ class SourceStat(models.Model):
     """How a source (a web domain, or a tool) has fared: citations that passed or failed
     verification and readers' reports. The credibility weight derived from it ranks sources."""
 
-    class Kind(models.TextChoices):
-        DOMAIN = "domain", _("Web domain")
-        TOOL = "tool", _("Tool")
+    Kind = SourceKind
 
     class Pin(models.TextChoices):
         NONE = "", _("—")

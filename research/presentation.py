@@ -13,6 +13,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from agent.engine.types import TIERS
 from research.models import AnswerFeedback, ResearchClaim, ResearchMetrics, ResearchTask
 from research.rendering import render_markdown
 from research.selectors import FeedbackGiven, feedback_given
@@ -538,12 +539,8 @@ def report_markdown_sections(report: dict) -> list[str]:
 
 # --------------------------------------------------------------------------- the claim ledger
 
-TIER_LABELS = {
-    "internal": gettext_lazy("Uedu internal"),
-    "structured": gettext_lazy("structured data"),
-    "scholarly": gettext_lazy("scholarly"),
-    "web": gettext_lazy("web"),
-}
+# The engine's tier table holds each tier's label (marked for translation there), in table order.
+TIER_LABELS = {name: gettext_lazy(tier.label) for name, tier in TIERS.items()}
 ACTION_LABELS = {
     "kept": gettext_lazy("kept as written"),
     "marked": gettext_lazy("marked in the answer"),

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from channels_app import access
 from channels_app.models import ChatLog
+from channels_app.roles import is_platform_admin
 from quotas.models import CostReservation
 from quotas.services import cost_status, quota_status
 from research.models import AnswerFeedback, ResearchTask
@@ -38,7 +39,7 @@ def request_log_id_subquery(task_id: int) -> Subquery:
 def visible_tasks(user) -> QuerySet[ResearchTask]:
     if not user.is_authenticated:
         return ResearchTask.objects.none()
-    if user.is_superuser:
+    if is_platform_admin(user):
         return ResearchTask.objects.all()
     return ResearchTask.objects.filter(Q(user=user) | access.content_reader_q(user))
 

@@ -15,6 +15,7 @@ def js_strings() -> dict:
             "researching": _("Gathering evidence (round %(round)s)…"),
             "calling": _("Calling tools…"),
             "reflecting": _("Checking whether the evidence is enough…"),
+            "claims": _("Checking each claim against its sources…"),
             "writing": _("Writing the answer…"),
             "verifying": _("Checking every citation…"),
             "finishing": _("Finishing…"),
@@ -24,6 +25,27 @@ def js_strings() -> dict:
             "awaiting_review": _("Waiting for your review of the plan…"),
             "awaiting_review_other": _("Waiting for the student to review the plan…"),
             "continuing": _("Continuing the research…"),
+        },
+        # A name for every event type (agent.engine.events.EVENTS; checked by
+        # tests/research/test_event_registry.py): the progress card's phase line carries the last
+        # event's name as its tooltip.
+        "event": {
+            "connected": _("Connected"),
+            "heartbeat": _("Still working"),
+            "task_created": _("Research created"),
+            "status_change": _("Status changed"),
+            "plan_complete": _("Plan ready"),
+            "action_thinking": _("Choosing the next tools"),
+            "action_dispatch": _("Tools called"),
+            "action_complete": _("Tool call finished"),
+            "reflection_done": _("Evidence reviewed"),
+            "claims_extracted": _("Claims drawn from the evidence"),
+            "claims_verified": _("Claims checked against their quotes"),
+            "verification_done": _("Citations checked"),
+            "limit_hit": _("Limit reached"),
+            "completed": _("Completed"),
+            "failed": _("Failed"),
+            "cancelled": _("Cancelled"),
         },
         "complexity": {
             "simple": _("simple"),

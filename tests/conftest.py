@@ -169,11 +169,13 @@ def worker(worker_process, transactional_db, llm):
     the next test's flush cannot pull rows from under it."""
     yield worker_process
     from research.models import ResearchTask
-    from research.services import lifecycle, plan_review
+    from research.services import lifecycle
 
     active = ResearchTask.objects.filter(status__in=["queued", "running"])
     active.update(cancel_requested=True)
-    for waiting in active.filter(plan_review.WAITING):  # no worker runs these: end them as a cancel does
+    for waiting in active.filter(
+        ResearchTask.in_phase(ResearchTask.Phase.AWAITING_PLAN_REVIEW)
+    ):  # no worker runs these: end them as a cancel does
         lifecycle.task_cancel(user=waiting.user, task=waiting)
     try:
         stack.wait_for(lambda: not active.exists(), timeout=30, message="researches to end")

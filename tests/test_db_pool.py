@@ -7,6 +7,7 @@ import threading
 
 from django.db import connection, transaction
 
+from agent.engine.events import ActionThinking, StatusChange
 from research.services import lifecycle
 from research.services.runner import TaskSink
 from uedu_dr.db_pool import hand_back
@@ -48,14 +49,14 @@ def test_a_research_thread_holds_no_connection_after_it_stored_an_event(transact
 
     def research_thread():
         sink = TaskSink(task)
-        sink.emit("status_change", {"from": "queued", "to": "running"})
+        sink.emit(StatusChange(from_="queued", to="running"))
         seen["after_emit"] = connection.connection
         sink.step_started(
             index=1, round=1, phase="evidence", tool_name="search_channel_materials", args={"query": "x"}
         )
         seen["after_step"] = connection.connection
         with transaction.atomic():
-            sink.emit("action_thinking", {})
+            sink.emit(ActionThinking(round=1, purpose="evidence"))
             seen["inside_transaction"] = connection.connection
         connection.close()
 

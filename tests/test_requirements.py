@@ -18,6 +18,7 @@ TEST_TOOLS = {
     "time-machine",
     "websockets",
     "import-linter",
+    "ruff",
 }
 
 

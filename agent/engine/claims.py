@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from . import prompts, schemas
+from . import events, prompts, schemas
 from .sources import render_observations
 from .state import RunContext
 
@@ -153,7 +153,8 @@ def extract(run: RunContext, *, only: list[int] | None = None, first_id: int = 1
             )
         )
     run.sink.emit(
-        "claims_extracted",
-        {"claims": len(claims), "figures": sum(c.kind == "figure" for c in claims), "sources": len(shown)},
+        events.ClaimsExtracted(
+            claims=len(claims), figures=sum(c.kind == "figure" for c in claims), sources=len(shown)
+        )
     )
     return claims

@@ -9,7 +9,7 @@ import json
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from . import prompts, schemas
+from . import events, prompts, schemas
 from .boundaries import url_observed, url_permitted
 from .errors import PhaseFailed
 from .llm import LLMError
@@ -47,11 +47,17 @@ class Gatherer:
         self.tools = tools
         self.specs = tools.specs()
         self.known = tools.names()
+        self.filed_figure_tools = prompts.filed_figure_tools([n for n in self.known if run.exact_figures(n)])
         self.step_index = 0
         self.round_no = 0
         self.pool = ThreadPoolExecutor(max_workers=run.limits.max_calls_per_round, thread_name_prefix="tool")
         self.messages: list[dict] = [
-            {"role": "system", "content": prompts.ACTION.format(max_calls=run.limits.max_calls_per_round)},
+            {
+                "role": "system",
+                "content": prompts.ACTION.format(
+                    max_calls=run.limits.max_calls_per_round, filed_figure_tools=self.filed_figure_tools
+                ),
+            },
             {
                 "role": "user",
                 "content": f"{run.question_block()}\n\nResearch plan:\n{run.plan.block()}",
@@ -70,7 +76,7 @@ class Gatherer:
     def turn(self, round_no: int, purpose: str = "evidence") -> TurnOutcome:
         run = self.run
         self.round_no = round_no
-        run.sink.emit("action_thinking", {"round": round_no, "purpose": purpose})
+        run.sink.emit(events.ActionThinking(round=round_no, purpose=purpose))
         try:
             reply = run.llm.with_tools("action", self.messages, self.specs, timeout=run.call_timeout())
         except LLMError as exc:
@@ -93,15 +99,14 @@ class Gatherer:
                 index=self.step_index, round=self.round_no, phase=purpose, tool_name=call.name[:80], args=args
             )
             planned.append((self.step_index, call))
-        searches = sum(1 for _, c in planned if "search" in c.name)
+        searches = sum(1 for _, c in planned if self.run.is_search(c.name))
         run.sink.emit(
-            "action_dispatch",
-            {
-                "round": self.round_no,
-                "purpose": purpose,
-                "calls": [{"index": i, "tool": c.name[:80], "args": c.arguments or {}} for i, c in planned],
-                "tool_calls_used": run.counters.tool_calls + len(accepted),
-            },
+            events.ActionDispatch(
+                round=self.round_no,
+                purpose=purpose,
+                calls=[{"index": i, "tool": c.name[:80], "args": c.arguments or {}} for i, c in planned],
+                tool_calls_used=run.counters.tool_calls + len(accepted),
+            )
         )
         outcomes: dict[str, tuple[ToolResult, list[Source]]] = {}
         futures, started = {}, {}
@@ -188,7 +193,7 @@ class Gatherer:
         )
 
     def _unseen_url(self, call) -> str:
-        """A guarded URL argument (e.g. fetch_url's) that nothing in this research has shown:
+        """A guarded URL argument (a tool's observed_url_params) that nothing in this research has shown:
         instructions inside a page must not send a tool to an address of their choosing."""
         guarded = getattr(self.tools, "observed_url_params", None)
         for param in guarded(call.name) if guarded else ():
@@ -237,18 +242,17 @@ class Gatherer:
             duration_ms=duration_ms,
         )
         run.sink.emit(
-            "action_complete",
-            {
-                "index": index,
-                "round": self.round_no,
-                "tool": call.name[:80],
-                "status": status,
-                "duration_ms": duration_ms,
-                "preview": preview,
-                "sources": len(kept),
-                "filtered_by_domain": filtered,
-                "error": result.error[:300],
-            },
+            events.ActionComplete(
+                index=index,
+                round=self.round_no,
+                tool=call.name[:80],
+                status=status,
+                duration_ms=duration_ms,
+                preview=preview,
+                sources=len(kept),
+                filtered_by_domain=filtered,
+                error=result.error[:300],
+            )
         )
         return result, kept
 
@@ -322,15 +326,14 @@ class Gatherer:
             status.get(i) in ("supported", "refuted") for i in range(1, len(hypotheses) + 1)
         )
         run.sink.emit(
-            "reflection_done",
-            {
-                "round": self.round_no,
-                "sufficient": data["sufficient"],
-                "missing": data["missing"][:10],
-                "covered_sub_questions": data["covered_sub_questions"],
-                "hypotheses": [{"index": i, "status": s} for i, s in sorted(status.items())],
-                "sources": len(run.registry),
-            },
+            events.ReflectionDone(
+                round=self.round_no,
+                sufficient=data["sufficient"],
+                missing=data["missing"][:10],
+                covered_sub_questions=data["covered_sub_questions"],
+                hypotheses=[{"index": i, "status": s} for i, s in sorted(status.items())],
+                sources=len(run.registry),
+            )
         )
         data["hypotheses_settled"] = settled
         data["hypothesis_status"] = status

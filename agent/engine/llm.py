@@ -28,7 +28,6 @@ from typing import Any
 
 import jsonschema_rs
 import openai
-from openai._base_client import make_request_options
 
 ROLES = ("planner", "action", "reflection", "synthesizer", "verifier", "judge", "chat", "bloom")
 
@@ -441,13 +440,12 @@ class LLMClient:
         `chat.completions.create`'s request transform: that walks every message against the SDK's
         TypedDicts, ~10 ms of CPU per call on a research's long prompts, to produce the plain JSON
         these dicts already are; and without its response model (`Reply`; docs/performance.md)."""
-        options = make_request_options(
+        # The request options of the client's public `post` (a plain dict; the SDK's helper that
+        # builds it is private).
+        options: dict = {"security": {"bearer_auth": True}}
+        if timeout is not None:
             # The caller's deadline bounds the whole call, including the SDK's own retries.
-            timeout=max(1.0, timeout / (self.config.max_retries + 1))
-            if timeout is not None
-            else openai.NOT_GIVEN,
-            security={"bearer_auth": True},
-        )
+            options["timeout"] = max(1.0, timeout / (self.config.max_retries + 1))
         return Reply(
             self._client.post(
                 "/chat/completions",

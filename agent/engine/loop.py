@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from . import claims as claims_phase
 from . import conflicts as conflict_rules
-from . import prompts, schemas
+from . import events, prompts, schemas
 from .claims import ClaimSet
 from .errors import Cancelled, PhaseFailed
 from .evidence import Gatherer, TurnFailed, TurnOutcome
@@ -57,6 +57,7 @@ class ResearchRun:
             limits=limits,
             clock=clock,
             credibility=credibility,
+            tool_traits=tools.traits,
         )
         self.ctx.started -= spent_seconds
         self.tools = tools
@@ -89,8 +90,7 @@ class ResearchRun:
                 draft = synthesize(ctx, self.claims, [], counter)
                 # The engine's own "nothing to cite" message: nothing to verify, nothing to mark.
                 ctx.sink.emit(
-                    "verification_done",
-                    {"status": "no_sources", "counts": {}, "conflicts": 0, "citations": 0},
+                    events.VerificationDone(status="no_sources", counts={}, conflicts=0, citations=0)
                 )
                 return self._result(
                     "completed",
@@ -134,18 +134,17 @@ class ResearchRun:
                 gatherer.close()
         report = finished.verification
         ctx.sink.emit(
-            "verification_done",
-            {
-                "status": report.status,
-                "counts": report.counts,
-                "conflicts": report.conflicts_shown,
-                "conflict_rounds": report.conflict_rounds,
-                "invalid_citations_removed": report.invalid_citations_removed,
-                "citations": len(finished.citations),
-                "web_only_claims": report.web_only_claims,
-                "removed": report.removed,
-                "not_verified": len(finished.report["not_verified"]),
-            },
+            events.VerificationDone(
+                status=report.status,
+                counts=report.counts,
+                conflicts=report.conflicts_shown,
+                conflict_rounds=report.conflict_rounds,
+                invalid_citations_removed=report.invalid_citations_removed,
+                citations=len(finished.citations),
+                web_only_claims=report.web_only_claims,
+                removed=report.removed,
+                not_verified=len(finished.report["not_verified"]),
+            )
         )
         return self._result(
             "completed",
@@ -165,7 +164,7 @@ class ResearchRun:
             return [{"role": "system", "content": system}, {"role": "user", "content": ctx.question_block()}]
 
         self.adopt_plan(Plan.from_json(ctx.structured("planner", build, schemas.PLAN, "research_plan")))
-        ctx.sink.emit("plan_complete", self.plan_event())
+        ctx.sink.emit(self.plan_event())
 
     def adopt_plan(self, plan: Plan) -> None:
         """The plan the run researches, and the budgets of its complexity."""
@@ -173,20 +172,20 @@ class ResearchRun:
         self.ctx.plan = plan
         self.ctx.limits = self.ctx.limits.for_complexity(plan.complexity)
 
-    def plan_event(self) -> dict:
+    def plan_event(self) -> events.PlanComplete:
         plan, limits = self.ctx.plan, self.ctx.limits
-        return {
-            "complexity": plan.complexity,
-            "sub_questions": [sq.question for sq in plan.sub_questions],
-            "suggested_tools": sorted({t for sq in plan.sub_questions for t in sq.suggested_tools}),
-            "hypotheses": plan.hypotheses,
-            "limits": {
+        return events.PlanComplete(
+            complexity=plan.complexity,
+            sub_questions=[sq.question for sq in plan.sub_questions],
+            suggested_tools=sorted({t for sq in plan.sub_questions for t in sq.suggested_tools}),
+            hypotheses=plan.hypotheses,
+            limits={
                 "max_steps": limits.max_steps,
                 "max_tool_calls": limits.max_tool_calls,
                 "max_tokens": limits.max_tokens,
                 "max_seconds": limits.max_seconds,
             },
-        }
+        )
 
     def turn(self, gatherer: Gatherer, purpose: str = "evidence") -> TurnOutcome:
         """One action turn; its calls count against the run's budgets."""
@@ -282,15 +281,14 @@ class ResearchRun:
         self.contradictions += check.contradictions
         found = conflict_rules.find(ctx.registry, self.claims, self.contradictions)
         ctx.sink.emit(
-            "claims_verified",
-            {
-                "claims": len(self.claims.claims),
-                "verified": len(self.claims.verified()),
-                "failed": sum(1 for c in self.claims.claims if not c.verified),
-                "instruction_in_source": sum(1 for c in self.claims.claims if c.flagged),
-                "conflicts": len(found),
-                "unresolved": sum(1 for c in found if c.status == "unresolved"),
-            },
+            events.ClaimsVerified(
+                claims=len(self.claims.claims),
+                verified=len(self.claims.verified()),
+                failed=sum(1 for c in self.claims.claims if not c.verified),
+                instruction_in_source=sum(1 for c in self.claims.claims if c.flagged),
+                conflicts=len(found),
+                unresolved=sum(1 for c in found if c.status == "unresolved"),
+            )
         )
         return found
 
@@ -312,7 +310,8 @@ class ResearchRun:
             )
             gatherer.instruct(
                 f"The sources disagree on these points (re-search round {rounds} of {ctx.limits.max_conflict_rounds}):\n{topics}\n"
-                "Search for evidence that settles each disagreement: primary data (for company figures, get_financials), "
+                "Search for evidence that settles each disagreement: primary data (for company figures, "
+                f"{gatherer.filed_figure_tools}), "
                 "more authoritative or more recent sources. Reply DONE if no tool can help."
             )
             try:

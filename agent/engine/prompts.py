@@ -30,7 +30,8 @@ ACTION = (
 calling tools. Each turn, call the one to {max_calls} tools that best fill what is still missing (several
 calls in one turn run in parallel). Prefer the course channel's materials and Uedu's own data, then
 scholarly sources, then the web. For a company's reported figures (revenue, income, margins, cash flow)
-call get_financials when it is offered: filings are the most reliable tier. Keep to the research context
+call a tool of filed figures when one is offered ({filed_figure_tools}): filings are the most reliable
+tier. Keep to the research context
 agreed with the student (entities, figures, period). Do not answer the question yourself: when you
 believe the evidence is enough, reply with the single word DONE and no tool calls.
 
@@ -136,6 +137,11 @@ research; propose a sensible default for each question, in the language of the q
 questions need no clarification."""
 
 CONTEXT_KEYS = ("time_range", "subject", "entities", "metrics", "source_language", "source_preference")
+
+
+def filed_figure_tools(names: list[str]) -> str:
+    """The tools declared to return filed figures (ToolTraits.exact_figures), as the prompts name them."""
+    return ", ".join(sorted(names)) or "none in this research"
 
 
 def tool_catalogue(specs: list[dict]) -> str:

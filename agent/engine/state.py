@@ -10,11 +10,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from . import events
 from .errors import Cancelled, LimitReached, PhaseFailed
 from .llm import LLMClient, LLMError, LLMUnavailable
 from .plan import Plan
 from .sources import SourceRegistry
-from .types import EventSink, Limits, ResearchInput, Source
+from .types import EventSink, Limits, ResearchInput, Source, ToolTraits
 
 
 def language_of(code: str) -> str:
@@ -37,6 +38,9 @@ class RunContext:
     limits: Limits
     clock: Callable[[], float] = time.monotonic
     credibility: Callable[[Source], float] | None = None
+    # The toolbox's declared traits of a tool by name (None: not offered): the engine tells tools
+    # apart by these, never by their names.
+    tool_traits: Callable[[str], ToolTraits | None] = lambda name: None
     registry: SourceRegistry = field(default_factory=SourceRegistry)
     plan: Plan = field(default_factory=Plan)
     counters: Counters = field(default_factory=Counters)
@@ -47,6 +51,14 @@ class RunContext:
     def __post_init__(self) -> None:
         self.started = self.clock()
         self.lang = language_of(self.inp.language)
+
+    def is_search(self, tool_name: str) -> bool:
+        traits = self.tool_traits(tool_name)
+        return bool(traits and traits.search)
+
+    def exact_figures(self, tool_name: str) -> bool:
+        traits = self.tool_traits(tool_name)
+        return bool(traits and traits.exact_figures)
 
     # ------------------------------------------------------------------ guards
 
@@ -85,7 +97,7 @@ class RunContext:
     def hit(self, limit: LimitReached) -> None:
         if not self.limit_hit:
             self.limit_hit = limit.reason
-            self.sink.emit("limit_hit", {"reason": limit.reason, "value": limit.value, "limit": limit.limit})
+            self.sink.emit(events.LimitHit(reason=limit.reason, value=limit.value, limit=limit.limit))
 
     def call_timeout(self) -> float:
         """No single LLM call may outlive the research's hard deadline."""

@@ -5,11 +5,46 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from .events import Event
+
 # How much a source can be trusted, highest first. "internal" is Uedu's own data (channel
 # materials, the catalogue, platform documents); "structured" is authoritative structured
 # external data (SEC filings); "scholarly" is peer-reviewed literature; "web" is everything else.
 Tier = Literal["internal", "structured", "scholarly", "web"]
-TIER_RANK: dict[str, int] = {"internal": 0, "structured": 0, "scholarly": 1, "web": 2}
+
+
+def gettext_noop(message: str) -> str:
+    """Marks a label for translation (makemessages extracts calls by this name) without importing
+    Django: the page translates the label when it renders it."""
+    return message
+
+
+@dataclass(frozen=True)
+class TierInfo:
+    rank: int  # lower is more reliable: a conflict's side of a strictly lower rank prevails
+    weight: float  # how much the tier lets a claim be trusted when no history says more
+    label: str  # the English label, the msgid the page translates
+
+
+# The one tier table: a new tier is one line here (and its translation).
+TIERS: dict[str, TierInfo] = {
+    "internal": TierInfo(rank=0, weight=1.0, label=gettext_noop("Uedu internal")),
+    "structured": TierInfo(rank=0, weight=1.0, label=gettext_noop("structured data")),
+    "scholarly": TierInfo(rank=1, weight=0.9, label=gettext_noop("scholarly")),
+    "web": TierInfo(rank=2, weight=0.6, label=gettext_noop("web")),
+}
+TIER_RANK: dict[str, int] = {name: tier.rank for name, tier in TIERS.items()}
+TIER_WEIGHT: dict[str, float] = {name: tier.weight for name, tier in TIERS.items()}
+
+
+@dataclass(frozen=True)
+class ToolTraits:
+    """What the engine knows of a tool besides its schema, declared once, at its registration:
+    the engine never tells tools apart by name."""
+
+    tier: Tier  # the tier of every source the tool returns (the registry stamps it on them)
+    search: bool  # each call counts as a search (the run's and the quality figures' searches)
+    exact_figures: bool  # its figures are filed figures: a claim must state them exactly
 
 
 @dataclass
@@ -60,13 +95,17 @@ class Toolbox(Protocol):
 
     def names(self) -> set[str]: ...
 
+    def traits(self, name: str) -> ToolTraits | None:
+        """The tool's declared traits; None for a name the toolbox does not offer."""
+
     def call(self, name: str, args: dict) -> ToolResult: ...
 
 
 class EventSink(Protocol):
     """Where the engine reports progress. The Django side stores and broadcasts."""
 
-    def emit(self, type: str, data: dict) -> None: ...
+    def emit(self, event: Event) -> None:
+        """One event (agent.engine.events); its wire form is `event.type` and `event.data()`."""
 
     def step_started(self, *, index: int, round: int, phase: str, tool_name: str, args: dict) -> None: ...
 
@@ -93,8 +132,8 @@ class NullSink:
         self.events: list[tuple[str, dict]] = []
         self.steps: dict[int, dict] = {}
 
-    def emit(self, type: str, data: dict) -> None:
-        self.events.append((type, data))
+    def emit(self, event: Event) -> None:
+        self.events.append((event.type, event.data()))
 
     def step_started(self, *, index, round, phase, tool_name, args) -> None:
         self.steps[index] = {"round": round, "phase": phase, "tool_name": tool_name, "args": args}

@@ -3,7 +3,7 @@
 1. Claims (before writing): each atomic claim is checked against its cited passages, with the
    passages that address the model left out. The verifier model judges the words; the engine
    itself checks figures (the claim's value must be a number the passage states, after unit
-   normalisation; exactly, at the claim's precision, for get_financials) and fails a claim that
+   normalisation; exactly, at the claim's precision, for a tool of filed figures) and fails a claim that
    rests only on flagged passages or repeats one ("instruction found in source").
 2. The draft (after writing): every sentence and every table cell must map to verified claims
    (claim markers [cN], or source markers [N] of sources with verified claims), state no figure
@@ -28,14 +28,10 @@ from .claims import Claim, ClaimSet, Quote
 from .errors import PhaseFailed
 from .sources import neutralise
 from .state import RunContext
-from .types import TIER_RANK, Source
+from .types import TIER_RANK, TIER_WEIGHT, Source
 
 VERIFY_BATCH = 10
-# How much a source's tier lets a claim be trusted when nothing better is known (history-based
-# weights, when the product provides them, replace these).
-TIER_WEIGHT = {"internal": 1.0, "structured": 1.0, "scholarly": 0.9, "web": 0.6}
 LOW_CREDIBILITY = 0.65
-EXACT_FIGURE_TOOLS = {"get_financials"}
 
 # Reasons decided by the engine (the page words them in the reader's language).
 NO_CITATION = "no_citation"
@@ -67,6 +63,7 @@ MARKS = {
 
 
 def tier_weight(source: Source) -> float:
+    """The tier table's weight (history-based weights, when the product provides them, replace it)."""
     return TIER_WEIGHT.get(source.tier, 0.5)
 
 
@@ -135,9 +132,9 @@ def _fail(claim: Claim, reason: str, detail: str) -> None:
     claim.verified_by = "code"
 
 
-def exact_figures(source: Source | None) -> bool:
+def exact_figures(run: RunContext, source: Source | None) -> bool:
     """Sources whose figures are exact (filings): a claim must state them at its own precision."""
-    return source is not None and source.source_tool in EXACT_FIGURE_TOOLS
+    return source is not None and run.exact_figures(source.source_tool)
 
 
 def _quoted(run: RunContext, quote: Quote) -> str:
@@ -168,7 +165,7 @@ def _code_checks(run: RunContext, claim: Claim) -> bool:
     evidence = checks.Evidence(
         quotes=quoted,
         about=[checks.describe(s.title, s.locator, s.meta) for s in sources if s is not None],
-        exact=[exact_figures(run.registry.get(q.source_id)) for q in claim.quotes],
+        exact=[exact_figures(run, run.registry.get(q.source_id)) for q in claim.quotes],
     )
     value = claim.value if claim.kind == "figure" else None
     if checks.figures_missing(claim.text, value, claim.unit, evidence):

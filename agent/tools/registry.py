@@ -2,7 +2,10 @@
 
 A tool is a function `fn(ctx, **params) -> ToolResult` decorated with `@tool(...)`. Its JSON
 Schema is built from the type hints and the docstring's `Args:` section; a missing hint or
-description fails at import, not at the first call. Every call receives a ToolContext (the user
+description fails at import, not at the first call. Its traits (the tier of its sources, whether
+it is a search, whether its figures are filed figures) are arguments of the same decorator, with
+no defaults: a tool declared without them fails at import too, and the engine learns them only
+from here (ToolTraits, through the toolbox), never from a tool's name. Every call receives a ToolContext (the user
 and channel of the research) that arguments cannot change: a tool never takes a channel or user
 as a parameter.
 
@@ -21,7 +24,7 @@ from typing import Any, Literal
 
 import jsonschema
 
-from agent.engine.types import ToolResult
+from agent.engine.types import TIERS, ToolResult, ToolTraits
 
 FAMILIES = ("materials", "catalogue", "scholarly", "web", "structured")
 
@@ -54,6 +57,7 @@ class Tool:
     parameters: dict
     fn: Callable[..., ToolResult]
     family: str
+    traits: ToolTraits
     needs_web: bool = False
     # Arguments that must be a URL this research has already seen (a search result, a source) or
     # one the student wrote: a page's text cannot send the tool to an address of its choosing.
@@ -124,10 +128,32 @@ def _parse_docstring(doc: str, where: str) -> tuple[str, dict[str, str]]:
     return summary.strip(), descriptions
 
 
+_UNDECLARED: Any = object()  # a trait left out: the sentinel, so the error can name what is missing
+
+
+def _traits(where: str, *, tier: Any, search: Any, exact_figures: Any) -> ToolTraits:
+    given = {"tier": tier, "search": search, "exact_figures": exact_figures}
+    missing = [name for name, value in given.items() if value is _UNDECLARED]
+    if missing:
+        raise ToolDefinitionError(
+            f"{where}: declare the tool's traits {missing} at its registration "
+            "(tier=…, search=True/False, exact_figures=True/False)"
+        )
+    if tier not in TIERS:
+        raise ToolDefinitionError(f"{where}: tier must be one of {sorted(TIERS)}, not {tier!r}")
+    for name in ("search", "exact_figures"):
+        if not isinstance(given[name], bool):
+            raise ToolDefinitionError(f"{where}: {name} must be True or False")
+    return ToolTraits(tier=tier, search=search, exact_figures=exact_figures)
+
+
 def build_tool(
     fn: Callable,
     *,
     family: str,
+    tier: str = _UNDECLARED,
+    search: bool = _UNDECLARED,
+    exact_figures: bool = _UNDECLARED,
     needs_web: bool = False,
     name: str | None = None,
     observed_url_params: tuple[str, ...] = (),
@@ -135,6 +161,7 @@ def build_tool(
     where = f"tool {fn.__module__}.{fn.__name__}"
     if family not in FAMILIES:
         raise ToolDefinitionError(f"{where}: family must be one of {FAMILIES}")
+    traits = _traits(where, tier=tier, search=search, exact_figures=exact_figures)
     description, arg_docs = _parse_docstring(fn.__doc__ or "", where)
     hints = typing.get_type_hints(fn, include_extras=False)
     params = list(inspect.signature(fn).parameters.values())
@@ -175,6 +202,7 @@ def build_tool(
         parameters=parameters,
         fn=fn,
         family=family,
+        traits=traits,
         needs_web=needs_web,
         observed_url_params=tuple(observed_url_params),
     )
@@ -194,16 +222,26 @@ class ToolRegistry:
         self,
         family: str,
         *,
+        tier: str = _UNDECLARED,
+        search: bool = _UNDECLARED,
+        exact_figures: bool = _UNDECLARED,
         needs_web: bool = False,
         name: str | None = None,
         observed_url_params: tuple[str, ...] = (),
     ):
-        """Decorator: `@registry.tool("materials")`."""
+        """Decorator: `@registry.tool("materials", tier="internal", search=True, exact_figures=False)`."""
 
         def decorate(fn):
             self.register(
                 build_tool(
-                    fn, family=family, needs_web=needs_web, name=name, observed_url_params=observed_url_params
+                    fn,
+                    family=family,
+                    tier=tier,
+                    search=search,
+                    exact_figures=exact_figures,
+                    needs_web=needs_web,
+                    name=name,
+                    observed_url_params=observed_url_params,
                 )
             )
             return fn
@@ -245,6 +283,10 @@ class BoundToolbox:
         tool = self._tools.get(name)
         return tool.observed_url_params if tool else ()
 
+    def traits(self, name: str) -> ToolTraits | None:
+        tool = self._tools.get(name)
+        return tool.traits if tool else None
+
     def call(self, name: str, args: dict) -> ToolResult:
         tool = self._tools.get(name)
         if tool is None:
@@ -257,6 +299,12 @@ class BoundToolbox:
         finally:
             if self.after_call is not None:
                 self.after_call()
+        declared = tool.traits.tier
         for source in result.sources:
             source.source_tool = name  # the registry names the tool; a tool cannot claim another's name
+            # Nor a tier above the one it was registered with (a tool may say a source is less
+            # reliable than its usual, e.g. a course material quoting a web page).
+            claimed = TIERS.get(source.tier)
+            if claimed is None or (source.tier != declared and claimed.rank <= TIERS[declared].rank):
+                source.tier = declared
         return result

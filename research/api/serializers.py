@@ -132,6 +132,8 @@ class ClaimSerializer(serializers.ModelSerializer):
 
 
 class TaskSummarySerializer(serializers.ModelSerializer):
+    # queued | running | awaiting_plan_review | terminal (ResearchTask.Phase); `status` says how it ended.
+    phase = serializers.ChoiceField(choices=ResearchTask.Phase.choices, read_only=True)
     channel_id = serializers.IntegerField()
     channel_slug = serializers.CharField(source="channel.slug")
     question = serializers.CharField(source="user_question")
@@ -141,6 +143,7 @@ class TaskSummarySerializer(serializers.ModelSerializer):
         fields = [
             "task_uuid",
             "status",
+            "phase",
             "trigger_mode",
             "question",
             "channel_id",
@@ -170,6 +173,7 @@ class StepSerializer(serializers.ModelSerializer):
 
 
 class TaskDetailSerializer(serializers.ModelSerializer):
+    phase = serializers.ChoiceField(choices=ResearchTask.Phase.choices, read_only=True)  # as in the summary
     question = serializers.CharField(source="user_question")
     channel = serializers.SerializerMethodField()
     owner = serializers.CharField(source="user.username")
@@ -189,6 +193,7 @@ class TaskDetailSerializer(serializers.ModelSerializer):
         fields = [
             "task_uuid",
             "status",
+            "phase",
             "trigger_mode",
             "question",
             "channel",

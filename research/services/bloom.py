@@ -32,6 +32,7 @@ from agent.engine.llm import LLMError
 from agent.llm_factory import ask_about_question, llm_configured
 from channels_app.models import ChatLog
 from research.selectors import request_log_id_subquery
+from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
 
 log = logging.getLogger(__name__)
@@ -126,10 +127,8 @@ def backfill(*, limit: int | None = None) -> Counter:
 def enqueue(chat_log_id: int) -> None:
     """Queue the classification; never let a broker failure break the write that asked for it
     (the level just stays empty, which is what a failed classification looks like anyway)."""
-    from research.tasks import classify_bloom
-
     try:
-        classify_bloom.delay(chat_log_id)
+        jobs.send(jobs.CLASSIFY_BLOOM, chat_log_id)
     except Exception as exc:
         log.error("could not queue the Bloom classification of chat log %s: %s", chat_log_id, exc)
 
@@ -146,9 +145,7 @@ def classify_and_schedule(chat_log_id: int | Subquery) -> BloomOutcome:
     """One attempt; a failure that may be retried queues the next one after its delay."""
     outcome = classify(chat_log_id)
     if outcome.status == "retry":
-        from research.tasks import classify_bloom
-
-        classify_bloom.apply_async((outcome.row_id,), countdown=outcome.retry_in)
+        jobs.send(jobs.CLASSIFY_BLOOM, outcome.row_id, countdown=outcome.retry_in)
     return outcome
 
 

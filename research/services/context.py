@@ -9,7 +9,7 @@ from agent.engine.llm import LLMError
 from agent.llm_factory import ask_about_question, require_llm
 from uedu_dr.errors import ServiceError
 
-from .lifecycle import validate_question
+from .questions import validate_question
 
 MAX_VALUE = 200
 

@@ -3,6 +3,7 @@ channel layer after commit. Clients that miss a signal catch up from the table."
 
 from __future__ import annotations
 
+import binascii
 import json
 import logging
 import threading
@@ -13,17 +14,18 @@ import redis
 from asgiref.sync import async_to_sync
 from channels.layers import DEFAULT_CHANNEL_LAYER, get_channel_layer
 from channels_redis.pubsub import RedisPubSubChannelLayer
-from channels_redis.utils import _consistent_hash, decode_hosts
+from channels_redis.utils import decode_hosts
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from agent.engine.events import TERMINAL, Event, Heartbeat
 from research.models import ResearchEvent
 
 log = logging.getLogger(__name__)
 
 # Events that end a task's stream.
-TERMINAL_TYPES = frozenset({"completed", "failed", "cancelled"})
+TERMINAL_TYPES = frozenset(TERMINAL)
 
 
 class TaskGone(Exception):
@@ -44,8 +46,11 @@ def serialize(event: ResearchEvent, task_uuid) -> dict:
     }
 
 
-def record_event(task_id: int, task_uuid, type: str, data: dict, *, writes: Sequence[Write] = ()) -> bool:
-    """Store the event with the next seq of its task and signal it once the row is committed.
+def record_event(
+    task_id: int, task_uuid, event: Event, *, writes: Sequence[Write] = (), extra: dict | None = None
+) -> bool:
+    """Store the event (agent.engine.events) with the next seq of its task and signal it once the
+    row is committed. Its `data` is `event.data()`, with `extra` added (the runner's meter).
 
     One statement does both: the seq comes from an UPDATE … RETURNING on the task row, whose row
     lock serialises writers across threads and processes, and the INSERT uses it in the same
@@ -62,6 +67,13 @@ def record_event(task_id: int, task_uuid, type: str, data: dict, *, writes: Sequ
 
     Returns the task's `cancel_requested` as the same statement read it (under the row lock): a
     research thread that stores an event has just checked for a cancel as well."""
+    if not isinstance(event, Event):  # the (type, data) call of before the events were typed
+        raise TypeError(f"an event is an agent.engine.events.Event, not {event!r}")
+    if not event.stored:
+        raise ValueError(f"{event.type} events are not stored")
+    type, data = event.type, event.data()
+    for key, value in (extra or {}).items():
+        data.setdefault(key, value)
     ctes, params = _ctes(writes)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -113,6 +125,17 @@ def _ctes(writes: Sequence[Write]) -> tuple[str, list]:
 def stored_json(value) -> str:
     """Tool and model data may hold dates or decimals; store what JSON can hold (as text)."""
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def shard_of(channel_name: str, shards: int) -> int:
+    """The shard channels_redis publishes and subscribes a channel on: CRC-32 of the name, cut to
+    4,096 slots, spread evenly over the shards. Its own function for this is private (not an API
+    it keeps), so the rule is written here; tests/research/test_event_signals.py pins it to the
+    installed layer's choice."""
+    if shards == 1:
+        return 0
+    slot = binascii.crc32(channel_name.encode("utf8")) & 0xFFF
+    return int(slot / (4096 / shards))
 
 
 class _Publisher:
@@ -171,7 +194,7 @@ class _Publisher:
             return
         prefix, clients = shards
         name = f"{prefix}__group__{group}"  # RedisPubSubLoopLayer._get_group_channel_name
-        clients[_consistent_hash(name, len(clients))].publish(name, layer.serialize(message))
+        clients[shard_of(name, len(clients))].publish(name, layer.serialize(message))
 
     def _shards(self) -> tuple[str, list] | None:
         """The layer's prefix and one blocking client per configured host (the layer's shards, in
@@ -214,10 +237,10 @@ def signal(task_uuid, payload: dict) -> None:
 def heartbeat_payload(task_uuid) -> dict:
     return {
         "seq": None,
-        "type": "heartbeat",
+        "type": Heartbeat.type,
         "task_uuid": str(task_uuid),
         "ts": timezone.now().isoformat(),
-        "data": {},
+        "data": Heartbeat().data(),
     }
 
 

@@ -10,7 +10,7 @@ from agent.llm_factory import ask_about_question, require_llm
 from channels_app.models import Channel
 from uedu_dr.errors import ServiceError
 
-from .lifecycle import validate_question
+from .questions import validate_question
 
 
 def judge_question(question: str, channel: Channel | None = None, *, user) -> dict:

@@ -3,46 +3,32 @@
 from __future__ import annotations
 
 import logging
-import re
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agent.engine import ResearchResult
+from agent.engine.events import Cancelled, Failed, TaskCreated
 from channels_app.models import Channel, ChatLog
+from channels_app.roles import is_platform_admin
 from channels_app.selectors import membership_role
 from research.models import ResearchTask
+from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
 
-from . import events, plan_review, settlement
+from . import events, plan_review, settlement, transitions
+from .context import clean_context
+from .questions import validate_question
 from .runner import carried_meter, close_open_steps, finish, question_language, write_response_log
 
 log = logging.getLogger(__name__)
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def validate_question(question: str | None) -> str:
-    # Control characters carry nothing a reader sees, and PostgreSQL refuses NUL in text outright.
-    question = _CONTROL.sub("", question or "").strip()
-    if not question:
-        raise ServiceError("empty_question", _("Please type a question."))
-    limit = settings.UEDU_DR_MAX_QUESTION_CHARS
-    if len(question) > limit:
-        raise ServiceError(
-            "question_too_long",
-            _("The question is too long (at most %(limit)d characters).") % {"limit": limit},
-        )
-    return question
-
-
 def check_member(user, channel: Channel) -> None:
-    if not user.is_superuser and membership_role(user, channel) is None:
+    if not is_platform_admin(user) and membership_role(user, channel) is None:
         raise ServiceError("not_a_member", _("You are not a member of this channel."), status=403)
 
 
@@ -71,8 +57,6 @@ def task_start(
     if trigger_mode not in ResearchTask.TriggerMode.values:
         raise ServiceError("bad_trigger_mode", _("trigger_mode must be 'forced' or 'auto'."))
     check_can_research(user, channel)
-    from .context import clean_context
-
     context = clean_context(context)
     with transaction.atomic():
         task = ResearchTask.objects.create(
@@ -96,13 +80,12 @@ def task_start(
         events.record_event(
             task.pk,
             task.task_uuid,
-            "task_created",
-            {
-                "question": question,
-                "trigger_mode": trigger_mode,
-                "channel_id": channel.pk,
-                "request_log_id": request_log.pk,
-            },
+            TaskCreated(
+                question=question,
+                trigger_mode=trigger_mode,
+                channel_id=channel.pk,
+                request_log_id=request_log.pk,
+            ),
         )
         if queue:
             transaction.on_commit(lambda: enqueue(task.pk))
@@ -110,46 +93,35 @@ def task_start(
 
 
 def enqueue(task_id: int) -> None:
-    from research.tasks import execute_research_task
-
     try:
-        execute_research_task.delay(task_id)
+        jobs.send(jobs.EXECUTE_RESEARCH, task_id)
     except Exception as exc:  # broker down: fail now (and refund) instead of leaving it queued
         log.error("could not queue research task %s: %s", task_id, exc)
         fail_task(
             task_id,
             "The research could not be queued (the task broker is unavailable). Please try again.",
-            from_status=ResearchTask.Status.QUEUED,
+            from_phase=ResearchTask.Phase.QUEUED,
         )
 
 
 def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
     """The owner (or a platform admin) cancels. A queued task ends at once; a running one is
     flagged and the engine stops at its next check, keeping the steps already done."""
-    if task.user_id != user.pk and not user.is_superuser:
+    if task.user_id != user.pk and not is_platform_admin(user):
         raise ServiceError(
             "not_owner", _("Only the person who started this research can cancel it."), status=403
         )
-    if task.is_terminal:
+    if task.phase == ResearchTask.Phase.TERMINAL:
         raise ServiceError("already_finished", _("This research has already finished."), status=409)
     with transaction.atomic():
-        cancelled_queued = ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.QUEUED).update(
-            status=ResearchTask.Status.CANCELLED,
-            cancel_requested=True,
-            finished_at=timezone.now(),
-            stop_reason="cancelled",
-        )
-        if cancelled_queued:
+        if transitions.cancel_queued(task.pk):
             task.refresh_from_db()
             response = write_response_log(task)
             events.record_event(
-                task.pk,
-                task.task_uuid,
-                "cancelled",
-                {"response_log_id": response.pk, "stop_reason": "cancelled"},
+                task.pk, task.task_uuid, Cancelled(response_log_id=response.pk, stop_reason="cancelled")
             )
             settlement.settle(task)
-        elif plan_review.claim_for_cancel(task):
+        elif transitions.claim_for_cancel(task.pk):
             # Waiting for its plan review, no worker runs it: end it here, as a worker would.
             task.refresh_from_db()
             finish(
@@ -159,24 +131,16 @@ def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
                 duration=task.duration_seconds or 0.0,
             )
         else:
-            ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.RUNNING).update(
-                cancel_requested=True
-            )
+            transitions.request_cancel(task.pk)
     task.refresh_from_db()
     return task
 
 
-def fail_task(task_id: int, error: str, *, from_status: str, only_if: Q | None = None) -> bool:
-    """End a task as failed if it is still in `from_status` (and matches `only_if`): the reaper
+def fail_task(task_id: int, error: str, *, from_phase: str) -> bool:
+    """End a task as failed if it is still in `from_phase` (a ResearchTask.Phase): the reaper
     and enqueue failures."""
     with transaction.atomic():
-        updated = ResearchTask.objects.filter(only_if or Q(), pk=task_id, status=from_status).update(
-            status=ResearchTask.Status.FAILED,
-            error=error,
-            finished_at=timezone.now(),
-            stop_reason="platform_failure",
-        )
-        if not updated:
+        if not transitions.fail(task_id, error, from_phase=from_phase):
             return False
         task = ResearchTask.objects.get(pk=task_id)
         if task.started_at:
@@ -189,8 +153,7 @@ def fail_task(task_id: int, error: str, *, from_status: str, only_if: Q | None =
         events.record_event(
             task.pk,
             task.task_uuid,
-            "failed",
-            {"error": error, "response_log_id": response.pk, "stop_reason": "platform_failure"},
+            Failed(error=error, response_log_id=response.pk, stop_reason="platform_failure"),
         )
         settlement.settle(task)
     return True
@@ -214,35 +177,25 @@ def reap_stale_tasks() -> dict:
     still has not started after UEDU_DR_QUEUED_TIMEOUT_SECONDS, the task fails like a queued
     one nobody picked up. A continuation that started beats like any run."""
     now = timezone.now()
-    stale = (
-        ResearchTask.objects.filter(
-            status=ResearchTask.Status.RUNNING,
-            last_heartbeat_at__lt=now - timedelta(seconds=settings.UEDU_DR_STALE_AFTER_SECONDS),
-        )
-        .exclude(plan_review.WAITING)
-        .values_list("pk", flat=True)
-    )
-    stuck = ResearchTask.objects.filter(
-        status=ResearchTask.Status.QUEUED,
-        created_at__lt=now - timedelta(seconds=settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS),
-    ).values_list("pk", flat=True)
+    stale = transitions.stale_running(now - timedelta(seconds=settings.UEDU_DR_STALE_AFTER_SECONDS))
+    stuck = transitions.stuck_queued(now - timedelta(seconds=settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS))
     reaped = {"running": 0, "queued": 0, "continued": 0}
-    for task_id in list(stale):
+    for task_id in stale:
         message = _(
             "The research stopped: its worker stopped responding (no heartbeat for %(s)d seconds)."
         ) % {"s": settings.UEDU_DR_STALE_AFTER_SECONDS}
-        reaped["running"] += fail_task(
-            task_id, message, from_status=ResearchTask.Status.RUNNING, only_if=~plan_review.WAITING
-        )
-    for task_id in list(stuck):
+        reaped["running"] += fail_task(task_id, message, from_phase=ResearchTask.Phase.RUNNING)
+    for task_id in stuck:
         message = _("The research never started: no worker picked it up in time.")
-        reaped["queued"] += fail_task(task_id, message, from_status=ResearchTask.Status.QUEUED)
-    for task_id in plan_review.due_since(now - timedelta(seconds=settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS)):
+        reaped["queued"] += fail_task(task_id, message, from_phase=ResearchTask.Phase.QUEUED)
+    for task_id in transitions.continuations_due(
+        now - timedelta(seconds=settings.UEDU_DR_QUEUED_TIMEOUT_SECONDS)
+    ):
         message = _("The research never continued after its plan review: no worker picked it up in time.")
-        reaped["running"] += fail_task(
-            task_id, message, from_status=ResearchTask.Status.RUNNING, only_if=plan_review.WAITING
-        )
-    for task_id in plan_review.due_since(now - timedelta(seconds=settings.UEDU_DR_STALE_AFTER_SECONDS)):
+        reaped["running"] += fail_task(task_id, message, from_phase=ResearchTask.Phase.AWAITING_PLAN_REVIEW)
+    for task_id in transitions.continuations_due(
+        now - timedelta(seconds=settings.UEDU_DR_STALE_AFTER_SECONDS)
+    ):
         plan_review.enqueue_continuation(task_id)
         reaped["continued"] += 1
     if reaped["running"] or reaped["queued"]:

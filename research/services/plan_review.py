@@ -5,7 +5,8 @@ stands. Edits are stored.
 No worker waits for the student. The run is two Celery tasks: the first plans and returns
 (`await_review`), the second (`research.tasks.continue_research_task`) researches the reviewed
 plan. Three callers may start the second — the student's submit, the timer set for the deadline,
-and the reaper when both were lost — and `claim_continuation` lets exactly one of them through."""
+and the reaper when both were lost — and `claim_continuation` lets exactly one of them through.
+Every write that moves the task is a compare-and-set in research.services.transitions."""
 
 from __future__ import annotations
 
@@ -14,22 +15,20 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from agent.engine.events import StatusChange
 from research.models import ResearchTask
+from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
+
+from . import transitions
 
 log = logging.getLogger(__name__)
 
 MAX_SUB_QUESTIONS = 6
 MAX_CHARS = 500
-
-# A task between its two parts: planned, deadline set, nobody has continued it yet.
-WAITING = Q(
-    status=ResearchTask.Status.RUNNING, plan_review_deadline__isnull=False, plan_continued_at__isnull=True
-)
 
 
 def wait_seconds(mode: str) -> int:
@@ -52,33 +51,30 @@ def await_review(task: ResearchTask, plan: dict, usage, sink, *, duration: float
     seconds = wait_seconds(task.plan_review_mode)
     deadline = timezone.now() + timedelta(seconds=seconds)
     with transaction.atomic():
-        updated = ResearchTask.objects.filter(
-            pk=task.pk,
-            status=ResearchTask.Status.RUNNING,
-            cancel_requested=False,
-            plan_review_deadline__isnull=True,
-        ).update(
-            plan_json=plan,
-            plan_review_deadline=deadline,
+        updated = transitions.await_plan_review(
+            task.pk,
+            deadline=deadline,
+            plan=plan,
             # What planning used, carried into the second part's meter (and shown meanwhile).
-            tokens_used=usage.total_tokens,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
-            cost_usd=round(usage.cost_usd, 6),
-            duration_seconds=round(duration, 3),
+            meter=dict(
+                tokens_used=usage.total_tokens,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                reasoning_tokens=usage.reasoning_tokens,
+                cost_usd=round(usage.cost_usd, 6),
+                duration_seconds=round(duration, 3),
+            ),
         )
         if not updated:
             return False
         sink.emit(
-            "status_change",
-            {
-                "from": "running",
-                "to": "awaiting_plan_review",
-                "mode": task.plan_review_mode,
-                "deadline": deadline.isoformat(),
-                "sub_questions": [sq["question"] for sq in plan["sub_questions"]],
-            },
+            StatusChange(
+                from_="running",
+                to="awaiting_plan_review",
+                mode=task.plan_review_mode,
+                deadline=deadline.isoformat(),
+                sub_questions=[sq["question"] for sq in plan["sub_questions"]],
+            )
         )
         task_id = task.pk
         transaction.on_commit(lambda: enqueue_continuation(task_id, countdown=seconds))
@@ -86,10 +82,8 @@ def await_review(task: ResearchTask, plan: dict, usage, sink, *, duration: float
 
 
 def enqueue_continuation(task_id: int, *, countdown: float = 0) -> None:
-    from research.tasks import continue_research_task
-
     try:
-        continue_research_task.apply_async((task_id,), countdown=countdown)
+        jobs.send(jobs.CONTINUE_RESEARCH, task_id, countdown=countdown)
     except Exception as exc:  # broker away: the reaper sends it again once the broker is back
         log.error("could not queue the continuation of research task %s: %s", task_id, exc)
 
@@ -97,50 +91,22 @@ def enqueue_continuation(task_id: int, *, countdown: float = 0) -> None:
 def claim_continuation(task_id: int) -> bool:
     """Let exactly one caller start the second part: the task must still be waiting, and either
     confirmed by the student or past its deadline. A timeout is recorded as such."""
-    now = timezone.now()
     with transaction.atomic():
-        claimed = ResearchTask.objects.filter(
-            WAITING, Q(plan_confirmed_at__isnull=False) | Q(plan_review_deadline__lte=now), pk=task_id
-        ).update(plan_continued_at=now, last_heartbeat_at=now)
-        if claimed:
-            # Nobody answered: proceed with the plan as it is, and record that it timed out. (A
-            # submit can no longer succeed: it needs plan_continued_at unset.)
-            ResearchTask.objects.filter(pk=task_id, plan_confirmed_at__isnull=True).update(
-                plan_edits_json={"timed_out": True}, plan_confirmed_at=now
-            )
-    return bool(claimed)
+        return transitions.claim_continuation(task_id)
 
 
-def due_since(moment) -> list[int]:
-    """Waiting tasks whose continuation was due (confirmed, or deadline passed) before `moment`."""
-    return list(
-        ResearchTask.objects.filter(WAITING)
-        .filter(Q(plan_confirmed_at__lt=moment) | Q(plan_review_deadline__lt=moment))
-        .values_list("pk", flat=True)
-    )
-
-
-def claim_for_cancel(task: ResearchTask) -> bool:
-    """A cancel while the task waits: claimed like a continuation, so none can start after it."""
-    return bool(
-        ResearchTask.objects.filter(WAITING, pk=task.pk).update(
-            plan_continued_at=timezone.now(), cancel_requested=True
-        )
-    )
-
-
-def reviewed_plan(task: ResearchTask) -> tuple[dict, dict]:
+def reviewed_plan(task: ResearchTask) -> tuple[dict, StatusChange]:
     """Start of the second part: the plan as the student left it, and the event telling the
     viewers the research goes on with it."""
     plan = task.plan_json
     edited = _apply(plan, task.plan_edits_json or {})
-    resumed = {
-        "from": "awaiting_plan_review",
-        "to": "running",
-        "plan_edited": edited["sub_questions"] != plan["sub_questions"],
-        "timed_out": bool((task.plan_edits_json or {}).get("timed_out")),
-        "sub_questions": [sq["question"] for sq in edited["sub_questions"]],
-    }
+    resumed = StatusChange(
+        from_="awaiting_plan_review",
+        to="running",
+        plan_edited=edited["sub_questions"] != plan["sub_questions"],
+        timed_out=bool((task.plan_edits_json or {}).get("timed_out")),
+        sub_questions=[sq["question"] for sq in edited["sub_questions"]],
+    )
     return edited, resumed
 
 
@@ -178,9 +144,7 @@ def submit(*, task: ResearchTask, user, sub_questions: list[str] | None) -> Rese
             "at": timezone.now().isoformat(),
         }
     with transaction.atomic():
-        updated = ResearchTask.objects.filter(WAITING, pk=task.pk, plan_confirmed_at__isnull=True).update(
-            plan_edits_json=edits, plan_confirmed_at=timezone.now()
-        )
+        updated = transitions.confirm_plan(task.pk, edits)
         if updated:
             transaction.on_commit(lambda: enqueue_continuation(task.pk))
     if not updated:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+import agent.tools
 from agent.engine import ResearchResult
 from research.models import ResearchClaim, ResearchMetrics, ResearchTask
 
@@ -49,6 +50,13 @@ def store(task: ResearchTask, result: ResearchResult) -> None:
         _upsert_metrics(task, claims)
 
 
+def _is_search(tool_name: str) -> bool:
+    """As the engine counts them: by the trait the tool was registered with (a name the registry
+    does not know, e.g. one the model made up, is no search)."""
+    tool = agent.tools.load().get(tool_name)
+    return bool(tool and tool.traits.search)
+
+
 def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
@@ -84,7 +92,7 @@ def compute_metrics(task: ResearchTask, claims: list[ResearchClaim] | None = Non
         "low_credibility_citations": low,
         "low_credibility_share": _ratio(low, citations),
         "tool_calls": len(tool_steps),
-        "searches": sum(1 for name in tool_steps if "search" in name),
+        "searches": sum(1 for name in tool_steps if _is_search(name)),
         "rounds": task.events.filter(type="action_thinking").count(),
         "tokens": task.tokens_used,
         "cost_usd": task.cost_usd,

@@ -11,7 +11,9 @@ from collections import defaultdict, deque
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from agent.engine.types import Source, ToolResult
+from agent.engine.events import TaskCreated
+from agent.engine.types import Source, ToolResult, ToolTraits
+from channels_app.roles import is_platform_admin
 from quotas import services as quotas
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
@@ -43,6 +45,7 @@ class RecordedToolbox:
         self._specs = live.specs()
         self._names = live.names()
         self._guarded = live.observed_url_params
+        self._traits = live.traits
         self._recorded: dict[tuple[str, str], deque] = defaultdict(deque)
         for step in original.steps.exclude(tool_name="").order_by("index"):
             self._recorded[(step.tool_name, _canonical(step.args))].append(_result_of(step))
@@ -57,6 +60,9 @@ class RecordedToolbox:
     def observed_url_params(self, name: str) -> tuple[str, ...]:
         return self._guarded(name)
 
+    def traits(self, name: str) -> ToolTraits | None:
+        return self._traits(name)
+
     def call(self, name: str, args: dict) -> ToolResult:
         queue = self._recorded.get((name, _canonical(args)))
         if not queue:
@@ -70,7 +76,7 @@ def replay_task(original: ResearchTask, *, run_by, model: str | None = None) -> 
     """The replay belongs to `run_by`, a platform admin, never to the student: it is flagged
     is_replay, writes no chat row, feeds no source statistics, and every learner-facing query
     (history, chat, follow-up context, export) leaves it out."""
-    if not (run_by.is_active and run_by.is_superuser):
+    if not is_platform_admin(run_by):
         raise ServiceError(
             "not_platform_admin", _("Only a platform admin can replay a research."), status=403
         )
@@ -95,8 +101,7 @@ def replay_task(original: ResearchTask, *, run_by, model: str | None = None) -> 
         events.record_event(
             task.pk,
             task.task_uuid,
-            "task_created",
-            {"question": task.user_question, "replay_of": str(original.task_uuid), "model": model or ""},
+            TaskCreated(question=task.user_question, replay_of=str(original.task_uuid), model=model or ""),
         )
     toolbox = RecordedToolbox(original, runner.toolbox_for(original))
     runner.execute_task(task.pk, toolbox=toolbox, model=model)

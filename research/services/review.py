@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from channels_app import access
+from channels_app.roles import is_platform_admin
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
@@ -22,7 +23,7 @@ def reviewer_channels_filter(user) -> Q:
 def can_review(user, task: ResearchTask) -> bool:
     if not user.is_authenticated:
         return False
-    if user.is_superuser:
+    if is_platform_admin(user):
         return True
     return ResearchTask.objects.filter(reviewer_channels_filter(user), pk=task.pk).exists()
 
@@ -35,7 +36,7 @@ def reviews_any_channel(user) -> bool:
 
 def review_queue(user, *, include_reviewed: bool = False) -> QuerySet[ResearchTask]:
     tasks = ResearchTask.objects.filter(needs_review=True).select_related("channel", "user", "reviewed_by")
-    if not user.is_superuser:
+    if not is_platform_admin(user):
         tasks = tasks.filter(reviewer_channels_filter(user))
     if not include_reviewed:
         tasks = tasks.filter(reviewed_at__isnull=True)

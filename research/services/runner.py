@@ -22,6 +22,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 
 from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, UsageMeter, run_research
+from agent.engine.events import TERMINAL, Event, StatusChange
 from agent.engine.llm import LLMError, Usage
 from agent.engine.plan import Plan
 from agent.llm_factory import llm_config
@@ -41,6 +42,7 @@ from . import (
     plan_review,
     quality,
     settlement,
+    transitions,
 )
 from .heartbeat import monitor
 
@@ -127,13 +129,13 @@ class TaskSink:
         with handed_back(), self._carrying_writes():
             events.write_along(self.task_id, self._take_writes())
 
-    def emit(self, type: str, data: dict) -> None:
-        data = dict(data)
-        if self.meter is not None:
-            # The progress card shows tokens used so far; only the runner's meter knows them.
-            data.setdefault("tokens_used", self.meter.total_tokens)
+    def emit(self, event: Event) -> None:
+        # The progress card shows tokens used so far; only the runner's meter knows them.
+        extra = {"tokens_used": self.meter.total_tokens} if self.meter is not None else None
         with handed_back(), self._carrying_writes():
-            cancel = events.record_event(self.task_id, self.task_uuid, type, data, writes=self._take_writes())
+            cancel = events.record_event(
+                self.task_id, self.task_uuid, event, writes=self._take_writes(), extra=extra
+            )
             self.cancel_seen = (cancel, time.monotonic())
 
     @contextmanager
@@ -275,21 +277,14 @@ def execute_task(
 
 
 def _execute(task_id: int, *, toolbox, model: str | None, registry: ToolRegistry) -> None:
-    now = timezone.now()
-    claimed = ResearchTask.objects.filter(pk=task_id, status=ResearchTask.Status.QUEUED).update(
-        status=ResearchTask.Status.RUNNING,
-        started_at=now,
-        last_heartbeat_at=now,
-        model_name=model or llm_config().model_for("synthesizer"),
-    )
-    if not claimed:
+    if not transitions.claim(task_id, model_name=model or llm_config().model_for("synthesizer")):
         log.info("research task %s not claimed (already taken, finished or gone)", task_id)
         return
     task = ResearchTask.objects.select_related("channel", "user").get(pk=task_id)
     _drive(
         task,
         UsageMeter(),
-        announce=lambda sink: sink.emit("status_change", {"from": "queued", "to": "running"}),
+        announce=lambda sink: sink.emit(StatusChange(from_="queued", to="running")),
         toolbox=toolbox or toolbox_for(task, registry),
         model=model,
         stop_after_plan=plan_review.wanted(task),
@@ -311,7 +306,7 @@ def continue_task(task_id: int, *, registry: ToolRegistry = REGISTRY) -> None:
         _drive(
             task,
             carried_meter(task),
-            announce=lambda sink: sink.emit("status_change", resumed),
+            announce=lambda sink: sink.emit(resumed),
             toolbox=toolbox_for(task, registry),
             model=None,
             plan=Plan.from_json(plan),
@@ -493,8 +488,7 @@ def finish(
             error=result.error[:2000],
             finished_at=timezone.now(),
         )
-        updated = ResearchTask.objects.filter(pk=task.pk, status=ResearchTask.Status.RUNNING).update(**stored)
-        if not updated:
+        if not transitions.finish(task.pk, stored):
             return False
         # What was just written is known; the rest of the row is read back except its large
         # columns (the plan, the context, the question: written before the run, never changed by it).
@@ -521,7 +515,7 @@ def finish(
             data.update(error=result.error[:500])
         settlement.settle(task)
         # Last in the transaction: the terminal event is visible (at commit) right after it is stored.
-        events.record_event(task.pk, task.task_uuid, result.status, data)
+        events.record_event(task.pk, task.task_uuid, TERMINAL[result.status](**data))
         transaction.on_commit(lambda: notifications.research_finished(task))  # the e-mail, if asked for
     return True
 

@@ -99,15 +99,21 @@
       this.show("limit", U.t("limit_hit", { reason: U.t("limit_reason." + data.reason) }), true);
       this.setPhase("writing");
     },
+    claims_extracted: function () { this.setPhase("claims"); },
+    claims_verified: function () { this.setPhase("writing"); },
     verification_done: function () { this.setPhase("finishing"); },
   };
+  // Never reach the card: the stream (static/js/stream.js) handles them itself.
+  var STREAM_ONLY = ["connected", "heartbeat"];
   ["completed", "failed", "cancelled"].forEach(function (type) { ON[type] = function () { this.finish(type); }; });
 
   ProgressCard.prototype.handle = function (event) {
     var data = event.data || {};
     if (event.seq) this.el.setAttribute("data-last-seq", String(event.seq));
     if (typeof data.tokens_used === "number") this.show("tokens", data.tokens_used.toLocaleString());
+    if (STREAM_ONLY.indexOf(event.type) >= 0) return;
     if (ON.hasOwnProperty(event.type)) ON[event.type].call(this, data);
+    this.role("phase").title = U.t("event." + event.type);
   };
 
   // The plan's sub-questions as the card lists them (planned, then as actually researched).

@@ -4,10 +4,11 @@ from typing import Literal
 
 import pytest
 
-from agent.engine.types import Source, ToolResult
+from agent.engine.types import Source, ToolResult, ToolTraits
 from agent.tools.registry import ToolContext, ToolDefinitionError, ToolRegistry, build_tool
 
 CTX = ToolContext(user_id=1, channel_id=10)
+TRAITS = {"tier": "internal", "search": True, "exact_figures": False}
 
 
 def lookup(
@@ -34,7 +35,7 @@ def lookup(
 
 
 def test_schema_comes_from_hints_and_docstring():
-    tool = build_tool(lookup, family="materials")
+    tool = build_tool(lookup, family="materials", **TRAITS)
     assert tool.description == "Look something up in the channel."
     props = tool.parameters["properties"]
     assert props["query"] == {"type": "string", "description": "what to look for"}
@@ -54,7 +55,7 @@ def test_missing_description_fails_at_definition():
         """Does things."""
 
     with pytest.raises(ToolDefinitionError, match="not described"):
-        build_tool(bad, family="materials")
+        build_tool(bad, family="materials", **TRAITS)
 
 
 def test_missing_type_hint_fails_at_definition():
@@ -66,7 +67,7 @@ def test_missing_type_hint_fails_at_definition():
         """
 
     with pytest.raises(ToolDefinitionError, match="no type hint"):
-        build_tool(bad, family="materials")
+        build_tool(bad, family="materials", **TRAITS)
 
 
 def test_missing_docstring_and_context_fail():
@@ -81,14 +82,14 @@ def test_missing_docstring_and_context_fail():
         """
 
     with pytest.raises(ToolDefinitionError, match="docstring"):
-        build_tool(no_doc, family="materials")
+        build_tool(no_doc, family="materials", **TRAITS)
     with pytest.raises(ToolDefinitionError, match="ctx"):
-        build_tool(no_ctx, family="materials")
+        build_tool(no_ctx, family="materials", **TRAITS)
 
 
 def test_bound_toolbox_validates_arguments_and_names_the_tool():
     registry = ToolRegistry()
-    registry.register(build_tool(lookup, family="materials"))
+    registry.register(build_tool(lookup, family="materials", **TRAITS))
     box = registry.bind(CTX)
     assert box.call("lookup", {"query": "x", "top_k": "many"}).error.startswith("invalid arguments")
     assert "unknown tool" in box.call("delete_all", {}).error
@@ -102,7 +103,7 @@ def test_bound_toolbox_validates_arguments_and_names_the_tool():
 def test_web_tools_are_only_offered_when_the_channel_enables_them():
     registry = ToolRegistry()
 
-    @registry.tool("web", needs_web=True)
+    @registry.tool("web", tier="web", search=True, exact_figures=False, needs_web=True)
     def web_search(ctx: ToolContext, query: str) -> ToolResult:
         """Search the web.
 
@@ -116,3 +117,81 @@ def test_web_tools_are_only_offered_when_the_channel_enables_them():
         "web_search" in registry.bind(ToolContext(user_id=1, channel_id=10, web_tools_enabled=True)).names()
     )
     assert "unknown tool" in registry.bind(CTX).call("web_search", {"query": "x"}).error
+
+
+def test_a_tool_registered_without_its_traits_fails_at_registration():
+    registry = ToolRegistry()
+    with pytest.raises(ToolDefinitionError, match=r"traits \['tier', 'exact_figures'\]"):
+
+        @registry.tool("web", search=True)
+        def web_search(ctx: ToolContext, query: str) -> ToolResult:
+            """Search the web.
+
+            Args:
+                query: search terms
+            """
+            return ToolResult()
+
+    with pytest.raises(ToolDefinitionError, match="tier must be one of"):
+        build_tool(lookup, family="materials", tier="gold", search=True, exact_figures=False)
+    with pytest.raises(ToolDefinitionError, match="search must be True or False"):
+        build_tool(lookup, family="materials", tier="internal", search="yes", exact_figures=False)
+    assert registry.all() == []
+
+
+HALF_DECLARED_TOOL_MODULE = '''
+from agent.engine.types import ToolResult
+from agent.tools.registry import ToolContext, ToolRegistry
+
+REGISTRY = ToolRegistry()
+
+
+@REGISTRY.tool("scholarly", tier="scholarly")
+def find_theses(ctx: ToolContext, query: str) -> ToolResult:
+    """Find theses.
+
+    Args:
+        query: search terms
+    """
+    return ToolResult()
+'''
+
+
+def test_a_tool_module_without_traits_fails_at_import(tmp_path, monkeypatch):
+    (tmp_path / "half_declared_tool.py").write_text(HALF_DECLARED_TOOL_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(
+        ToolDefinitionError, match=r"find_theses: declare the tool's traits \['search', 'exact"
+    ):
+        __import__("half_declared_tool")
+
+
+def test_the_toolbox_gives_the_declared_traits_and_caps_the_tier_of_what_a_tool_returns():
+    registry = ToolRegistry()
+
+    @registry.tool("web", tier="web", search=False, exact_figures=True)
+    def read_page(ctx: ToolContext, query: str) -> ToolResult:
+        """Read a page.
+
+        Args:
+            query: the page
+        """
+        claimed = ["internal", "structured", "web", "gold"]
+        return ToolResult(sources=[Source(title=tier, snippet="s", tier=tier) for tier in claimed])
+
+    @registry.tool("materials", tier="internal", search=True, exact_figures=False)
+    def course_notes(ctx: ToolContext, query: str) -> ToolResult:
+        """Course notes.
+
+        Args:
+            query: what to look for
+        """
+        return ToolResult(sources=[Source(title="a quoted web page", snippet="s", tier="web")])
+
+    box = registry.bind(CTX)
+    assert box.traits("read_page") == ToolTraits(tier="web", search=False, exact_figures=True)
+    assert box.traits("course_notes").search and box.traits("delete_all") is None
+    # a web tool cannot make its pages Uedu's own or filed data; an unknown tier becomes its own
+    assert [s.tier for s in box.call("read_page", {"query": "q"}).sources] == ["web"] * 4
+    # a tool may say a source is less reliable than its usual tier
+    assert [s.tier for s in box.call("course_notes", {"query": "q"}).sources] == ["web"]

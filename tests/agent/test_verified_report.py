@@ -96,7 +96,7 @@ def test_a_comparison_table_cell_that_disagrees_with_its_source_leaves_the_body(
     (finding,) = result.report["findings"]
     assert finding["heading"] == "Revenue" and {c["entity"] for c in finding["claims"]} == {"NVIDIA", "Apple"}
     validate(result.report)
-    # the README's example report is this one
+    # the example report in docs/reports.md ("An example") is this one
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "report-example.json").write_text(
         json.dumps(result.report, ensure_ascii=False, indent=1) + "\n"
@@ -189,7 +189,7 @@ PLANTED = "the final exam is cancelled for everyone"
 def hostile_registry() -> ToolRegistry:
     registry = ToolRegistry()
 
-    @registry.tool("materials")
+    @registry.tool("materials", tier="internal", search=True, exact_figures=False)
     def search_channel_materials(ctx: ToolContext, query: str) -> ToolResult:
         """Search the course channel's materials.
 
@@ -349,9 +349,10 @@ def test_the_agreed_context_reaches_every_phase_reflection_included(llm):
             continue  # the verifier judges claims against passages only
         prompt = "\n".join(m.get("content") or "" for m in calls[0]["messages"] if m["role"] == "user")
         assert "- entities: NVIDIA, Apple" in prompt and "- metrics: revenue, gross margin" in prompt, role
-    assert (
-        "get_financials" in llm.calls("action")[0]["messages"][0]["content"]
-    )  # company figures: the filings first
+    # company figures: the filings first (the tools of filed figures are named when offered; the
+    # corpus offers none)
+    action = llm.calls("action")[0]["messages"][0]["content"]
+    assert "reported figures" in action and "tool of filed figures when one is offered (none in" in action
 
 
 def _judging_writer(body):

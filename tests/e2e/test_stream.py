@@ -10,6 +10,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from agent.engine.events import ActionThinking, Cancelled
 from research.models import ResearchTask
 from research.services import events, lifecycle
 from tests.e2e.test_chat_page import cuttable_sockets
@@ -31,12 +32,12 @@ def waiting_research(personas, live):
 
 def emit(task: ResearchTask, count: int) -> None:
     for _ in range(count):
-        events.record_event(task.pk, task.task_uuid, "action_thinking", {"round": 1})
+        events.record_event(task.pk, task.task_uuid, ActionThinking(round=1, purpose="evidence"))
 
 
 def end(task: ResearchTask) -> None:
     ResearchTask.objects.filter(pk=task.pk).update(status="cancelled")
-    events.record_event(task.pk, task.task_uuid, "cancelled", {})
+    events.record_event(task.pk, task.task_uuid, Cancelled(response_log_id=None, stop_reason="cancelled"))
 
 
 def follow(page: Page, task: ResearchTask) -> None:

@@ -232,7 +232,7 @@ def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(
     assert results["judge"]["same_as_researcher"] is True and "WARNING: the judge" in table
     assert set(results["by_category"]) == {"course", "catalogue", "analyst"}
 
-    # The published pipeline check (README, evaluation section): these figures, to the digit.
+    # The published pipeline check (docs/evaluation.md, "Pipeline check"): these figures, to the digit.
     figures = {key: summary[key] for key in METRICS}
     assert figures == PIPELINE_CHECK, json.dumps(figures)
 

@@ -73,7 +73,7 @@ def test_the_canonical_form_drops_invisible_characters_and_decodes_once():
 def test_the_engine_instructions_are_recognised_wherever_they_are_quoted():
     for prompt in (
         prompts.SYNTHESIZER.format(language="English"),
-        prompts.ACTION.format(max_calls=4),
+        prompts.ACTION.format(max_calls=4, filed_figure_tools="get_financials"),
         prompts.VERIFIER,
     ):
         sentences = [s for s in re.split(r"(?<=[.:])\s", prompt) if len(s.split()) >= 9]

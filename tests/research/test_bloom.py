@@ -105,8 +105,15 @@ def test_a_research_start_puts_one_message_on_the_broker(
     researches to one of them (docs/performance.md, sixth pass). Its research classifies the
     question."""
     sent = []
-    monkeypatch.setattr(tasks.execute_research_task, "delay", lambda *args: sent.append(("research", args)))
-    monkeypatch.setattr(tasks.classify_bloom, "delay", lambda *args: sent.append(("bloom", args)))
+    # Services queue jobs by name (uedu_dr.jobs); the registered task sends the message.
+    monkeypatch.setattr(
+        tasks.execute_research_task,
+        "apply_async",
+        lambda args, kwargs=None, **o: sent.append(("research", args)),
+    )
+    monkeypatch.setattr(
+        tasks.classify_bloom, "apply_async", lambda args, kwargs=None, **o: sent.append(("bloom", args))
+    )
     with django_capture_on_commit_callbacks(execute=True):
         task, _row = lifecycle.task_start(
             user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法"
@@ -137,7 +144,9 @@ def test_a_failed_classification_beside_a_research_is_queued_again(
     llm.fail("bloom", "malformed")
     queued = []
     monkeypatch.setattr(
-        tasks.classify_bloom, "apply_async", lambda args, countdown: queued.append((args, countdown))
+        tasks.classify_bloom,
+        "apply_async",
+        lambda args, kwargs=None, countdown=None: queued.append((args, countdown)),
     )
     task, request_log = lifecycle.task_start(
         user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False

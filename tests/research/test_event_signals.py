@@ -148,3 +148,18 @@ def test_a_redis_behind_sentinel_is_left_to_the_layers_own_group_send(settings):
     }
     with pytest.raises(redis.exceptions.ConnectionError):
         events._Publisher()._shards()
+
+
+def test_the_publisher_picks_the_shard_the_channel_layer_listens_on():
+    """events.shard_of is the layer's rule, written out (the layer's own function is private).
+    If a channels_redis upgrade changes the rule, this fails instead of wake-ups going to a shard
+    nobody listens on."""
+    from channels_redis.utils import _consistent_hash  # the private reference, in the test only
+
+    names = [events.group_name(uuid.UUID(int=n * 7919)) for n in range(300)] + ["asgi__group__é中"]
+    for shards in range(1, 6):
+        for name in names:
+            assert events.shard_of(f"asgi__group__{name}", shards) == _consistent_hash(
+                f"asgi__group__{name}", shards
+            )
+    assert {events.shard_of(f"asgi__group__{n}", 3) for n in names} == {0, 1, 2}

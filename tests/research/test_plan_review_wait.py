@@ -97,6 +97,23 @@ def test_a_waiting_research_frees_its_worker_and_continues_with_the_edited_plan(
     assert first.status == "running" and first.plan_continued_at is None
 
     client.force_login(personas.student)
+    # Stored as running; the API and the page name the phase it is in.
+    detail = client.get(f"/api/deep_research/task/{first.task_uuid}").json()
+    assert (detail["status"], detail["phase"]) == ("running", "awaiting_plan_review")
+    mine = {t["task_uuid"]: t["phase"] for t in client.get("/api/deep_research/my_tasks").json()}
+    assert mine[str(first.task_uuid)] == "awaiting_plan_review" and mine[str(second.task_uuid)] == "terminal"
+    card = client.get(f"/deep_research/task/{first.task_uuid}/outcome")
+    labels = []
+    for language in ("en", "zh-hant"):
+        with translation.override(language):
+            labels.append(translation.gettext("Waiting for your review of the plan…"))
+    assert card.status_code == 200 and any(label in card.content.decode() for label in labels)
+    history = client.get("/deep_research/my").content.decode()
+    phase_labels = []
+    for language in ("en", "zh-hant"):
+        with translation.override(language):
+            phase_labels.append(str(ResearchTask.Phase.AWAITING_PLAN_REVIEW.label))
+    assert any(label in history for label in phase_labels)
     edited = ["布魯姆分類法的六個層次", "學習分析如何使用布魯姆分類"]
     response = client.post(
         f"/api/deep_research/task/{first.task_uuid}/plan",

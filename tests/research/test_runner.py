@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
+from agent.engine.events import ActionComplete, ActionDispatch, ActionThinking
 from channels_app.models import ChatLog
 from quotas.models import UsageEntry
 from research.models import ResearchEvent, ResearchStep, ResearchTask
@@ -110,7 +111,7 @@ def test_the_cancel_check_reuses_the_flag_its_own_event_just_read_and_looks_agai
     sink = runner.TaskSink(task)
     check = sink.cancel_requested
 
-    sink.emit("action_thinking", {"round": 1})  # the event's own statement read the flag
+    sink.emit(ActionThinking(round=1, purpose="evidence"))  # the event's own statement read the flag
     with CaptureQueriesContext(connection) as queries:
         assert check() is False
     assert len(queries) == 0
@@ -123,7 +124,7 @@ def test_the_cancel_check_reuses_the_flag_its_own_event_just_read_and_looks_agai
     assert len(queries) == 1
 
     # An event that reads the cancel answers every later check without a lookup.
-    sink.emit("action_thinking", {"round": 2})
+    sink.emit(ActionThinking(round=2, purpose="evidence"))
     assert sink.cancel_seen[0] is True
     sink.cancel_seen = (True, sink.cancel_seen[1] - 3600)
     with CaptureQueriesContext(connection) as queries:
@@ -167,7 +168,7 @@ def test_an_event_writes_the_exchanges_and_steps_reported_before_it_in_its_own_s
         )
     assert len(queries) == 0 and not ResearchStep.objects.filter(task=task).exists()
     with CaptureQueriesContext(connection) as queries:
-        sink.emit("action_dispatch", {"round": 1})
+        sink.emit(ActionDispatch(round=1, purpose="evidence", calls=[], tool_calls_used=0))
     assert len(queries) == 1  # the event, both exchanges and both steps
     rows = list(
         TranscriptEntry.objects.filter(task=task)
@@ -192,7 +193,19 @@ def test_an_event_writes_the_exchanges_and_steps_reported_before_it_in_its_own_s
     with CaptureQueriesContext(connection) as queries:
         sink.step_finished(index=1, status="ok", preview="2 passages", full=found, error="", duration_ms=12)
         sink.step_sources(index=1, source_ids=[7, 8])
-        sink.emit("action_complete", {"index": 1})
+        sink.emit(
+            ActionComplete(
+                index=1,
+                round=1,
+                tool="search",
+                status="ok",
+                duration_ms=1,
+                preview="",
+                sources=0,
+                filtered_by_domain=0,
+                error="",
+            )
+        )
     assert len(queries) == 2
     step = ResearchStep.objects.get(task=task, index=1)
     assert (step.status, step.duration_ms, [s["id"] for s in step.result_full["sources"]]) == (
@@ -220,7 +233,7 @@ def test_an_event_writes_the_exchanges_and_steps_reported_before_it_in_its_own_s
     sink.step_finished(index=3, status="ok", preview="", full=None, error="", duration_ms=1)
     ResearchTask.objects.filter(pk=task.pk).delete()
     with pytest.raises(events.TaskGone):
-        sink.emit("action_thinking", {"round": 2})
+        sink.emit(ActionThinking(round=2, purpose="evidence"))
     assert not sink.all_steps_closed()  # a statement with writes failed: finish() must look
     assert not TranscriptEntry.objects.filter(task_id=task.pk).exists()
     assert not ResearchStep.objects.filter(task_id=task.pk).exists()

@@ -12,6 +12,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
+from agent.engine.events import StatusChange
 from research.services import events, lifecycle
 from tests.research.test_streams import session_cookie
 
@@ -31,7 +32,7 @@ def test_a_handshake_does_not_wait_behind_the_shared_thread(transactional_db, pe
     task, _ = lifecycle.task_start(
         queue=False, user=personas.student, channel=personas.channel, question=QUESTION
     )
-    events.record_event(task.pk, task.task_uuid, "status_change", {"from": "queued", "to": "running"})
+    events.record_event(task.pk, task.task_uuid, StatusChange(from_="queued", to="running"))
     cookie = session_cookie(client, personas.student)
 
     async def scenario():

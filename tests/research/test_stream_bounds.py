@@ -13,6 +13,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from agent.engine.events import PlanComplete, StatusChange
 from channels_app.models import Membership
 from research.models import ResearchTask
 from research.services import events, lifecycle
@@ -22,6 +23,8 @@ from tests.support.stack import start_daphne
 
 pytestmark = pytest.mark.slow
 QUESTION = "請比較學習分析與布魯姆分類法在課程設計中的角色"
+
+PLAN = PlanComplete(complexity="simple", sub_questions=[], suggested_tools=[], hypotheses=[], limits={})
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +61,7 @@ def running_task(personas) -> ResearchTask:
         queue=False, user=personas.student, channel=personas.channel, question=QUESTION
     )
     ResearchTask.objects.filter(pk=task.pk).update(status="running")
-    events.record_event(task.pk, task.task_uuid, "status_change", {"from": "queued", "to": "running"})
+    events.record_event(task.pk, task.task_uuid, StatusChange(from_="queued", to="running"))
     return task
 
 
@@ -93,9 +96,7 @@ def test_a_removed_super_ta_is_cut_off_while_watching(site, personas, client):
         started = time.monotonic()
         assert close_code(socket) == 4403
         assert time.monotonic() - started < 5
-    events.record_event(
-        task.pk, task.task_uuid, "plan_complete", {"sub_questions": []}
-    )  # nothing reaches them now
+    events.record_event(task.pk, task.task_uuid, PLAN)  # nothing reaches them now
 
 
 def test_a_removed_super_ta_cannot_resume(site, personas, client):
@@ -114,7 +115,7 @@ def test_a_resume_replays_from_the_requested_seq_on_the_same_feed(site, personas
         socket.send(json.dumps({"last_seq": 1}))
         replay = json.loads(socket.recv(timeout=10))
         assert (replay["type"], replay["seq"]) == ("status_change", 2)  # no second `connected`
-        events.record_event(task.pk, task.task_uuid, "plan_complete", {"sub_questions": []})
+        events.record_event(task.pk, task.task_uuid, PLAN)
         live = json.loads(socket.recv(timeout=10))
         while live["type"] == "heartbeat":
             live = json.loads(socket.recv(timeout=10))

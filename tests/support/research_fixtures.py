@@ -13,6 +13,7 @@ import threading
 from django.db import connection
 from django.utils import timezone
 
+from agent.engine.events import TERMINAL
 from agent.engine.types import Source, ToolResult
 from agent.tools.registry import ToolContext, ToolRegistry
 from channels_app.models import ChatLog
@@ -96,7 +97,7 @@ def stored_research(
         deep_research_task=task,
     )
     runner.write_response_log(task)
-    events.record_event(task.pk, task.task_uuid, status, {"stop_reason": "test"})
+    events.record_event(task.pk, task.task_uuid, TERMINAL[status](response_log_id=None, stop_reason="test"))
     return task
 
 
@@ -138,7 +139,7 @@ def gated_registry(gate: threading.Event, *, timeout: float = 60):
     research while its tool calls are still running, then let them finish."""
     registry = ToolRegistry()
 
-    @registry.tool("materials")
+    @registry.tool("materials", tier="internal", search=True, exact_figures=False)
     def search_channel_materials(ctx: ToolContext, query: str) -> ToolResult:
         """Search the course channel's materials.
 
@@ -152,7 +153,7 @@ def gated_registry(gate: threading.Event, *, timeout: float = 60):
         ]
         return ToolResult(sources=sources)
 
-    @registry.tool("scholarly")
+    @registry.tool("scholarly", tier="scholarly", search=True, exact_figures=False)
     def search_external_papers(ctx: ToolContext, query: str) -> ToolResult:
         """Search external scholarly papers.
 

@@ -329,3 +329,41 @@ def test_templates_hold_no_inline_script_handler_or_style(client, personas):
             head = script.split(">", 1)[0]
             assert "src=" in head or 'type="application/json"' in head, head
         assert " onclick=" not in page and " onchange=" not in page and " style=" not in page
+
+
+def test_a_chat_answer_and_a_research_answer_list_their_sources_with_one_template(client, personas):
+    question = ChatLog.objects.create(
+        channel=personas.channel, user=personas.student, kind="request", content="What is Bloom's taxonomy?"
+    )
+    ChatLog.objects.create(
+        channel=personas.channel,
+        user=personas.student,
+        kind="response",
+        in_reply_to=question,
+        content="It orders cognitive skills [1].",
+        citations_json=[
+            {
+                "number": 1,
+                "title": "Bloom's taxonomy handout",
+                "url": "https://docs.example/bloom",
+                "source_tool": "search_channel_materials",
+                "snippet": "Remembering to creating.",
+                "locator": "week2.pdf p. 1",
+                "origin": "internal",
+            }
+        ],
+    )
+    task = stored_research(personas.student, personas.channel)
+    client.force_login(personas.student)
+    response = client.get(chat_url(personas))
+    page = response.content.decode()
+
+    used = [t.name for t in response.templates]
+    assert used.count("research/_citations.html") == 2 and "chat/_sources.html" not in used
+    lists = page.split('<section class="citations">')[1:]
+    assert len(lists) == 2
+    chat_list, research_list = sorted(lists, key=lambda html: "Bloom's taxonomy handout" not in html)
+    assert "week2.pdf p. 1" in chat_list and 'class="badge origin-internal"' in chat_list
+    # only a research's sources can be reported (the chat answer's have no report form)
+    assert "citation_report" not in chat_list.split("</section>")[0]
+    assert f"/deep_research/task/{task.task_uuid}/citation_report" in research_list.split("</section>")[0]

@@ -12,6 +12,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from agent.llm_factory import llm_configured
+from channels_app.roles import platform_admins_q
 from evaluation import dataset as datasets
 from evaluation.judge import JudgeBudgetExceeded, JudgeSettings
 from evaluation.run import (
@@ -192,9 +193,7 @@ class Command(BaseCommand):
         if not model:
             raise CommandError("--replay-tasks needs --model: the model to replay the stored researches with")
         admin = (
-            get_user_model().objects.filter(username=run_by, is_active=True, is_superuser=True).first()
-            if run_by
-            else None
+            get_user_model().objects.filter(platform_admins_q(), username=run_by).first() if run_by else None
         )
         if admin is None:
             raise CommandError(

@@ -95,16 +95,53 @@ class Command(BaseCommand):
         )
 
 
+def _calls(data: dict) -> str:
+    return ", ".join(f"{c['tool']}({_short(c['args'])})" for c in data.get("calls", []))
+
+
+def _status_change(data: dict) -> str:
+    line = f"{data.get('from')} → {data.get('to')}"
+    if data.get("deadline"):
+        line += f" (until {data['deadline']})"
+    return line
+
+
+def _ended(data: dict) -> str:
+    line = f"stop={data.get('stop_reason')} tokens={data.get('tokens')} cost=${data.get('cost_usd')}"
+    return line + (f" error: {data['error']}" if data.get("error") else "")
+
+
+# One line for every stored event type (agent.engine.events.EVENTS; connected and heartbeat are
+# never stored). tests/research/test_event_registry.py fails when a type has no line here.
+SUMMARIES = {
+    "task_created": lambda d: d.get("question", ""),
+    "status_change": _status_change,
+    "plan_complete": lambda d: f"{d.get('complexity')}: " + " | ".join(d.get("sub_questions", [])),
+    "action_thinking": lambda d: f"round {d.get('round')} ({d.get('purpose')})",
+    "action_dispatch": _calls,
+    "action_complete": lambda d: (
+        f"{d.get('tool')} {d.get('status')} {d.get('duration_ms')} ms, {d.get('sources', 0)} sources"
+    ),
+    "reflection_done": lambda d: (
+        "sufficient" if d.get("sufficient") else "missing: " + "; ".join(d.get("missing", []))
+    ),
+    "claims_extracted": lambda d: (
+        f"{d.get('claims')} claims ({d.get('figures')} figures) from {d.get('sources')} sources"
+    ),
+    "claims_verified": lambda d: (
+        f"{d.get('verified')}/{d.get('claims')} verified, {d.get('conflicts')} conflicts ({d.get('unresolved')} unresolved)"
+    ),
+    "verification_done": lambda d: f"{d.get('status')}, {d.get('citations')} citations",
+    "limit_hit": lambda d: f"{d.get('reason')}: {d.get('value')} of {d.get('limit')}",
+    "completed": _ended,
+    "failed": _ended,
+    "cancelled": _ended,
+}
+
+
 def _summary(type: str, data: dict) -> str:
-    if type == "plan_complete":
-        return f"{data.get('complexity')}: " + " | ".join(data.get("sub_questions", []))
-    if type == "action_dispatch":
-        return ", ".join(f"{c['tool']}({_short(c['args'])})" for c in data.get("calls", []))
-    if type == "action_complete":
-        return f"{data.get('tool')} {data.get('status')} {data.get('duration_ms')} ms, {len(data.get('source_ids', []))} sources"
-    if type == "reflection_done":
-        return "sufficient" if data.get("sufficient") else "missing: " + "; ".join(data.get("missing", []))
-    return _short(data)
+    summary = SUMMARIES.get(type)
+    return summary(data) if summary else _short(data)
 
 
 def _short(value) -> str:

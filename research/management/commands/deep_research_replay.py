@@ -7,6 +7,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from agent.llm_factory import llm_configured
+from channels_app.roles import platform_admins_q
 from research.models import ResearchTask
 from research.services import replay
 from uedu_dr.errors import ServiceError
@@ -28,7 +29,7 @@ class Command(BaseCommand):
     def handle(self, *args, task_uuid, model, json: bool, by: str, **options):
         from django.contrib.auth import get_user_model
 
-        run_by = get_user_model().objects.filter(username=by, is_active=True, is_superuser=True).first()
+        run_by = get_user_model().objects.filter(platform_admins_q(), username=by).first()
         if run_by is None:
             raise CommandError(f"No active platform admin {by!r}.")
         if not llm_configured():
