@@ -49,6 +49,7 @@ class Gatherer:
         self.known = tools.names()
         self.filed_figure_tools = prompts.filed_figure_tools([n for n in self.known if run.exact_figures(n)])
         self.step_index = 0
+        self.shown: set[int] = set()  # sources whose text this conversation has shown the model
         self.round_no = 0
         self.pool = ThreadPoolExecutor(max_workers=run.limits.max_calls_per_round, thread_name_prefix="tool")
         self.messages: list[dict] = [
@@ -271,7 +272,20 @@ class Gatherer:
         return text[:limit]
 
     def _tool_message(self, result: ToolResult, ids: list[int]) -> str:
-        return render_tool_result(result, [(i, self.run.registry.get(i)) for i in ids], max_chars=3000)
+        """A source this conversation has already shown (the same passage found again by the
+        next round's search) is named, not repeated: every later turn re-sends the whole
+        conversation, so a repeat would be paid for in every turn after it."""
+        fresh = [i for i in dict.fromkeys(ids) if i not in self.shown]
+        again = [i for i in dict.fromkeys(ids) if i in self.shown]
+        self.shown.update(fresh)
+        if again and not fresh:
+            return (
+                f"<observations>\nsources already shown above: {', '.join(map(str, again))}\n</observations>"
+            )
+        text = render_tool_result(result, [(i, self.run.registry.get(i)) for i in fresh], max_chars=3000)
+        if again:
+            text += f"\n(also returned, already shown above: sources {', '.join(map(str, again))})"
+        return text
 
     def compact(self) -> None:
         """Keep the action conversation within budget: older tool messages shrink to snippets

@@ -1,15 +1,18 @@
 """Verification, in two passes.
 
-1. Claims (before writing): each atomic claim is checked against its cited passages, with the
-   passages that address the model left out. The verifier model judges the words; the engine
-   itself checks figures (the claim's value must be a number the passage states, after unit
-   normalisation; exactly, at the claim's precision, for a tool of filed figures) and fails a claim that
-   rests only on flagged passages or repeats one ("instruction found in source").
-2. The draft (after writing): every sentence and every table cell must map to verified claims
-   (claim markers [cN], or source markers [N] of sources with verified claims), state no figure
-   those claims do not state, repeat no flagged passage, and be judged supported by the claims it
-   cites. What fails leaves the body under the strict policy (or is marked under `mark`) and is
-   listed, with its reason, as not verified."""
+1. Claims (before writing), code first (docs/claims.md): each claim's quotes are located in its
+   sources (quotes.py) and the claim is checked against them by code (checks.py: figures with
+   their scale, periods, names, direction; instructions.py: quotes of passages that address the
+   model). A failure is final and costs no model call; a claim that only restates its quote is
+   supported with no model call either. The verifier model reads the other claims' quotes and
+   judges only whether their wording follows from them.
+2. The draft (after writing): every unit — sentence, table cell, header and row label, heading,
+   judgement sentence — must map to verified claims (claim markers [cN], or source markers [N] of
+   sources with verified claims), repeat no flagged passage, state no figure and no word those
+   claims do not state (body.py), and, unless code settled it (a claim rendered verbatim, a label,
+   a heading), be judged supported by the verifier. What fails leaves the body under the strict
+   policy (or is marked under `mark`), a partly supported sentence becomes its claims' text, and
+   each is listed, with its reason, as not verified."""
 
 from __future__ import annotations
 

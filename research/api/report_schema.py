@@ -43,3 +43,23 @@ REPORT_OPENAPI = {
     **to_openapi(REPORT_SCHEMA),
     "description": f"Deep Research report, schema version {SCHEMA_VERSION} (JSON Schema: agent/engine/report.py).",
 }
+
+
+# The task's stored citations (GET …/task/<uuid> "citations"): the report's citation entries, named
+# by their display `number` instead of `id` (agent.engine.types.Citation). Tasks finished before
+# citations carried their quote (report schema 1.0) have none: quote and location are optional here.
+_REPORT_CITATION = REPORT_OPENAPI["properties"]["citations"]["items"]
+CITATIONS_OPENAPI = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": [
+            "number",
+            *(k for k in _REPORT_CITATION["required"] if k not in ("id", "quote", "location")),
+        ],
+        "properties": {
+            "number": {"type": "integer", "description": "the number shown as [N]"},
+            **{k: v for k, v in _REPORT_CITATION["properties"].items() if k not in ("id", "flagged")},
+        },
+    },
+}

@@ -3,9 +3,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from research.models import AnswerFeedback, ResearchStep, ResearchTask
+
+from .report_schema import CITATIONS_OPENAPI
 
 
 class StrictSerializer(serializers.Serializer):
@@ -172,6 +175,11 @@ class StepSerializer(serializers.ModelSerializer):
         ]
 
 
+@extend_schema_field(CITATIONS_OPENAPI)
+class CitationsField(serializers.JSONField):
+    """The stored citations, published with their shape (quote and location included)."""
+
+
 class TaskDetailSerializer(serializers.ModelSerializer):
     phase = serializers.ChoiceField(choices=ResearchTask.Phase.choices, read_only=True)  # as in the summary
     question = serializers.CharField(source="user_question")
@@ -179,7 +187,7 @@ class TaskDetailSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="user.username")
     plan = serializers.JSONField(source="plan_json")
     answer = serializers.CharField(source="final_answer")
-    citations = serializers.JSONField(source="citations_json")
+    citations = CitationsField(source="citations_json")
     verification = serializers.JSONField(source="verification_json")
     steps = StepSerializer(many=True)
     claims = ClaimSerializer(many=True)

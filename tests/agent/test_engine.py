@@ -525,3 +525,14 @@ def test_time_an_earlier_part_spent_counts_against_the_time_limit(llm):
         spent_seconds=300,
     )
     assert result.limit_hit == "max_seconds" and result.tool_calls == 0
+
+
+def test_a_source_found_again_is_named_not_repeated_in_the_action_conversation(llm):
+    llm.reset(Scenario(action_rounds=3, sufficient_after=3))
+    result, _ = run(llm)
+    assert result.status == "completed", result.error
+    last = llm.calls("action")[-1]["messages"]
+    tool_text = "\n".join(m["content"] for m in last if m["role"] == "tool")
+    # the corpus returns the same passages every round: each one's text is in the conversation once
+    assert tool_text.count("Learning analytics measures and analyses data about learners") == 1
+    assert "already shown above" in tool_text

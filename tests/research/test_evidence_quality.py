@@ -182,7 +182,13 @@ def test_an_unresolved_conflict_triggers_at_most_two_targeted_re_search_rounds(l
         corpus_tools,
         "DOCS",
         [
-            (t, u, f"{s} Effect size 0.8." if "overview" in t else f"{s} Effect size 0.1.", tier)
+            # the claims name the entity and the period: so must the passages they quote
+            (
+                t,
+                u,
+                f"{s} The effect size of dashboards in 2023 is {0.8 if 'overview' in t else 0.1}.",
+                tier,
+            )
             for t, u, s, tier in corpus_tools.DOCS
         ],
     )

@@ -182,7 +182,7 @@ def test_a_misbehaving_llm_ends_in_a_clean_state_without_a_crash(
     worker, catalogue, personas, llm, role, fault, times, expected
 ):
     offset = len(worker.log())
-    if role == "verifier":  # claims that restate their quotes need no verifier: reword them
+    if role == "verifier":  # claims that only restate their quotes need no verifier: reword them
         llm.reset(Scenario(reword_claims=True))
     llm.fail(role, fault, times=times)
     task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION)

@@ -92,6 +92,13 @@ def test_the_openapi_document_publishes_the_report_schema(client, db, personas):
     assert published["required"][:3] == ["schema_version", "question", "summary"]
     assert published["properties"]["judgement"]["nullable"] is True
     assert published["properties"]["schema_version"]["enum"] == ["1.1"]
+    # citations show what they cite: the quote and where it is
+    citation = published["properties"]["citations"]["items"]
+    assert {"quote", "location"} <= set(citation["required"])
+    assert citation["properties"]["location"]["required"] == ["page", "start", "end"]
+    # and so do the task's stored citations in the task detail (optional: older tasks have none)
+    task_schema = document["components"]["schemas"]["TaskDetail"]["properties"]["citations"]["items"]
+    assert "number" in task_schema["required"] and {"quote", "location"} <= set(task_schema["properties"])
 
 
 @pytest.mark.parametrize(
