@@ -9,13 +9,14 @@ test-artifacts/ like every other screenshot."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import expect
 
 from research.models import ResearchTask
 from tests.e2e.test_readme_screenshots import demo, picture  # noqa: F401 (the demo course fixture)
-from tests.support.scripted_llm import Scenario, claims_in
+from tests.support.scripted_llm import Scenario, claims_in, sources_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -44,7 +45,33 @@ def test_a_citation_opens_its_quote_highlighted_in_its_passage_and_the_material_
         reply = {"answer": "\n".join(lines), "citations": [], "conflicts": [], "counter_evidence": []}
         return {"content": json.dumps(reply, ensure_ascii=False)}
 
+    def claims(body):
+        """A faithful extractor that quotes one sentence from inside each passage (its second
+        statement when it has one), so the quote sits among the words around it."""
+        found = []
+        for source_id, _title, text in sources_in(body):
+            pieces = [p.strip() for p in re.split(r"(?<=[。！？.!?])\s*|\n", text) if len(p.strip()) >= 12]
+            if not pieces:
+                continue
+            quote = pieces[1] if len(pieces) > 2 else pieces[0]
+            found.append(
+                {
+                    "text": quote.rstrip("。."),
+                    "kind": "fact",
+                    "entity": "",
+                    "metric": "",
+                    "period": "",
+                    "value": None,
+                    "unit": "",
+                    "source_ids": [source_id],
+                    "quotes": [{"source_id": source_id, "text": quote}],
+                    "confidence": 0.9,
+                }
+            )
+        return {"content": json.dumps({"claims": found}, ensure_ascii=False)}
+
     llm.on("action", action)
+    llm.on("claims", claims)
     llm.on("synthesizer", writer)
 
     page = open_as(student)
@@ -60,6 +87,7 @@ def test_a_citation_opens_its_quote_highlighted_in_its_passage_and_the_material_
     quoted = [c for c in task.citations_json if c.get("quote")]
     assert quoted, "no citation carries a quote"
     first = quoted[0]
+    assert first["location"]["start"] > 0  # a span inside its passage, not its opening words
 
     page.goto(f"/deep_research/task/{task.task_uuid}")
     entry = page.locator(f".citation[id$='-{first['number']}']")
