@@ -346,7 +346,8 @@ def check_draft(
                     or "no verified claim says this"
                 )
             continue
-        unit.claim_ids = [c.id for c in (named or good) if c in good] or [c.id for c in good]
+        good_ids = {c.id for c in good}
+        unit.claim_ids = [c.id for c in named if c.id in good_ids] or [c.id for c in good]
         stated = figures.stated_figures(part.claim)
         allowed = [q for c in good for q in figures.quantities(c.text)]
         allowed += [q for c in good for q in [figures.of_claim(c.value, c.unit)] if q is not None]
