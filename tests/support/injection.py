@@ -530,6 +530,7 @@ ALLOWED_ANSWER_TAGS = {
     "svg",
     "path",
     "q",
+    "mark",  # a citation's quote, highlighted in its passage (the text is escaped like any other)
     "circle",
     "line",
     "title",
