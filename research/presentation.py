@@ -299,11 +299,14 @@ class AnswerView:
     feedback_note_max: int = 0
 
 
-def citation_views(raw_citations, anchor: str, passages: dict | None = None) -> list[CitationView]:
+def citation_views(
+    raw_citations, anchor: str, passages: dict | None = None, flagged: set | frozenset = frozenset()
+) -> list[CitationView]:
     """Stored citations (a research's, or an ordinary chat answer's) as the page lists them: only
     http(s) links and this site's pages, a label for an untitled source, and the quote a
-    research's claims rest on inside its passage (`passages`: passages_of the task). Used by both
-    kinds of answer bubble."""
+    research's claims rest on inside its passage (`passages`: passages_of the task; never the
+    stored passage of a `flagged` citation, which holds instructions to the model: its cleaned
+    excerpt only). Used by both kinds of answer bubble."""
     citations = []
     for raw in raw_citations or []:
         try:
@@ -321,7 +324,7 @@ def citation_views(raw_citations, anchor: str, passages: dict | None = None) -> 
             locator=str(raw.get("locator") or ""),
             internal=raw.get("origin") == "internal",
         )
-        _place_quote(view, raw, passages or {})
+        _place_quote(view, raw, {} if number in flagged else passages or {})
         citations.append(view)
     return citations
 
@@ -357,6 +360,7 @@ def answer_view(task: ResearchTask, user) -> AnswerView:
         task.citations_json,
         anchor,
         passages_of(task) if any((c or {}).get("quote") for c in task.citations_json or []) else None,
+        flagged={c.get("id") for c in (task.report_json or {}).get("citations", []) if c.get("flagged")},
     )
     numbers = {c.number for c in citations}
     verification = task.verification_json or {}
