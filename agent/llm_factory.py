@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -9,9 +11,17 @@ from decimal import ROUND_UP, Decimal
 
 from django.conf import settings
 
-from agent.engine.llm import LLMClient, LLMConfig, LLMNotConfigured, Recorder, UsageMeter
+from agent.engine.llm import (
+    LLMClient,
+    LLMConfig,
+    LLMNotConfigured,
+    Recorder,
+    UsageMeter,
+    server_context_tokens,
+)
 from quotas import services as quotas
 from quotas.models import CostReservation
+from uedu_dr.token_estimate import messages_token_bound, token_bound
 
 
 def llm_config() -> LLMConfig:
@@ -22,7 +32,25 @@ def llm_config() -> LLMConfig:
         timeout=settings.UEDU_LLM_TIMEOUT_SECONDS,
         max_retries=settings.UEDU_LLM_MAX_RETRIES,
         prices=settings.UEDU_LLM_PRICES,
+        silence_seconds=settings.UEDU_LLM_SILENCE_SECONDS,
+        context_tokens=settings.UEDU_LLM_CONTEXT_TOKENS,
     )
+
+
+# base URL -> the window the server reported, asked once per process (a research's worker thread
+# should not wait on GET /props for every client it builds).
+_MEASURED: dict[str, int] = {}
+_MEASURED_LOCK = threading.Lock()
+
+
+def measured_context_tokens(base_url: str) -> int:
+    if not base_url:
+        return 0  # OpenAI itself: its windows are far above any prompt of ours
+    with _MEASURED_LOCK:
+        if base_url not in _MEASURED:
+            config = LLMConfig(models={}, base_url=base_url, api_key=settings.OPENAI_API_KEY)
+            _MEASURED[base_url] = server_context_tokens(config, timeout=3.0)
+        return _MEASURED[base_url]
 
 
 def llm_configured() -> bool:
@@ -32,46 +60,83 @@ def llm_configured() -> bool:
 def make_client(
     meter: UsageMeter | None = None, recorder: Recorder | None = None, preamble: str = ""
 ) -> LLMClient:
-    return LLMClient(llm_config(), meter=meter, recorder=recorder, preamble=preamble)
+    return LLMClient(call_config(), meter=meter, recorder=recorder, preamble=preamble)
+
+
+def call_config() -> LLMConfig:
+    """llm_config() with the window every call must fit: the setting, else what the server says
+    (asked once per process; not in llm_config(), which /healthz reads without waiting on a model
+    server)."""
+    config = llm_config()
+    config.context_tokens = config.context_tokens or measured_context_tokens(config.base_url)
+    return config
 
 
 @dataclass(frozen=True)
 class CallBound:
     """The most one metered operation can spend: its calls, each within a prompt and an answer
-    token bound (the answer bound is sent as max tokens; the prompt bound follows from the
-    callers' character limits at no fewer than ~3 characters a token)."""
+    token bound (the answer bound is sent as max tokens).
+
+    The prompt bound is counted from the prompt itself when the caller gives it, per script
+    (uedu_dr/token_estimate.py: a Chinese prompt bounds at two tokens a character, English at
+    0.4), plus what later calls of the operation add (`added_prompt_tokens`: chat's tool results
+    and the first answer). `prompt_tokens` is the bound for callers that cannot show theirs."""
 
     role: str
     calls: int
     prompt_tokens: int
     completion_tokens: int
+    added_prompt_tokens: int = 0
 
-    def worst_case_usd(self) -> Decimal:
+    def worst_case_usd(self, prompt_tokens: int | None = None) -> Decimal:
         config = llm_config()
         price_in, price_out = config.price(config.model_for(self.role))
-        usd = self.calls * (self.prompt_tokens * price_in + self.completion_tokens * price_out) / 1_000_000
+        prompt = self.prompt_tokens if prompt_tokens is None else prompt_tokens + self.added_prompt_tokens
+        usd = self.calls * (prompt * price_in + self.completion_tokens * price_out) / 1_000_000
         return Decimal(str(usd)).quantize(Decimal("0.000001"), rounding=ROUND_UP)
 
 
 # Every kind of model call outside a Deep Research run (which reserves its own worst case per
 # task, research.services.settlement), with its bound. The README's cost-defence table lists them.
 CALL_BOUNDS = {
-    CostReservation.Kind.CHAT: CallBound("chat", calls=2, prompt_tokens=24_000, completion_tokens=4_000),
+    # The second call adds the first answer (4,000), the tool specs and up to four tool results of
+    # 2,000 characters (chat.services.MAX_TOOL_CALLS) at two tokens a character.
+    CostReservation.Kind.CHAT: CallBound(
+        "chat", calls=2, prompt_tokens=24_000, completion_tokens=4_000, added_prompt_tokens=24_000
+    ),
     CostReservation.Kind.JUDGE: CallBound("judge", calls=1, prompt_tokens=2_000, completion_tokens=400),
     CostReservation.Kind.CONTEXT: CallBound("context", calls=1, prompt_tokens=2_000, completion_tokens=600),
     CostReservation.Kind.BLOOM: CallBound("bloom", calls=1, prompt_tokens=2_000, completion_tokens=500),
 }
 
 
+def prompt_bound(messages: list[dict], preamble: str = "", schema: dict | None = None) -> int:
+    """The prompt's token bound, per script: its messages, the client's preamble (the teacher's
+    rules, sent with every call) and the JSON Schema a structured call sends."""
+    bound = messages_token_bound(messages) + token_bound(preamble)
+    if schema is not None:
+        bound += token_bound(json.dumps(schema, ensure_ascii=False))
+    return bound
+
+
 @contextmanager
 def metered_client(
-    kind: str, *, user, daily_limit: int | None = None, preamble: str = ""
+    kind: str,
+    *,
+    user,
+    daily_limit: int | None = None,
+    preamble: str = "",
+    messages: list[dict] | None = None,
+    schema: dict | None = None,
 ) -> Iterator[LLMClient]:
     """A client for one operation of `kind`, paid for against the platform's daily cap: the
     worst case is reserved before any request is sent (ServiceError 503 when the cap is reached,
     429 when the user's own daily budget for this kind is used) and settled at the metered cost
-    when the operation ends, whether it succeeded or not."""
-    reference = quotas.reserve_call(user, kind, CALL_BOUNDS[kind].worst_case_usd(), daily_limit=daily_limit)
+    when the operation ends, whether it succeeded or not. Give the first call's `messages` (and
+    `schema`) so that the bound is counted from them, per script."""
+    bound = CALL_BOUNDS[kind]
+    prompt = None if messages is None else prompt_bound(messages, preamble, schema)
+    reference = quotas.reserve_call(user, kind, bound.worst_case_usd(prompt), daily_limit=daily_limit)
     meter = UsageMeter()
     try:
         yield make_client(meter=meter, preamble=preamble)
@@ -89,7 +154,7 @@ def ask_about_question(
         {"role": "system", "content": system_prompt},
         {"role": "user", "content": f"Student's question:\n{question}"},
     ]
-    with metered_client(kind, user=user) as client:
+    with metered_client(kind, user=user, messages=messages, schema=schema) as client:
         return client.structured(CALL_BOUNDS[kind].role, messages, schema, name, max_tokens=max_tokens)
 
 

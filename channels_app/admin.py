@@ -18,6 +18,7 @@ from .admin_scoping import (
     PlatformAdminOnly,
     is_platform_admin,
 )
+from .channel_settings import SYSTEM_PROMPT_MAX_CHARS, clean_domain_list
 from .models import Channel, ChannelTermShare, ChatLog, Material, MaterialChunk, Membership
 
 # What a teacher may change on their own channel: the Deep Research section and the course text.
@@ -116,8 +117,33 @@ class MembershipInline(ChannelScopedInline, admin.TabularInline):
         return formset
 
 
+class ChannelAdminForm(forms.ModelForm):
+    """The admin edits the same fields as the teacher's settings page, so it checks them the same
+    way (channel_settings.py): domain lists that the web tools can match, a system prompt within
+    its limit. Without this the admin stored what the settings page refuses."""
+
+    system_prompt = forms.CharField(
+        label=_("System prompt and usage note"),
+        required=False,
+        max_length=SYSTEM_PROMPT_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 6}),
+    )
+
+    class Meta:
+        model = Channel
+        # The admin's fieldsets decide the form's fields; these are the ones checked here.
+        fields = ["web_allowed_domains", "web_denied_domains", "system_prompt"]
+
+    def clean_web_allowed_domains(self):
+        return clean_domain_list(self.cleaned_data.get("web_allowed_domains", ""))
+
+    def clean_web_denied_domains(self):
+        return clean_domain_list(self.cleaned_data.get("web_denied_domains", ""))
+
+
 @admin.register(Channel)
 class ChannelAdmin(ChannelScopedAdmin):
+    form = ChannelAdminForm
     channel_path = ""
     view_roles = change_roles = {OWNER}  # add and delete: platform admins only
 

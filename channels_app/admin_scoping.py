@@ -129,6 +129,24 @@ class GuardedModelAdmin(DeclaredLookupsOnly, admin.ModelAdmin):
     """The base of every ModelAdmin of the project (the admin site mixes DeclaredLookupsOnly into
     third-party admins it is given, uedu_dr.admin_site)."""
 
+    def get_list_filter(self, request):
+        """A filter on a related field lists only what the user's own rows point at
+        (RelatedOnlyFieldListFilter over the admin's scoped queryset): Django's default lists
+        every row of the related table, so a teacher's materials sidebar named every channel
+        and a researcher's export requests every study's title."""
+        return [self._scoped_filter(spec) for spec in super().get_list_filter(request)]
+
+    def _scoped_filter(self, spec):
+        if not isinstance(spec, str):
+            return spec
+        try:
+            field = get_fields_from_path(self.model, spec)[-1]
+        except (FieldDoesNotExist, admin.utils.NotRelationField):
+            return spec
+        if getattr(field, "remote_field", None) is not None and (field.many_to_one or field.many_to_many):
+            return (spec, admin.RelatedOnlyFieldListFilter)
+        return spec
+
 
 def request_channel_ids(request, roles) -> frozenset[int]:
     """channel_ids, computed once per request and role set: one admin page asks many times."""

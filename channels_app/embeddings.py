@@ -9,6 +9,12 @@ The backend is chosen by settings (UEDU_EMBEDDING_BACKEND):
 
 Every vector is checked against the configured dimension, so a misconfigured model fails with
 a clear EmbeddingError instead of storing vectors the index cannot use.
+
+The "openai" backend costs money, so each batch is paid for like a model call: its token bound
+(uedu_dr/token_estimate.py, per script) is reserved against the platform's daily cap before the
+request and settled at the tokens the server reports. The meter lives in quotas, which sits above
+this app, so quotas installs it at start (`install_meter`, quotas/apps.py); without one the
+backend refuses to send anything (fail closed).
 """
 
 from __future__ import annotations
@@ -18,9 +24,27 @@ from typing import Protocol
 
 from django.conf import settings
 
+from uedu_dr.token_estimate import token_bound
+
 
 class EmbeddingError(Exception):
     """The embedding backend failed or answered something unusable."""
+
+
+class EmbeddingMeter(Protocol):
+    def reserve(self, tokens: int) -> str:
+        """Reserve `tokens` at the embedding price against the cap; the reference to settle.
+        Raises EmbeddingError when the cap refuses it."""
+
+    def settle(self, reference: str, tokens: int) -> None: ...
+
+
+_meter: EmbeddingMeter | None = None
+
+
+def install_meter(meter: EmbeddingMeter | None) -> None:
+    global _meter
+    _meter = meter
 
 
 class EmbeddingBackend(Protocol):
@@ -120,16 +144,24 @@ class OpenAIBackend:
     def embed_texts(self, texts: list[str]) -> list[list[float]]:
         import openai
 
+        if _meter is None:
+            raise EmbeddingError("no cost meter is installed for the embedding service; nothing was sent")
         vectors: list[list[float]] = []
         size = settings.UEDU_EMBEDDING_BATCH_SIZE
         for start in range(0, len(texts), size):
             batch = texts[start : start + size]
+            reference = _meter.reserve(sum(token_bound(text) for text in batch))
+            used = 0
             try:
                 response = self._client.embeddings.create(
                     model=self.model_name, input=batch, encoding_format="float"
                 )
+                usage = getattr(response, "usage", None)
+                used = int(getattr(usage, "total_tokens", 0) or getattr(usage, "prompt_tokens", 0) or 0)
             except openai.OpenAIError as exc:
                 raise EmbeddingError(f"the embedding service failed: {exc}") from exc
+            finally:
+                _meter.settle(reference, used)
             items = sorted(response.data, key=lambda item: item.index)  # servers may answer out of order
             if len(items) != len(batch):
                 raise EmbeddingError(

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import io
 import logging
-import multiprocessing
-import resource
 import zipfile
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -26,6 +24,8 @@ from docx.table import Table
 from pptx.enum.shapes import MSO_SHAPE_TYPE
 from pypdf import PasswordType, PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError
+
+from uedu_dr.bounded_process import EncryptedDocument, run_bounded
 
 log = logging.getLogger(__name__)
 
@@ -116,10 +116,6 @@ def sniff(name: str, data: bytes) -> str:
     return kind
 
 
-class _Encrypted(Exception):
-    """Raised inside the extraction process, which has no Django settings for translations."""
-
-
 def extract(kind: str, data: bytes) -> list[Unit]:
     """Numbered units with their raw text; units without text are left out.
 
@@ -165,51 +161,18 @@ def extract(kind: str, data: bytes) -> list[Unit]:
 
 def _run_bounded(kind: str, data: bytes) -> tuple:
     """("ok", [(number, text)…]) | ("encrypted",) | ("error", detail) | ("memory",) | ("timeout",)"""
-    context = multiprocessing.get_context("spawn")  # a fresh interpreter: never fork a threaded worker
-    receiver, sender = context.Pipe(duplex=False)
-    limit = settings.UEDU_EXTRACTION_MAX_MEMORY_MB * 1024 * 1024
-    child = context.Process(
-        target=_extract_in_child, args=(kind, data, sender, limit), name=f"extract-{kind}"
+    return run_bounded(
+        _read_units,
+        (kind, data),
+        memory_mb=settings.UEDU_EXTRACTION_MAX_MEMORY_MB,
+        timeout_seconds=settings.UEDU_EXTRACTION_TIMEOUT_SECONDS,
     )
-    child.start()
-    sender.close()
-    try:
-        if not receiver.poll(settings.UEDU_EXTRACTION_TIMEOUT_SECONDS):
-            return ("timeout",)
-        try:
-            return receiver.recv()
-        except EOFError:  # the child died without a word
-            child.join(5)
-            if child.exitcode is not None and child.exitcode < 0:
-                return ("memory",)  # killed by a signal: the kernel's OOM killer, past the ceiling
-            return ("error", f"the extraction process stopped (exit code {child.exitcode})")
-    finally:
-        receiver.close()
-        if child.is_alive():
-            child.kill()
-        child.join(5)
 
 
-def _extract_in_child(kind: str, data: bytes, sender, memory_limit: int) -> None:
-    # The ceiling counts the interpreter and the parsers' libraries too (~150 MB); the setting
-    # leaves room for them.
-    resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+def _read_units(kind: str, data: bytes) -> list[tuple[int, str]]:
+    """In the bounded child: the file's units as plain pairs (picklable, no Django)."""
     reader = {"pdf": _pdf_units, "docx": _docx_units, "pptx": _pptx_units}[kind]
-    try:
-        outcome = ("ok", [(u.number, u.text) for u in reader(data)])
-    except _Encrypted:
-        outcome = ("encrypted",)
-    except MemoryError:
-        outcome = ("memory",)
-    except Exception as exc:
-        outcome = ("error", _short(exc))
-    sender.send(outcome)
-    sender.close()
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text if len(text) <= 160 else text[:157] + "…"
+    return [(u.number, u.text) for u in reader(data)]
 
 
 # --------------------------------------------------------------------------- PDF
@@ -225,7 +188,7 @@ def _pdf_units(data: bytes) -> list[Unit]:
         except (DependencyError, FileNotDecryptedError, NotImplementedError):
             opened = False
         if not opened:
-            raise _Encrypted()
+            raise EncryptedDocument()
     return [Unit(number, page.extract_text() or "") for number, page in enumerate(reader.pages, start=1)]
 
 

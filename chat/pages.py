@@ -119,10 +119,10 @@ def suggestion(request, slug):
 def clarify(request, slug):
     """Context alignment before a research: the fields the question leaves open, with suggested
     answers (chat/_clarify_fields.html), or 204 when nothing needs asking."""
-    _member_channel(request, slug)
+    channel = _member_channel(request, slug)
 
     def ask(question):
-        advice = context.check_context(question, user=request.user)
+        advice = context.check_context(question, channel, user=request.user)
         if not advice["needs_clarification"]:
             return HttpResponse(status=204)
         return render(request, "chat/_clarify_fields.html", {"questions": advice["questions"]})

@@ -81,21 +81,22 @@ def send_chat_message(
     message = validate_question(message)
     check_member(user, channel)
     language = question_language(message)
+    history = conversation_context(user, channel)  # before the new row, which goes in last
+    messages = [
+        {"role": "system", "content": system_prompt(channel)},
+        *history,
+        {"role": "user", "content": message},
+    ]
     with metered_client(
         CostReservation.Kind.CHAT,
         user=user,
         daily_limit=chat_daily_limit(user),
         preamble=assistant_policy.teacher_rules(channel),
+        messages=messages,  # the bound is counted from the prompt, per script
     ) as client:
-        history = conversation_context(user, channel)  # before the new row, which goes in last
         request = ChatLog.objects.create(
             channel=channel, user=user, kind=ChatLog.Kind.REQUEST, type=ChatLog.Type.CHAT, content=message
         )
-        messages = [
-            {"role": "system", "content": system_prompt(channel)},
-            *history,
-            {"role": "user", "content": message},
-        ]
         toolbox = registry.bind(
             assistant_policy.tool_context(user_id=user.pk, channel=channel, language=language)
         )

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from channels_app.models import Channel
+from research.models import ResearchTask
 
 from .models import ChannelConsent, ConsentWithdrawal, ExportAudit
 
@@ -32,8 +33,9 @@ from .models import ChannelConsent, ConsentWithdrawal, ExportAudit
 CONSENT_SUMMARY = _(
     "This channel's Deep Research is part of a study approved by the research ethics committee "
     "(%(framework)s). By using Deep Research here you agree that your Deep Research questions, "
-    "answers and research steps, and your messages in this channel's chat while you use it, may be "
-    "used for research: pseudonymised, with names and contact details removed. You may withdraw at "
+    "answers and research steps, and your messages in this channel's chat from your first Deep "
+    "Research here on, may be used for research: pseudonymised, with names and contact details "
+    "removed. Nothing you wrote before your first Deep Research here is used. You may withdraw at "
     "any time from your research history page; nothing you write while withdrawn is ever exported."
 )
 TEACHER_SWITCH_NOTE = _(
@@ -83,6 +85,18 @@ def in_force_at(channel_ref: str = "channel", moment_ref: str = "created_at") ->
             channel=OuterRef(channel_ref), started_at__lte=OuterRef(moment_ref)
         ).filter(Q(ended_at__isnull=True) | Q(ended_at__gt=OuterRef(moment_ref)))
     )
+
+
+def from_first_research(user_ref: str = "user", channel_ref: str = "channel", moment_ref: str = "created_at"):
+    """A filter for rows written at or after their author's first Deep Research in their channel:
+    the notice (CONSENT_SUMMARY) says the student's consent begins there. Replays are not the
+    student's research and do not count."""
+    first = (
+        ResearchTask.objects.filter(user=OuterRef(user_ref), channel=OuterRef(channel_ref), is_replay=False)
+        .order_by("created_at")
+        .values("created_at")[:1]
+    )
+    return Q(**{f"{moment_ref}__gte": Subquery(first)})
 
 
 def _active_withdrawals(channel_ids):

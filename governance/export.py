@@ -11,6 +11,9 @@ What is exported, from the study's channels only — what the consent text (cons
 - rows written while the channel's consent was in force, in the date range;
 - of learners who used Deep Research in that channel in the period (the consent covers those who
   use it): never the channel's teaching staff (owner, teachers, TAs, Super TAs) nor platform staff;
+- for each learner, only from their first Deep Research in that channel on: that is when the
+  notice (consent.CONSENT_SUMMARY) says their consent begins, so the ordinary chat they wrote
+  before it is not exported, even inside the date range and the channel's consent period;
 - nothing a student wrote while withdrawn (in that channel or everywhere; a re-join counts only
   from its date); no replay, ever;
 - people, tasks and messages as pseudonyms (pseudonyms.py), free text redacted (redaction.py),
@@ -246,7 +249,9 @@ def export_study(
     written: list[Path] = []
     try:
         with _snapshot():
-            builder = _Builder(study, date_from, date_to)
+            builder = _Builder(
+                study, date_from, date_to, pinned_channel_ids=export_request.approved_channel_ids
+            )
             row_counts = {}
             for dataset in datasets:
                 paths = [out_dir / f"{dataset}.{ext}" for ext in FORMATS[fmt]]
@@ -301,7 +306,7 @@ def export_study(
         "notes": [
             "person, task and message columns are HMAC-SHA256 pseudonyms under this study's own key: stable across this study's exports, unlinkable to other studies",
             "free text is redacted: e-mail, phone, national id and student id patterns and the names of the platform's people are replaced by [EMAIL], [PHONE], [NATIONAL_ID], [STUDENT_ID], [PERSON]",
-            "only learners who used Deep Research in the period, only rows written while the channel's consent was in force; students who withdrew are absent (rows before a re-join stay absent)",
+            "only learners who used Deep Research in the period, each from their first Deep Research in the channel on, only rows written while the channel's consent was in force; students who withdrew are absent (rows before a re-join stay absent)",
             "replays (evaluation re-runs) are never exported",
             "CSV cells that a spreadsheet would read as a formula (starting with =, +, -, @, tab or carriage return) are prefixed with an apostrophe; JSONL holds the exact text",
         ],
@@ -344,8 +349,12 @@ class _snapshot:
 
 
 class _Builder:
-    def __init__(self, study: Study, date_from: date, date_to: date):
+    def __init__(self, study: Study, date_from: date, date_to: date, pinned_channel_ids=None):
         self.channels = Channel.objects.filter(studies=study)
+        if pinned_channel_ids is not None:
+            # The channels approved, still on the study: neither an addition nor a removal since
+            # the approval widens the export.
+            self.channels = self.channels.filter(pk__in=pinned_channel_ids)
         channel_ids = list(self.channels.values_list("pk", flat=True))
         self.channel_slugs = sorted(self.channels.values_list("slug", flat=True))
         self.slug_of = dict(self.channels.values_list("pk", "slug"))
@@ -381,7 +390,8 @@ class _Builder:
     def _learners_rows(self, model):
         """The model's rows in the study's channels and date range, written while consent was in
         force, by learners (not the channel's teaching staff, not platform staff) who used Deep
-        Research in the channel in the period (whom the consent text covers), and by no student
+        Research in the channel in the period (whom the consent text covers), from each one's
+        first Deep Research there on (when the notice says consent begins), and by no student
         while withdrawn (rows before a re-join stay out)."""
         used_deep_research = ResearchTask.objects.filter(
             channel=OuterRef("channel"), user=OuterRef("user"), is_replay=False
@@ -391,6 +401,7 @@ class _Builder:
             .filter(self.window)
             .filter(consent.in_force_at())
             .filter(Exists(used_deep_research))
+            .filter(consent.from_first_research())
             .exclude(consent.withdrawn_at_writing())
             .exclude(access.teaching_staff_q())
             .exclude(Q(user__is_staff=True) | Q(user__is_superuser=True))

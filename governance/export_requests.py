@@ -135,8 +135,13 @@ def decide_export_request(
         raise ServiceError("no_note", _("Say why the request is refused."))
     status = ExportRequest.Status.APPROVED if approve else ExportRequest.Status.REFUSED
     # Conditional: two admins deciding at once cannot both decide, nor re-decide a used request.
+    pinned = sorted(export_request.study.channels.values_list("pk", flat=True)) if approve else None
     updated = ExportRequest.objects.filter(pk=export_request.pk, status=ExportRequest.Status.PENDING).update(
-        status=status, decided_by=decided_by, decided_at=timezone.now(), decision_note=note[:MAX_NOTE]
+        status=status,
+        decided_by=decided_by,
+        decided_at=timezone.now(),
+        decision_note=note[:MAX_NOTE],
+        approved_channel_ids=pinned,
     )
     if not updated:
         raise ServiceError("already_decided", _("This export request has already been decided."), status=409)

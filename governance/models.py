@@ -221,6 +221,10 @@ class ExportRequest(models.Model):
     decided_at = models.DateTimeField(_("decided at"), null=True, blank=True)
     decision_note = models.TextField(_("decision note"), blank=True)
     exported_at = models.DateTimeField(_("exported at"), null=True, blank=True)
+    # The study's channels when the request was approved: the export takes these and no channel
+    # added to the study later (a later edit must not widen what was approved). None: approved
+    # before channels were pinned.
+    approved_channel_ids = models.JSONField(_("channels at approval"), null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-requested_at"]

@@ -50,6 +50,7 @@ class CostReservation(models.Model):
         CONTEXT = "context", _("Context check")
         BLOOM = "bloom", _("Bloom classification")
         EVAL_JUDGE = "eval_judge", _("Evaluation judge")
+        EMBEDDING = "embedding", _("Embeddings (paid backend)")
 
     reference = models.CharField(_("reference"), max_length=64, unique=True)
     kind = models.CharField(_("kind"), max_length=16, choices=Kind.choices, default=Kind.RESEARCH)

@@ -10,7 +10,7 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_UP, Decimal
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -19,7 +19,7 @@ from django.db.models import Case, F, Sum, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from channels_app.roles import platform_admins_q
+from channels_app.roles import is_platform_admin, platform_admins_q
 from uedu_dr.errors import ServiceError
 
 from .models import CostAlert, CostReservation, UsageEntry
@@ -197,14 +197,27 @@ def committed_cost(day: date) -> Decimal:
     return CostReservation.objects.filter(day=day).aggregate(t=Sum(_COMMITTED))["t"] or Decimal(0)
 
 
+def _seconds_to_tomorrow(day: date) -> int:
+    tomorrow = timezone.make_aware(datetime.combine(day + timedelta(days=1), datetime.min.time()))
+    return int((tomorrow - timezone.now()).total_seconds())
+
+
 def reserve_cost(
     user, reference: str, worst_case: Decimal, kind: str = CostReservation.Kind.RESEARCH
 ) -> CostReservation:
     """Reserve the worst case against today's cap, or refuse (503). Call inside transaction.atomic()."""
+    day = _check_cap(worst_case, kind)
+    return CostReservation.objects.create(
+        reference=reference, kind=kind, user=user, day=day, reserved_usd=worst_case
+    )
+
+
+def _check_cap(worst_case: Decimal, kind: str) -> date:
+    """Take the platform-wide lock (held to the end of the transaction) and refuse (503) when the
+    worst case would pass today's cap. Returns the cap's day."""
     _lock(_CAP_LOCK, 0)
     day = platform_day()
     if committed_cost(day) + worst_case > settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD:
-        tomorrow = timezone.make_aware(datetime.combine(day + timedelta(days=1), datetime.min.time()))
         message = (
             _(
                 "Deep Research has reached the platform's daily cost limit. New research can start again tomorrow."
@@ -216,11 +229,39 @@ def reserve_cost(
             "platform_cap_reached",
             message,
             status=503,
-            retry_after=max(60, int((tomorrow - timezone.now()).total_seconds())),
+            retry_after=max(60, _seconds_to_tomorrow(day)),
         )
-    return CostReservation.objects.create(
-        reference=reference, kind=kind, user=user, day=day, reserved_usd=worst_case
+    return day
+
+
+def user_share_usd() -> Decimal:
+    """The most one account may commit in a day on metered calls: its share of the cap."""
+    return (settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD * settings.UEDU_USER_DAILY_CAP_SHARE).quantize(
+        Decimal("0.000001")
     )
+
+
+def user_committed_cost(user, day: date) -> Decimal:
+    """What the user's calls (of every kind, research included) spent or hold reserved that day."""
+    return CostReservation.objects.filter(day=day, user=user).aggregate(t=Sum(_COMMITTED))["t"] or Decimal(0)
+
+
+def _check_user_share(user, worst_case: Decimal, day: date) -> None:
+    """No account takes more than its share of the platform's day (UEDU_USER_DAILY_CAP_SHARE): a
+    scripted account meets its own 429 long before everyone meets the cap's 503. Platform admins
+    are exempt (they set the cap). The caller holds the user's call lock."""
+    if user is None or is_platform_admin(user):
+        return
+    share = user_share_usd()
+    if user_committed_cost(user, day) + worst_case > share:
+        raise ServiceError(
+            "user_budget_exceeded",
+            _(
+                "You have used your share of the assistant's budget for today. It can answer you again tomorrow."
+            ),
+            status=429,
+            retry_after=max(60, _seconds_to_tomorrow(day)),
+        )
 
 
 def calls_today(user, kind: str) -> tuple[int, datetime | None]:
@@ -230,13 +271,18 @@ def calls_today(user, kind: str) -> tuple[int, datetime | None]:
 
 
 def reserve_call(user, kind: str, worst_case: Decimal, *, daily_limit: int | None = None) -> str:
-    """Reserve one model call (or one exchange of a few) against the daily cap, and against the
-    user's own daily budget for this kind when one is given: 429 with Retry-After when the
-    budget is used, 503 when the platform cap is. Returns the reference to settle."""
+    """Reserve one model call (or one exchange of a few) against the daily cap, against the
+    user's share of that cap (every kind counted), and against the user's own daily count for
+    this kind when one is given: 429 with Retry-After when a budget of the user's is used, 503
+    when the platform cap is. Returns the reference to settle.
+
+    Locks: the user's call lock, then the platform's cap lock (always in this order), so two
+    calls of one user cannot both pass the share, and no two calls pass the cap."""
     reference = f"{kind}:{uuid.uuid4().hex}"
     with transaction.atomic():
-        if daily_limit is not None and user is not None:
+        if user is not None:
             _lock(_CALL_LOCK, user.pk)
+        if daily_limit is not None and user is not None:
             used, oldest = calls_today(user, kind)
             if used >= daily_limit:
                 wait = int((oldest + WINDOW - timezone.now()).total_seconds()) + 1 if oldest else 3600
@@ -249,7 +295,12 @@ def reserve_call(user, kind: str, worst_case: Decimal, *, daily_limit: int | Non
                     status=429,
                     retry_after=max(1, wait),
                 )
-        reserve_cost(user, reference, worst_case, kind)
+        # The cap first: when the platform is out, everyone is told so (503), not "your share".
+        day = _check_cap(worst_case, kind)
+        _check_user_share(user, worst_case, day)
+        CostReservation.objects.create(
+            reference=reference, kind=kind, user=user, day=day, reserved_usd=worst_case
+        )
     return reference
 
 
@@ -309,3 +360,30 @@ def send_cost_alert(day: date | None = None) -> CostAlert | None:
     except IntegrityError:
         return None  # already sent today
     return alert
+
+
+# --------------------------------------------------------------------------- embeddings
+
+
+class EmbeddingCostMeter:
+    """Pays for the "openai" embedding backend (channels_app.embeddings) like a model call: each
+    batch's token bound is reserved against the cap (kind "embedding", nobody's share: indexing
+    and retrieval serve a whole channel) and settled at the tokens the server reports."""
+
+    @staticmethod
+    def _usd(tokens: int) -> Decimal:
+        return (Decimal(tokens) * settings.UEDU_EMBEDDING_PRICE_USD_PER_MTOK / 1_000_000).quantize(
+            Decimal("0.000001"), rounding=ROUND_UP
+        )
+
+    def reserve(self, tokens: int) -> str:
+        from channels_app.embeddings import EmbeddingError
+
+        try:
+            return reserve_call(None, CostReservation.Kind.EMBEDDING, self._usd(tokens))
+        except ServiceError as exc:
+            # Not the user-facing (translated) message: this one ends in logs and material errors.
+            raise EmbeddingError(f"the embedding service is paused: {exc.code}") from None
+
+    def settle(self, reference: str, tokens: int) -> None:
+        settle_cost(reference, self._usd(tokens))

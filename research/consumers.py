@@ -25,7 +25,7 @@ from django.conf import settings
 
 from research import stream_slots
 from research.feed import TaskEventFeed
-from research.selectors import visible_tasks
+from research.selectors import still_sees, visible_tasks
 from uedu_dr.pooled import pooled
 
 CLOSE_DONE = 1000
@@ -108,7 +108,8 @@ class TaskEventsConsumer(AsyncJsonWebsocketConsumer):
         await self.close(code=CLOSE_NOT_VISIBLE, reason="no longer allowed to see this research")
 
     async def _still_visible(self) -> bool:
-        return await _may_see(self.user, self.task_id)
+        session = self.scope.get("session")
+        return await _may_see(self.user, self.task_id, getattr(session, "session_key", None))
 
     async def _visible_task(self, task_uuid):
         if self.user is None or not self.user.is_authenticated:
@@ -124,8 +125,8 @@ def _visible_ids(user, task_uuid):
 
 
 @pooled
-def _may_see(user, task_id) -> bool:
-    return visible_tasks(user).filter(pk=task_id).exists()
+def _may_see(user, task_id, session_key) -> bool:
+    return still_sees(user, task_id, session_key)
 
 
 _slots_acquire = pooled(stream_slots.acquire)

@@ -143,6 +143,12 @@ LIMITATION_LABELS = {
     "writing_failed": gettext_lazy(
         "The answer could not be written, so the report shows the verified claims themselves."
     ),
+    "action_failed": gettext_lazy(
+        "The model's choice of the next search failed; the answer rests on what was found until then."
+    ),
+    "plan_fallback": gettext_lazy(
+        "The model could not make a research plan; the question itself was researched as one."
+    ),
 }
 FOUND_BY_LABELS = {
     "engine": gettext_lazy("found by the engine"),
@@ -545,12 +551,7 @@ def report_markdown_sections(report: dict) -> list[str]:
 
 # The engine's tier table holds each tier's label (marked for translation there), in table order.
 TIER_LABELS = {name: gettext_lazy(tier.label) for name, tier in TIERS.items()}
-ACTION_LABELS = {
-    "kept": gettext_lazy("kept as written"),
-    "marked": gettext_lazy("marked in the answer"),
-    "dropped": gettext_lazy("removed from the answer"),
-    "replaced": gettext_lazy("replaced by the text of its claims"),
-}
+ACTION_LABELS = dict(ResearchClaim.Action.choices)
 HYPOTHESIS_LABELS = {
     "open": gettext_lazy("still open"),
     "supported": gettext_lazy("supported"),

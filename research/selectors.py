@@ -159,3 +159,21 @@ def passages_by_number(task: ResearchTask) -> dict[int, str]:
         c["number"]: text_by_source.get(c["source_id"]) or c.get("snippet", "")
         for c in task.citations_json or []
     }
+
+
+def still_sees(user, task_id: int, session_key: str | None = None) -> bool:
+    """An open stream's re-check (WebSocket and SSE). The user object the stream started with
+    is stale by then, so the user is read again: deactivated, gone, or (with a session) logged out
+    since — the session no longer exists — and the stream ends like one whose reader lost the
+    right to see the task."""
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    fresh = get_user_model().objects.filter(pk=user.pk, is_active=True).first()
+    if fresh is None:
+        return False
+    if session_key and not import_module(settings.SESSION_ENGINE).SessionStore().exists(session_key):
+        return False
+    return visible_tasks(fresh).filter(pk=task_id).exists()

@@ -451,3 +451,84 @@ def test_every_demo_account_gets_a_working_admin_for_its_role(client, db, settin
     assert client.get(f"/admin/governance/study/{study.pk}/export/").status_code == 200
     client.force_login(User.objects.get(username="student1"))
     assert client.get("/admin/").status_code == 302
+
+
+# --------------------------------------------------------------------------- L3, L5
+
+
+def test_the_admins_channel_form_checks_domains_and_the_prompt_like_the_settings_page(client, world):
+    as_(client, world.teacher)
+    before = Channel.objects.values("web_denied_domains", "system_prompt").get(pk=world.channel.pk)
+    for bad in (
+        {"web_denied_domains": "https://evil.example/path"},
+        {"web_allowed_domains": "*.edu.tw"},
+        {"system_prompt": "x" * 4001},
+    ):
+        data = _channel_form(world.channel, _members(world.channel), **bad)
+        response = client.post(_url(Channel, "change", world.channel.pk), data)
+        assert response.status_code == 200 and "errornote" in response.content.decode(), bad
+    assert Channel.objects.values("web_denied_domains", "system_prompt").get(pk=world.channel.pk) == before
+    data = _channel_form(world.channel, _members(world.channel), web_denied_domains="Example.COM\n.例子.tw")
+    assert client.post(_url(Channel, "change", world.channel.pk), data).status_code == 302
+    assert Channel.objects.get(pk=world.channel.pk).web_denied_domains == "example.com\n例子.tw"
+
+
+def test_view_on_site_answers_only_for_objects_the_user_may_view(client, world, admin_user):
+    from django.contrib.contenttypes.models import ContentType
+
+    from catalogue.models import PlatformDocument
+
+    secret = PlatformDocument.objects.create(
+        slug="course-b-secret-notes",
+        title="B notes",
+        body="…",
+        visibility="channel",
+        channel=world.other_channel,
+    )
+    shortcut = f"/admin/r/{ContentType.objects.get_for_model(PlatformDocument).pk}/{secret.pk}/"
+    as_(client, world.teacher)
+    refused = client.get(shortcut)
+    assert refused.status_code == 404 and "course-b-secret-notes" not in refused.get("Location", "")
+    as_(client, admin_user)
+    allowed = client.get(shortcut)
+    assert allowed.status_code == 302 and allowed["Location"].endswith("/course-b-secret-notes/")
+
+
+def _related_filter_choices(response, field_name) -> set[str]:
+    """The labels a related filter offers (none when Django leaves out a filter of one choice)."""
+    specs = [s for s in response.context["cl"].filter_specs if getattr(s, "field_path", "") == field_name]
+    return {label for spec in specs for _value, label in spec.lookup_choices}
+
+
+def test_filter_sidebars_list_only_what_the_users_rows_point_at(client, world):
+    """L4: a related filter's choices come from the user's scoped rows, not the whole table."""
+    from governance.models import ExportRequest
+
+    for study in (world.study, world.other_study):
+        ExportRequest.objects.create(
+            study=study,
+            requested_by=world.researcher if study == world.study else world.admin,
+            purpose="p",
+            tables=["tasks"],
+            date_from=date(2025, 9, 1),
+            date_to=date(2025, 9, 30),
+            consent_form_name="c.pdf",
+            consent_form_sha256="0" * 64,
+            consent_form=b"%PDF-1.4",
+        )
+    as_(client, world.researcher)
+    response = client.get(_url(ExportRequest))
+    assert response.status_code == 200
+    assert str(world.other_study) not in _related_filter_choices(response, "study")
+    assert str(world.other_study) not in response.content.decode()
+    from channels_app.models import Material
+
+    for channel, owner in ((world.channel, world.teacher), (world.other_channel, world.other_teacher)):
+        Material.objects.create(
+            channel=channel, uploaded_by=owner, original_name="r.pdf", size_bytes=1, sha256="0" * 64
+        )
+    as_(client, world.teacher)
+    response = client.get(_url(Material))
+    assert response.status_code == 200  # a teacher's materials admin, scoped to their channels
+    assert str(world.other_channel) not in _related_filter_choices(response, "channel")
+    assert world.other_channel.name not in response.content.decode()

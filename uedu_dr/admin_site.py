@@ -37,8 +37,33 @@ class UeduAdminSite(admin.AdminSite):
 
         return [
             path("cost-dashboard/", self.admin_view(cost_dashboard), name="cost_dashboard"),
+            # Before Django's own: same address and name, with the object's permission checked.
+            path(
+                "r/<int:content_type_id>/<path:object_id>/",
+                self.admin_view(self.scoped_view_on_site),
+                name="view_on_site",
+            ),
             *super().get_urls(),
         ]
+
+    def scoped_view_on_site(self, request, content_type_id, object_id):
+        """Django's "view on site" shortcut redirects any staff user to any object's page, which
+        names it (a channel document's slug, for one). Here it answers only for objects the user
+        may view in this admin, through the model admin's own scoped queryset and permission;
+        anything else is 404, like a row outside the user's scope."""
+        from django.contrib.contenttypes.models import ContentType
+        from django.contrib.contenttypes.views import shortcut
+        from django.http import Http404
+
+        try:
+            model = ContentType.objects.get_for_id(content_type_id).model_class()
+        except ContentType.DoesNotExist:
+            raise Http404 from None
+        model_admin = self._registry.get(model)
+        obj = model_admin.get_object(request, object_id) if model_admin is not None else None
+        if obj is None or not model_admin.has_view_permission(request, obj):
+            raise Http404
+        return shortcut(request, content_type_id, object_id)
 
     def index(self, request, extra_context=None):
         links = []

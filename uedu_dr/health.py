@@ -2,9 +2,16 @@
 
 The language model is reported beside the checks ("model": reachable, the models the roles use
 listed) but never changes the status: a model server that is down is not a reason to take the
-web nodes out of a load balancer (pages, history and exports work without it)."""
+web nodes out of a load balancer (pages, history and exports work without it).
+
+An anonymous probe gets a summary at most UEDU_HEALTHZ_CACHE_SECONDS old (per process): each check
+opens a connection (Redis, the broker, the model server), so an unauthenticated flood must not
+turn into a flood of connections behind it. Staff and loopback get fresh details."""
 
 from __future__ import annotations
+
+import threading
+import time
 
 import redis
 from django.conf import settings
@@ -15,6 +22,7 @@ from django.views.decorators.http import require_GET
 from kombu import Connection
 
 from agent.model_endpoint import model_endpoint_status
+from uedu_dr.client_address import client_ip
 
 MODEL_CHECK_TIMEOUT_SECONDS = 2.0
 
@@ -65,15 +73,37 @@ def may_see_details(request) -> bool:
     to staff and to probes on the machine itself (loopback), not to anyone on the internet."""
     user = getattr(request, "user", None)
     return (
-        bool(user is not None and user.is_authenticated and user.is_staff)
-        or request.META.get("REMOTE_ADDR") in LOOPBACK
+        bool(user is not None and user.is_authenticated and user.is_staff) or client_ip(request) in LOOPBACK
     )
+
+
+_summary_lock = threading.Lock()
+_summary: dict = {}  # {"key": what the checks target, "at": monotonic time, "body", "status"}
+
+
+def _targets() -> tuple:
+    """What the checks reach: a summary made for other targets (another test's settings, a changed
+    environment) is never served."""
+    return (settings.REDIS_URL, settings.CELERY_BROKER_URL, settings.OPENAI_BASE_URL)
 
 
 @never_cache
 @require_GET
 def healthz(request):
-    detailed = may_see_details(request)
+    if may_see_details(request):
+        body, status = _run_checks(detailed=True)
+        return JsonResponse(body, status=status)
+    ttl = settings.UEDU_HEALTHZ_CACHE_SECONDS
+    with _summary_lock:  # one probe runs the checks; the others in the meantime wait for its answer
+        cached = _summary.get("key") == _targets() and time.monotonic() - _summary.get("at", 0) < ttl
+        if not cached:
+            body, status = _run_checks(detailed=False)
+            _summary.update(key=_targets(), at=time.monotonic(), body=body, status=status)
+        body, status = _summary["body"], _summary["status"]
+    return JsonResponse(body, status=status)
+
+
+def _run_checks(*, detailed: bool) -> tuple[dict, int]:
     report = {}
     for name, check in CHECKS.items():
         try:
@@ -88,7 +118,7 @@ def healthz(request):
     if not detailed:
         report = {name: {"ok": part["ok"]} for name, part in report.items()}
         model = {"ok": model.get("ok", False)}
-    return JsonResponse(
+    return (
         {"status": "ok" if healthy else "unavailable", "checks": report, "model": model},
-        status=200 if healthy else 503,
+        200 if healthy else 503,
     )

@@ -43,20 +43,22 @@ def _manage(env: dict, *args: str) -> None:
 
 def model_status_lines(env: dict) -> list[str]:
     """What the banner says about the language model: whether one answers (GET /models through
-    the openai client, a short timeout), which one, and otherwise the one line to set. Asked
+    the openai client, a short timeout), which one, and otherwise the one line to set; when one
+    answers, its measured speed, window and abilities, and the minutes a research would take. Asked
     through `manage.py check_llm` so that it reads the settings exactly as the servers will."""
     try:
         result = subprocess.run(
-            [PYTHON, "manage.py", "check_llm", "--timeout", "3"],
+            [PYTHON, "manage.py", "check_llm", "--timeout", "3", "--measure"],
             cwd=BASE_DIR,
             env=env,
             capture_output=True,
             text=True,
-            timeout=60,
+            # Measuring a slow CPU server (three short calls) takes a minute or two.
+            timeout=600,
         )
     except subprocess.TimeoutExpired:
         return [
-            "Language model: the check did not finish within 60 s (run `manage.py check_llm` to see why)."
+            "Language model: the check did not finish within 600 s (run `manage.py check_llm --measure` to see why)."
         ]
     lines = result.stdout.strip().splitlines()
     if result.returncode not in (0, 1) or not lines:
@@ -108,6 +110,9 @@ def worker_commands(env: dict) -> dict[str, list[str]]:
 def process_commands(env: dict, host: str, port: str) -> dict[str, list[str]]:
     bin_dir = Path(PYTHON).parent
     return {
+        # No --proxy-headers, ever: it would make the left-most X-Forwarded-For (what a client
+        # writes) the peer address. The app resolves the client itself, trusting only the proxies
+        # UEDU_TRUSTED_PROXIES names (uedu_dr/client_address.py).
         "daphne": [str(bin_dir / "daphne"), "-b", host, "-p", port, "uedu_dr.asgi:application"],
         **worker_commands(env),
         "beat": [str(bin_dir / "celery"), "-A", "uedu_dr", "beat", "-l", "info"],

@@ -11,26 +11,24 @@ again, out of our sight."""
 
 from __future__ import annotations
 
-import io
 import ipaddress
 import socket
 import time
 from dataclasses import dataclass, field
 
 import httpx
-import trafilatura
 from django.conf import settings
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
 
 from agent.engine.boundaries import host_permitted
+from uedu_dr.bounded_process import run_bounded
 
+from . import webparse
 from .http import ExternalServiceError
 
 USER_AGENT = "UeduDeepResearch/1.0 (research assistant; fetch_url)"
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 # Content we can turn into text; anything else (images, archives, office files) is refused by type.
-HTML_TYPES = {"text/html", "application/xhtml+xml"}
+HTML_TYPES = webparse.HTML_TYPES
 TEXT_TYPES = {"text/plain", "text/markdown", "text/csv", "application/json", "text/xml", "application/xml"}
 PDF_TYPES = {"application/pdf", "application/x-pdf"}
 # Many servers label a PDF download as a generic binary; those are read when the path says .pdf
@@ -147,41 +145,26 @@ def _checked_target(url: httpx.URL, allowed: tuple[str, ...], denied: tuple[str,
     return str(addresses[0]), host_header
 
 
-def _extract(body: bytes, content_type: str, charset: str | None) -> tuple[str, str]:
-    """(title, text) of a body. Tool output is data: nothing in it is interpreted."""
-    if content_type in HTML_TYPES:
-        text = trafilatura.extract(body, include_comments=False, include_tables=True, favor_recall=True) or ""
-        if not text.strip():
-            text = trafilatura.html2txt(body) or ""
-        metadata = trafilatura.extract_metadata(body)
-        return ((metadata.title if metadata else "") or "").strip(), text.strip()
-    return "", body.decode(charset or "utf-8", errors="replace").strip()
-
-
-def _extract_pdf(body: bytes, remaining, max_chars: int) -> tuple[str, list[str], int, bool]:
-    """(title, text of each page, number of pages, cut at max_chars) of a PDF, within the fetch's
-    time limit (checked before each page: extraction of a large PDF is where the time goes)."""
-    try:
-        reader = PdfReader(io.BytesIO(body))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise FetchRefused("the PDF is password-protected")
-        title = ((reader.metadata.title if reader.metadata else "") or "").strip()
-        pages: list[str] = []
-        total, cut = 0, False
-        for page in reader.pages:
-            remaining()
-            text = " ".join((page.extract_text() or "").split())
-            if total + len(text) > max_chars:
-                text, cut = text[: max(0, max_chars - total)], True
-            pages.append(text)
-            total += len(text)
-            if cut:
-                break
-        return title, pages, len(reader.pages), cut
-    except (PyPdfError, ValueError, KeyError, TypeError) as exc:
+def _parse_bounded(host: str, target, args: tuple, remaining) -> tuple:
+    """Run one of webparse's parsers in the bounded child (memory ceiling, the fetch's own
+    deadline, killed past either), and turn its failures into the tool's errors."""
+    outcome = run_bounded(
+        target, args, memory_mb=settings.UEDU_EXTRACTION_MAX_MEMORY_MB, timeout_seconds=remaining()
+    )
+    if outcome[0] == "ok":
+        return outcome[1]
+    if outcome[0] == "encrypted":
+        raise FetchRefused("the PDF is password-protected")
+    if outcome[0] == "timeout":
         raise ExternalServiceError(
-            f"the PDF could not be read ({type(exc).__name__}: {str(exc)[:120]})"
-        ) from None
+            f"reading the page from {host} took longer than the {settings.UEDU_FETCH_TIMEOUT_SECONDS:g} s limit"
+        )
+    if outcome[0] == "memory":
+        raise ExternalServiceError(
+            f"reading the page from {host} needs more than {settings.UEDU_EXTRACTION_MAX_MEMORY_MB} MB of memory"
+        )
+    what = "the PDF" if target is webparse.pdf_text else "the page"
+    raise ExternalServiceError(f"{what} could not be read ({outcome[1][:120]})")
 
 
 def _reads_as_pdf(content_type: str, url: httpx.URL) -> bool:
@@ -267,11 +250,19 @@ def fetch_page(
                 if truncated:
                     # A PDF's index sits at its end: a cut PDF cannot be read at all.
                     raise FetchRefused(f"the PDF is larger than the {max_bytes:,}-byte limit")
-                title, pages, page_count, cut = _extract_pdf(bytes(body), remaining, limit)
+                title, pages, page_count, cut = _parse_bounded(
+                    str(current.host), webparse.pdf_text, (bytes(body), limit), remaining
+                )
                 text, truncated = "\n\n".join(pages).strip(), cut
                 content_type = "application/pdf"
-            else:
-                title, text = _extract(bytes(body), content_type, charset)
+            elif content_type in HTML_TYPES:
+                title, text = _parse_bounded(
+                    str(current.host), webparse.page_text, (bytes(body), content_type, charset), remaining
+                )
+                if len(text) > limit:
+                    text, truncated = text[:limit], True
+            else:  # plain text: decoding 2 MB at most is bounded work, no parser to trap
+                title, text = webparse.page_text(bytes(body), content_type, charset)
                 if len(text) > limit:
                     text, truncated = text[:limit], True
             return Page(

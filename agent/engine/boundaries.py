@@ -11,10 +11,27 @@ import re
 from urllib.parse import urlsplit
 
 COUNTRY_CODE = re.compile(r"^[a-z]{2}$")
+# An address as a student writes it: ASCII URL characters only, so one written straight into
+# Chinese text ("請讀https://example.com/a的第二段") ends where the Chinese begins.
+_WRITTEN_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+", re.IGNORECASE)
+_TRAILING = ".,;:!?)]}'"
+
+
+def _ascii_name(name: str) -> str:
+    """A domain name in one form for comparing: lower-case, no final dot, internationalised
+    labels in their ASCII (punycode) form. A teacher writes "例子.tw", a URL arrives as
+    "xn--fsqu00a.tw" (or the other way round): both must be the same name to the rule."""
+    name = (name or "").strip().lower().strip(".")
+    if not name or name.isascii():
+        return name
+    try:
+        return name.encode("idna").decode("ascii")
+    except UnicodeError:  # not a valid IDN: compared as written, and so never equal to one
+        return name
 
 
 def _under(host: str, rule: str) -> bool:
-    rule = rule.strip().lower().strip(".")
+    rule = _ascii_name(rule)
     return bool(rule) and (host == rule or host.endswith("." + rule))
 
 
@@ -22,7 +39,7 @@ def host_permitted(host: str, allowed, denied) -> bool:
     """A web host under the channel's rules: a denied domain (or a subdomain of one) never; with
     an allow-list, only those domains and their subdomains. An empty host is no web domain at
     all and is never permitted."""
-    host = (host or "").strip().lower().rstrip(".")
+    host = _ascii_name(host)
     if not host:
         return False
     if any(_under(host, rule) for rule in denied):
@@ -58,7 +75,10 @@ def url_observed(url: str, *, seen_urls, student_text: str) -> bool:
         return False
     if any(_canonical(seen) == target for seen in seen_urls if seen):
         return True
-    return target in _canonical(student_text) or url.strip() in student_text
+    # The whole address the student wrote, not a part of it: "https://example.co" is not
+    # "https://example.com/a" (a substring match let it through).
+    written = (match.group(0).rstrip(_TRAILING) for match in _WRITTEN_URL.finditer(student_text or ""))
+    return any(_canonical(address) == target for address in written)
 
 
 def narrowed_countries(requested, permitted: tuple[str, ...]) -> tuple[list[str], list[str]]:

@@ -11,7 +11,7 @@ class PhaseFailed(Exception):
     """A phase produced nothing usable after its bounded retry."""
 
     def __init__(self, phase: str, cause: Exception | str):
-        self.phase = phase
+        self.phase, self.cause = phase, cause
         super().__init__(f"{phase} failed: {cause}")
 
 

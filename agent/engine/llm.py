@@ -10,8 +10,18 @@ with HTTP 500 and a validation message.
 Structured replies degrade step by step: strict json_schema → json_object carrying the schema
 (llama.cpp servers turn it into a grammar) with the schema in the prompt → plain text with the
 schema in the prompt; every step's reply is validated against the schema. A server without
-native tool calls (it refuses `tools`, or answers a tool request with neither text nor calls) is
-asked for its tool choice as one JSON object described by the tool schemas instead.
+native tool calls (it refuses `tools`, answers a tool request with neither text nor calls, or with
+chat-template tokens as text) is asked for its tool choice as one JSON object described by the
+tool schemas instead.
+
+Slow is not dead: every reply is streamed, and a call times out when the server sends nothing for
+`silence_seconds`, or when one attempt outlives `timeout` (the configured limit, per attempt), not
+because a slow model takes long to write a long answer. Every prompt fits the server's context
+window (`context_tokens`, set or measured): the answer's room is taken first, then the longest
+message texts are cut until the estimate fits; a server that still finds the prompt too long
+(llama.cpp's "exceeds the available context size") gets it once more, cut to what it reported.
+A reply carrying chat-template control tokens (`<|im_end|>`, `<end_of_turn>`, …) is malformed:
+the model is writing the conversation's next turns, and none of it is stored or shown.
 """
 
 from __future__ import annotations
@@ -30,6 +40,45 @@ import jsonschema_rs
 import openai
 
 ROLES = ("planner", "action", "reflection", "synthesizer", "verifier", "judge", "chat", "bloom")
+
+# What each role's answer may take (max tokens), sized to what its schema asks for: a plan of a few
+# sub-questions, one tool choice, a short verdict; the claims (up to 40 with quotes), a batch of
+# verdicts and the report need more. A reasoning model gets REASONING_ALLOWANCE on top, which it
+# spends thinking before it answers. A small context window lowers these further (fit_prompt).
+ROLE_MAX_TOKENS = {
+    "planner": 1_200,
+    "action": 800,
+    "reflection": 800,
+    "claims": 6_000,
+    "verifier": 2_500,
+    "synthesizer": 6_000,
+    "judge": 400,
+    "context": 600,
+    "bloom": 500,
+    "chat": 2_000,
+}
+DEFAULT_MAX_TOKENS = 2_000
+REASONING_ALLOWANCE = 4_000
+# The least an answer is given however small the window, and what is kept back for the chat
+# template's own tokens, which no estimate of the messages sees.
+MIN_ANSWER_TOKENS = 256
+TEMPLATE_MARGIN_TOKENS = 96
+
+# Chat-template control tokens (ChatML, Gemma, Llama 3, Phi, Mistral): in a reply they mean the
+# model wrote past its turn. `</s>` counts only where it ends a turn (at the end, or before the
+# next turn's marker), since HTML-like text may contain it.
+TEMPLATE_TOKENS = re.compile(
+    r"<\|(?:im_start|im_end|im_sep|eot_id|start_header_id|end_header_id|begin_of_text|end_of_text|"
+    r"endoftext|eom_id|end|user|assistant|system)\|>"
+    r"|<(?:start|end)_of_turn>"
+    r"|\[/?INST\]"
+    r"|</s>(?=\s*(?:<s>|\[INST\]|$))"
+)
+
+
+def template_tokens_in(text: str) -> list[str]:
+    """The chat-template control tokens in `text` (the bench counts them in a report's body)."""
+    return TEMPLATE_TOKENS.findall(text or "")
 
 
 class LLMError(Exception):
@@ -58,21 +107,34 @@ class LLMNotConfigured(LLMError):
     kind = "not_configured"
 
 
+class LLMTemplateTokens(LLMMalformed):
+    """The reply holds chat-template control tokens: the model wrote past its own turn."""
+
+
+class LLMContextExceeded(LLMUnavailable):
+    kind = "context_exceeded"  # the prompt cannot be cut to fit the server's window
+
+
 @dataclass
 class LLMConfig:
     models: dict[str, str]
     base_url: str = ""
     api_key: str = ""
-    timeout: float = 120.0
+    timeout: float = 600.0  # one attempt, start to end (the silence limit catches a dead server)
     max_retries: int = 2
     prices: dict[str, list[float]] = field(default_factory=dict)  # model -> [usd/M in, usd/M out]
-    default_max_tokens: int = 4000
-    synthesizer_max_tokens: int = 12_000
+    max_tokens: dict[str, int] = field(default_factory=dict)  # role -> answer budget (ROLE_MAX_TOKENS)
     reasoning_prefixes: tuple[str, ...] = ("gpt-5", "o1", "o3", "o4")
     seed: int | None = 7
+    silence_seconds: float = 60.0  # no streamed byte for this long: the server is stuck
+    context_tokens: int = 0  # the server's context window; 0 = unknown, prompts are not cut
 
     def model_for(self, role: str) -> str:
         return self.models.get(role) or self.models.get("default") or "gpt-5.4-mini"
+
+    def answer_tokens(self, role: str, model: str) -> int:
+        budget = self.max_tokens.get(role) or ROLE_MAX_TOKENS.get(role, DEFAULT_MAX_TOKENS)
+        return budget + (REASONING_ALLOWANCE if model.startswith(self.reasoning_prefixes) else 0)
 
     def price(self, model: str) -> tuple[float, float]:
         pair = self.prices.get(model) or self.prices.get("default") or [0.0, 0.0]
@@ -206,9 +268,25 @@ _PARAM_HINTS = {
     "temperature": re.compile(r"temperature", re.I),
     "seed": re.compile(r"\bseed\b", re.I),
     "max_completion_tokens": re.compile(r"max_completion_tokens", re.I),
+    "stream_options": re.compile(r"stream_options|include_usage", re.I),
 }
 
 Recorder = Callable[[dict], None]
+
+# (base_url, model) -> the context window a server reported when it refused a prompt: later calls
+# fit to it at once, when no window was configured or measured.
+_WINDOWS: dict[tuple[str, str], int] = {}
+
+
+def _learned_window(base_url: str, model: str) -> int:
+    with _UNSUPPORTED_LOCK:
+        return _WINDOWS.get((base_url, model), 0)
+
+
+def _learn_window(base_url: str, model: str, window: int) -> None:
+    with _UNSUPPORTED_LOCK:
+        _WINDOWS[(base_url, model)] = window
+
 
 # One SDK client (and so one HTTP connection pool) per server for the whole process: researches
 # run as threads of one worker, and a fresh client per research would open fresh connections.
@@ -286,6 +364,13 @@ class LLMClient:
             reply = self._complete(role, model, messages, params, max_tokens, timeout)
         except _ToolsRefused:
             return self._tool_choice_as_json(role, messages, tools, max_tokens, timeout)
+        except LLMTemplateTokens:
+            if not tools:
+                raise
+            # llama.cpp with a template that has no tool syntax (Gemma 3) answers a tool request
+            # by writing the next turns itself: no native tool calls here; ask for JSON from now on.
+            self._remember_unsupported(model, "tools")
+            return self._tool_choice_as_json(role, messages, tools, max_tokens, timeout)
         calls = []
         for call_id, name, arguments in reply.tool_calls:
             calls.append(_tool_call(call_id or f"call_{len(calls)}", name, arguments))
@@ -304,7 +389,12 @@ class LLMClient:
         against the envelope schema; the arguments are checked by the tool registry as usual."""
         schema = _tool_choice_schema(tools)
         model = self.config.model_for(role)
-        asked = _with_instruction(messages, _tool_choice_instruction(tools))
+        instruction = _tool_choice_instruction(tools)
+        window = self.config.context_tokens or _learned_window(self.config.base_url, model)
+        if window and _text_tokens(instruction) > window // 4:
+            # A small window: the tools' names, first sentences and parameters, not their prose.
+            instruction = _tool_choice_instruction(tools, compact=True)
+        asked = _with_instruction(messages, instruction)
         extra = {"_schema": schema, "_schema_name": "tool_choice", "_strict": False}
         reply = self._complete(role, model, asked, extra, max_tokens, timeout)
         data = _parse_structured(role, reply.content, schema)
@@ -341,12 +431,15 @@ class LLMClient:
         with _UNSUPPORTED_LOCK:
             _UNSUPPORTED.setdefault((self.config.base_url, model), set()).add(param)
 
-    def _request_params(self, role: str, model: str, extra: dict, max_tokens: int | None) -> dict:
+    def answer_budget(self, role: str) -> int:
+        """The max tokens a call of `role` asks for, before a small window lowers it."""
+        return self.config.answer_tokens(role, self.config.model_for(role))
+
+    def _request_params(self, role: str, model: str, extra: dict, budget: int) -> dict:
         unsupported = self._unsupported(model)
-        budget = max_tokens or (
-            self.config.synthesizer_max_tokens if role == "synthesizer" else self.config.default_max_tokens
-        )
         params = dict(extra)
+        if "stream_options" not in unsupported:
+            params["stream_options"] = {"include_usage": True}  # the last chunk carries the usage
         params["max_tokens" if "max_completion_tokens" in unsupported else "max_completion_tokens"] = budget
         reasoning = model.startswith(self.config.reasoning_prefixes)
         if reasoning and "reasoning_effort" not in unsupported:
@@ -395,17 +488,35 @@ class LLMClient:
         timeout: float | None,
     ) -> Reply:
         messages = self._with_preamble(messages)
-        for _ in range(len(_PARAM_HINTS) + 1):
+        window = self.config.context_tokens or _learned_window(self.config.base_url, model)
+        for _ in range(len(_PARAM_HINTS) + 2):
             sent_messages, shaped = self._shape(messages, extra, self._unsupported(model))
-            params = self._request_params(role, model, shaped, max_tokens)
+            budget = max_tokens or self.config.answer_tokens(role, model)
+            if window:
+                sent_messages, budget = fit_prompt(sent_messages, shaped.get("tools"), budget, window)
+            params = self._request_params(role, model, shaped, budget)
             started = time.monotonic()
             try:
                 reply = self._post(model, sent_messages, params, timeout)
+            except _Silent as exc:
+                raise LLMUnavailable(f"{role}: {exc}") from None
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 raise LLMUnavailable(
                     f"{role}: the LLM server did not answer ({type(exc).__name__})"
                 ) from None
             except openai.APIStatusError as exc:
+                reported = _context_exceeded(_error_message(exc))
+                if reported is not None:
+                    # Our estimate was short of the server's own count: cut to what it reported.
+                    prompt_tokens, server_window = reported
+                    _learn_window(self.config.base_url, model, server_window)
+                    smaller = _shrunk_window(window, prompt_tokens, server_window)
+                    if smaller is None or window == smaller:
+                        raise LLMContextExceeded(
+                            f"{role}: the prompt does not fit the server's context of {server_window} tokens"
+                        ) from None
+                    window = smaller
+                    continue
                 # Whatever the status: llama-cpp-python refuses an unknown response_format with 500.
                 refused = self._refused_param(_error_message(exc), params)
                 if refused is None:
@@ -420,12 +531,19 @@ class LLMClient:
                 continue
             except openai.OpenAIError as exc:  # anything else the SDK raises is still an LLM failure
                 raise LLMUnavailable(f"{role}: {type(exc).__name__}: {_short(exc)}") from None
-            self._account(role, model, reply)
+            self._account(role, model, reply, sent_messages)
             self._record(role, model, sent_messages, params, reply, time.monotonic() - started)
             if reply.message is None:
                 raise LLMEmpty(f"{role}: the server answered without choices")
             if reply.finish_reason == "length":
                 raise LLMTruncated(f"{role}: the answer was cut off at the token limit")
+            found = template_tokens_in(reply.content) or template_tokens_in(
+                " ".join(arguments for _, _, arguments in reply.tool_calls)
+            )
+            if found:
+                raise LLMTemplateTokens(
+                    f"{role}: the answer contains chat-template tokens ({', '.join(sorted(set(found)))[:80]})"
+                )
             return reply
         raise LLMUnavailable(f"{role}: the LLM server refused every variant of the request")
 
@@ -436,24 +554,63 @@ class LLMClient:
         return _with_instruction(messages, self.preamble) if self.preamble else messages
 
     def _post(self, model: str, messages: list[dict], params: dict, timeout: float | None) -> Reply:
-        """POST /chat/completions through the SDK's client (its retries, errors and auth), without
-        `chat.completions.create`'s request transform: that walks every message against the SDK's
-        TypedDicts, ~10 ms of CPU per call on a research's long prompts, to produce the plain JSON
-        these dicts already are; and without its response model (`Reply`; docs/performance.md)."""
+        """POST /chat/completions through the SDK's client (its retries, errors and auth), streamed,
+        and assembled into the completion a non-streamed call would have returned (`Reply`; the
+        transcript records it whole). Not `chat.completions.create`: its request transform walks
+        every message against the SDK's TypedDicts, ~10 ms of CPU per call on a research's long
+        prompts, to produce the plain JSON these dicts already are (docs/performance.md).
+
+        Two clocks bound one attempt: the socket's read timeout is the silence limit (no byte for
+        `silence_seconds`: a server that is alive streams tokens, or at least its headers); the
+        attempt as a whole may last `timeout` (the configured limit, or less when the research's
+        deadline is nearer), checked between chunks."""
+        limit = timeout if timeout is not None else self.config.timeout
+        silence = max(0.5, min(self.config.silence_seconds, limit))
         # The request options of the client's public `post` (a plain dict; the SDK's helper that
         # builds it is private).
-        options: dict = {"security": {"bearer_auth": True}}
-        if timeout is not None:
-            # The caller's deadline bounds the whole call, including the SDK's own retries.
-            options["timeout"] = max(1.0, timeout / (self.config.max_retries + 1))
-        return Reply(
-            self._client.post(
-                "/chat/completions",
-                body={"model": model, "messages": messages, **params},
-                options=options,
-                cast_to=object,  # the JSON as parsed, nothing built from it
-            )
+        options: dict = {
+            "security": {"bearer_auth": True},
+            "timeout": openai.Timeout(limit, connect=min(10.0, limit), read=silence),
+        }
+        body = {"model": model, "messages": messages, **params, "stream": True}
+        started = time.monotonic()
+        stream = self._client.post(
+            "/chat/completions",
+            body=body,
+            options=options,
+            cast_to=object,
+            stream=True,
+            stream_cls=openai.Stream[object],
         )
+        if "text/event-stream" not in stream.response.headers.get("content-type", ""):
+            # A server that ignores `stream` answers with the whole completion (or an error page).
+            try:
+                raw = stream.response.read()
+            except openai.APITimeoutError:
+                raise _Silent(f"the LLM server went silent for {round(silence)} s") from None
+            finally:
+                stream.close()
+            try:
+                return Reply(json.loads(raw))
+            except ValueError:
+                return Reply(raw.decode("utf-8", "replace"))
+        assembly = _Assembly()
+        assembly.started = started
+        # The attempt that answered starts here: the SDK's earlier attempts (a timeout before the
+        # headers, a 429) had their own limit each, the read timeout.
+        answered = time.monotonic()
+        try:
+            for chunk in stream:
+                assembly.add(chunk)
+                if time.monotonic() - answered > limit:
+                    raise _Silent(f"the answer took longer than {round(limit)} s")
+        except openai.APITimeoutError:
+            raise _Silent(
+                f"the LLM server went silent for {round(silence)} s (UEDU_LLM_SILENCE_SECONDS)"
+            ) from None
+        finally:
+            stream.close()
+        return Reply(assembly.completion())
 
     @staticmethod
     def _refused_param(message: str, params: dict) -> str | None:
@@ -463,10 +620,16 @@ class LLMClient:
                 return param
         return None
 
-    def _account(self, role: str, model: str, reply: Reply) -> None:
+    def _account(self, role: str, model: str, reply: Reply, messages: list[dict]) -> None:
         usage = reply.usage()
         if usage is None:
-            return
+            # A server that reports no usage is still metered (the token limit must hold): by the
+            # same conservative estimate that fits prompts to the window.
+            prompt = estimate_tokens(messages)
+            completion = _text_tokens(reply.content) + sum(
+                _text_tokens(name + arguments) for _, name, arguments in reply.tool_calls
+            )
+            usage = (prompt, completion, 0)
         prompt, completion, reasoning = usage
         price_in, price_out = self.config.price(model)
         cost = (prompt * price_in + completion * price_out) / 1_000_000
@@ -558,6 +721,175 @@ def _parse_structured(role: str, content: str | None, schema: dict) -> dict:
     return data
 
 
+class _Silent(Exception):
+    """One attempt ran out of time: the server went silent, or outlived the attempt's limit."""
+
+
+class _Assembly:
+    """A streamed completion put back together: content, tool calls by index, the finish
+    reason and the usage (the last chunk, when the server sends one)."""
+
+    def __init__(self) -> None:
+        self.meta: dict = {}
+        self.content: list[str] = []
+        self.calls: dict[int, dict] = {}
+        self.finish_reason = None
+        self.usage = None
+        self.choices_seen = False
+        self.chunks = 0
+        self.started = time.monotonic()
+        self.first_token_seconds: float | None = None  # prompt processing, as the client sees it
+
+    def add(self, chunk: object) -> None:
+        if not isinstance(chunk, dict):
+            return
+        self.chunks += 1
+        for key in ("id", "created", "model", "system_fingerprint"):
+            if key in chunk and key not in self.meta:
+                self.meta[key] = chunk[key]
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            return
+        for choice in choices:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            self.choices_seen = True
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+            delta = choice.get("delta")
+            if not isinstance(delta, dict):
+                continue
+            if self.first_token_seconds is None and (delta.get("content") or delta.get("tool_calls")):
+                self.first_token_seconds = round(time.monotonic() - self.started, 3)
+            if isinstance(delta.get("content"), str):
+                self.content.append(delta["content"])
+            for part in delta.get("tool_calls") or []:
+                if not isinstance(part, dict):
+                    continue
+                index = part.get("index") if isinstance(part.get("index"), int) else len(self.calls)
+                call = self.calls.setdefault(
+                    index, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+                )
+                if part.get("id"):
+                    call["id"] = str(part["id"])
+                function = part.get("function")
+                if isinstance(function, dict):
+                    if isinstance(function.get("name"), str):
+                        call["function"]["name"] += function["name"]
+                    arguments = function.get("arguments")
+                    if isinstance(arguments, str):
+                        call["function"]["arguments"] += arguments
+                    elif isinstance(arguments, dict):  # some servers send the object itself
+                        call["function"]["arguments"] += json.dumps(arguments, ensure_ascii=False)
+
+    def completion(self) -> dict:
+        """The chat.completion object a non-streamed call would have returned."""
+        data: dict[str, Any] = {"object": "chat.completion", **self.meta, "choices": []}
+        if self.choices_seen:
+            message: dict[str, Any] = {"role": "assistant", "content": "".join(self.content) or None}
+            if self.calls:
+                message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
+            data["choices"] = [{"index": 0, "message": message, "finish_reason": self.finish_reason}]
+        if self.usage is not None:
+            data["usage"] = self.usage
+        data["stream"] = {"chunks": self.chunks, "first_token_seconds": self.first_token_seconds}
+        return data
+
+
+# ---------------------------------------------------------------------- prompts that fit the window
+
+_WIDE = re.compile(r"[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
+_TRIM_NOTE = "\n…(cut here to fit the model's context window)…"
+
+
+def _text_tokens(text: str) -> int:
+    """A conservative token count: a CJK character is about a token; other text is counted at
+    three characters a token (English runs nearer four, JSON and numbers nearer three)."""
+    if not text:
+        return 0
+    wide = len(_WIDE.findall(text))
+    return wide + (len(text) - wide + 2) // 3
+
+
+def estimate_tokens(messages: list[dict], tools: list[dict] | None = None) -> int:
+    total = sum(8 + _text_tokens(m.get("content") or "") for m in messages)
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            total += 8 + _text_tokens(json.dumps(call, ensure_ascii=False))
+    if tools:
+        total += _text_tokens(json.dumps(tools, ensure_ascii=False))
+    return total
+
+
+def fit_prompt(
+    messages: list[dict], tools: list[dict] | None, answer_tokens: int, window: int
+) -> tuple[list[dict], int]:
+    """The messages cut to fit `window` with room for the answer, and the answer's max tokens.
+
+    The answer keeps its role's budget up to a third of the window (never less than
+    MIN_ANSWER_TOKENS); then the longest message text loses its middle until the estimate fits.
+    The first system message (the phase's instructions and the schema) is cut last."""
+    answer = max(MIN_ANSWER_TOKENS, min(answer_tokens, window // 3))
+    room = window - answer - TEMPLATE_MARGIN_TOKENS
+    excess = estimate_tokens(messages, tools) - room
+    if excess <= 0:
+        return messages, answer
+    fitted = [dict(m) for m in messages]
+    for _ in range(4 * len(fitted) + 4):
+        if excess <= 0:
+            break
+        candidates = [
+            i for i, m in enumerate(fitted) if isinstance(m.get("content"), str) and len(m["content"]) > 400
+        ]
+        later = [i for i in candidates if not (i == 0 and fitted[0].get("role") == "system")]
+        if not (later or candidates):
+            break
+        index = max(later or candidates, key=lambda i: _text_tokens(fitted[i]["content"]))
+        text = fitted[index]["content"]
+        tokens = _text_tokens(text)
+        keep_ratio = max(0.0, (tokens - excess - 16) / tokens)
+        keep = max(300, int(len(text) * keep_ratio) - 8)
+        if keep >= len(text):
+            keep = len(text) - 200
+        # The middle goes: a message starts with its context and ends with what it asks for
+        # (the question, the latest observations), and both must survive.
+        head = keep * 2 // 5
+        fitted[index]["content"] = text[:head] + _TRIM_NOTE + "\n" + text[len(text) - (keep - head) :]
+        excess = estimate_tokens(fitted, tools) - room
+    if excess > 0:
+        raise LLMContextExceeded(f"the prompt does not fit the context window of {window} tokens")
+    return fitted, answer
+
+
+_EXCEEDED = re.compile(
+    r"request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)"
+    r"|maximum context length is (\d+) tokens.*?(\d+) (?:input )?tokens",
+    re.S,
+)
+
+
+def _context_exceeded(message: str) -> tuple[int, int] | None:
+    """(prompt tokens, window) from a server's "too long" refusal (llama.cpp, vLLM), or None."""
+    match = _EXCEEDED.search(message)
+    if match is None:
+        return None
+    if match.group(1):
+        return int(match.group(1)), int(match.group(2))
+    return int(match.group(4)), int(match.group(3))
+
+
+def _shrunk_window(window: int, prompt_tokens: int, server_window: int) -> int | None:
+    """The window to fit to next after a server refused a prompt as too long: its own window when
+    ours was unknown or larger; else ours, smaller by how far the server's count ran over our
+    estimate, and a tenth more. None when nothing sensible is left."""
+    if not window or window > server_window:
+        return server_window
+    smaller = int(window * min(1.0, server_window / max(prompt_tokens, 1)) * 0.9)
+    return smaller if smaller > 2 * MIN_ANSWER_TOKENS else None
+
+
 class _ToolsRefused(Exception):
     """The server refused the `tools` parameter: the caller asks for the choice as JSON."""
 
@@ -617,12 +949,16 @@ def _tool_choice_schema_for(names: tuple[str, ...]) -> dict:
 TOOL_CHOICE_MARKER = "Tools you can call by answering with JSON"
 
 
-def _tool_choice_instruction(tools: list[dict]) -> str:
+def _tool_choice_instruction(tools: list[dict], compact: bool = False) -> str:
     described = [
         {
             "name": t["function"]["name"],
-            "description": t["function"].get("description", ""),
-            "parameters": t["function"].get("parameters", {}),
+            "description": _first_sentence(t["function"].get("description", ""))
+            if compact
+            else t["function"].get("description", ""),
+            "parameters": _bare_parameters(t["function"].get("parameters", {}))
+            if compact
+            else t["function"].get("parameters", {}),
         }
         for t in tools
     ]
@@ -632,6 +968,19 @@ def _tool_choice_instruction(tools: list[dict]) -> str:
         + '\n</tools>\nTo call tools, answer {"tool_calls": [{"name": "…", "arguments": {…}}], "answer": ""}; '
         'to answer without tools, {"tool_calls": [], "answer": "your answer"}.'
     )
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0][:160]
+
+
+def _bare_parameters(parameters: dict) -> dict:
+    """A parameters schema without its descriptions (types, enums, required and bounds stay)."""
+    properties = {
+        name: {k: v for k, v in spec.items() if k != "description"}
+        for name, spec in (parameters.get("properties") or {}).items()
+    }
+    return {**{k: v for k, v in parameters.items() if k != "description"}, "properties": properties}
 
 
 def _with_instruction(messages: list[dict], text: str) -> list[dict]:
@@ -686,6 +1035,39 @@ def _error_message(exc: openai.APIStatusError) -> str:
 
 def _short(exc: Exception) -> str:
     return str(exc).replace("\n", " ")[:200]
+
+
+def server_context_tokens(config: LLMConfig, timeout: float = 3.0) -> int:
+    """The server's context window as it reports it, or 0: llama.cpp's GET /props
+    (`default_generation_settings.n_ctx`, the window of one slot), vLLM's GET /v1/models
+    (`max_model_len`), llama.cpp's /v1/models (`meta.n_ctx`). OpenAI and Ollama say nothing."""
+    if not config.base_url:
+        return 0
+    client = openai.OpenAI(
+        base_url=config.base_url, api_key=config.api_key or "not-needed", timeout=timeout, max_retries=0
+    )
+    root = re.sub(r"/v1/?$", "", config.base_url.rstrip("/"))
+    try:
+        for url in (f"{root}/props", "/models"):
+            try:
+                data = client.get(url, cast_to=object)
+            except openai.OpenAIError:
+                continue
+            if not isinstance(data, dict):
+                continue
+            settings = data.get("default_generation_settings")
+            if isinstance(settings, dict) and _count(settings.get("n_ctx")):
+                return _count(settings.get("n_ctx"))
+            for model in data.get("data") or []:
+                if not isinstance(model, dict):
+                    continue
+                meta = model.get("meta") if isinstance(model.get("meta"), dict) else {}
+                window = _count(model.get("max_model_len")) or _count(meta.get("n_ctx"))
+                if window:
+                    return window
+        return 0
+    finally:
+        client.close()
 
 
 def list_models(config: LLMConfig, timeout: float = 3.0) -> list[str]:

@@ -19,8 +19,8 @@ from . import events, prompts, schemas
 from .claims import ClaimSet
 from .errors import Cancelled, PhaseFailed
 from .evidence import Gatherer, TurnFailed, TurnOutcome
-from .llm import LLMClient
-from .plan import Plan
+from .llm import LLMClient, LLMError, LLMUnavailable
+from .plan import Plan, SubQuestion
 from .report import empty_report, finalize
 from .state import RunContext
 from .types import EventSink, Limits, ResearchInput, ResearchResult, Source, Toolbox
@@ -68,6 +68,8 @@ class ResearchRun:
         self.claims = ClaimSet()
         self.contradictions: list[dict] = []
         self.incomplete = False
+        self.failed_turns: list[str] = []  # the kinds of LLM error that ended action turns
+        self.plan_fallback = False
 
     # ------------------------------------------------------------------ the state machine
 
@@ -163,7 +165,16 @@ class ResearchRun:
         def build(compact: bool) -> list[dict]:
             return [{"role": "system", "content": system}, {"role": "user", "content": ctx.question_block()}]
 
-        self.adopt_plan(Plan.from_json(ctx.structured("planner", build, schemas.PLAN, "research_plan")))
+        try:
+            plan = Plan.from_json(ctx.structured("planner", build, schemas.PLAN, "research_plan"))
+        except PhaseFailed as exc:
+            if not isinstance(exc.cause, LLMError) or isinstance(exc.cause, LLMUnavailable):
+                raise  # a server that does not answer (or a deadline) is not a weak plan
+            # A planner that failed twice (a weak model's malformed or cut-off plan, a server that
+            # went silent): the question itself is the one sub-question, and the run goes on.
+            plan = Plan(complexity="simple", sub_questions=[SubQuestion(ctx.inp.question)])
+            self.plan_fallback = True
+        self.adopt_plan(plan)
         ctx.sink.emit(self.plan_event())
 
     def adopt_plan(self, plan: Plan) -> None:
@@ -205,13 +216,19 @@ class ResearchRun:
             try:
                 outcome = self.turn(gatherer)
             except TurnFailed as exc:
+                # A weak or slow model's bad turn (cut off, malformed, silent) ends the gathering
+                # with what was found: the claims and the writing still run on it. Only when
+                # nothing was found yet does the model get a second try.
                 failed_turns += 1
+                self.record_failed_turn(gatherer, exc)
+                if len(ctx.registry):
+                    return "action_failed"
                 if failed_turns >= 2:
-                    if len(ctx.registry) == 0:
+                    if isinstance(exc.cause, LLMUnavailable):
+                        # No server to talk to is not a research that found nothing.
                         raise PhaseFailed("action", exc.cause) from None
                     return "action_failed"
                 continue
-            failed_turns = 0
             if not outcome.called:
                 return "model_done"
             # A round whose every call failed (invented tool, broken arguments, tool down) says
@@ -240,6 +257,19 @@ class ResearchRun:
                 + "\nCall tools to fill these gaps, or reply DONE if no tool can."
             )
             gatherer.compact()
+
+    def record_failed_turn(self, gatherer: Gatherer, exc: TurnFailed) -> None:
+        """The failed turn as a step of its own (status "error"), so the steps say where the
+        gathering stopped and why, and as a limitation of the report."""
+        gatherer.step_index += 1
+        sink, error = self.ctx.sink, str(exc.cause)[:300]
+        sink.step_started(
+            index=gatherer.step_index, round=self.ctx.counters.rounds, phase="evidence", tool_name="", args={}
+        )
+        sink.step_finished(
+            index=gatherer.step_index, status="error", preview="", full=None, error=error, duration_ms=0
+        )
+        self.failed_turns.append(exc.cause.kind)
 
     def wants_counter_search(self) -> bool:
         mode = self.ctx.inp.counter_search
@@ -346,6 +376,10 @@ class ResearchRun:
             failed[failure["tool"]] = failed.get(failure["tool"], 0) + 1
         for tool, count in failed.items():
             out.append({"code": "tool_failed", "detail": {"tool": tool, "calls": count}})
+        if self.plan_fallback:
+            out.append({"code": "plan_fallback", "detail": {}})
+        if self.failed_turns:
+            out.append({"code": "action_failed", "detail": {"kind": self.failed_turns[-1]}})
         return out
 
     def _result(

@@ -117,11 +117,7 @@ class RunContext:
         """One structured call with the bounded retry: on a truncated, empty or malformed reply,
         retry once with compacted input and a larger budget; then the phase fails cleanly."""
         self.checkpoint(enforce_limits=enforce_limits)
-        budget = max_tokens or (
-            self.llm.config.synthesizer_max_tokens
-            if role in ("synthesizer", "claims")
-            else self.llm.config.default_max_tokens
-        )
+        budget = max_tokens or self.llm.answer_budget(role)
         try:
             return self.llm.structured(
                 role, build(False), schema, name, max_tokens=budget, timeout=self.call_timeout()

@@ -136,7 +136,8 @@ def _fail(claim: Claim, reason: str, detail: str) -> None:
 
 
 def exact_figures(run: RunContext, source: Source | None) -> bool:
-    """Sources whose figures are exact (filings): a claim must state them at its own precision."""
+    """Sources whose figures are exact (a tool registered with exact_figures=True: filings): a
+    claim must state them at its own precision."""
     return source is not None and run.exact_figures(source.source_tool)
 
 

@@ -37,6 +37,8 @@ class StartSerializer(StrictSerializer):
 
 class ContextCheckSerializer(StrictSerializer):
     question = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+    # Required: a model call is a channel member's, on that channel's behalf (and budget).
+    channel_id = serializers.IntegerField()
 
 
 class PlanReviewSerializer(StrictSerializer):
@@ -80,7 +82,7 @@ class CancelSerializer(StrictSerializer):
 
 class JudgeSerializer(StrictSerializer):
     question = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
-    channel_id = serializers.IntegerField(required=False)
+    channel_id = serializers.IntegerField()  # required, as for the context check
 
 
 class JudgeResultSerializer(serializers.Serializer):

@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from channels_app.models import Channel
 from research import stream_slots
 from research.feed import TaskEventFeed
-from research.selectors import get_visible_task, quota_view, user_tasks, visible_tasks
+from research.selectors import get_visible_task, quota_view, still_sees, user_tasks
 from research.services import analytics, context, feedback, judge, lifecycle, plan_review, review
 from research.services.events import events_after, serialize
 from uedu_dr.errors import ServiceError
@@ -101,7 +101,13 @@ def start(request: Request):
     if wants_json(request):
         return Response({"task_uuid": str(task.task_uuid), "request_log_id": request_log.pk}, status=201)
     return sse_response(
-        request.user, task.pk, task.task_uuid, 0, extra={"request_log_id": request_log.pk}, slot=slot
+        request.user,
+        task.pk,
+        task.task_uuid,
+        0,
+        extra={"request_log_id": request_log.pk},
+        slot=slot,
+        session_key=_session_key(request),
     )
 
 
@@ -119,7 +125,16 @@ def stream(request: Request, task_uuid):
         last_seq = max(0, int(raw))
     except ValueError:
         raise ServiceError("invalid", _("Last-Event-ID must be an event number."), status=400) from None
-    return sse_response(request.user, task.pk, task.task_uuid, last_seq)
+    return sse_response(request.user, task.pk, task.task_uuid, last_seq, session_key=_session_key(request))
+
+
+def _session_key(request) -> str | None:
+    """The log-in session a stream rides on (None for a token): its end ends the stream."""
+    from rest_framework.authentication import SessionAuthentication
+
+    if isinstance(request.successful_authenticator, SessionAuthentication):
+        return request.session.session_key
+    return None
 
 
 def _stream_slot(user) -> str:
@@ -135,21 +150,28 @@ def _stream_slot(user) -> str:
 
 
 def sse_response(
-    user, task_id: int, task_uuid, last_seq: int, extra: dict | None = None, slot: str | None = None
+    user,
+    task_id: int,
+    task_uuid,
+    last_seq: int,
+    extra: dict | None = None,
+    slot: str | None = None,
+    session_key: str | None = None,
 ) -> StreamingHttpResponse:
     """The task's events as Server-Sent Events, within the stream bounds the WebSocket has
     (research.consumers): a slot among the user's open streams (429 when none is free), the
     visibility rule checked again while it runs, and the end of the stream at the terminal event."""
     slot = slot or _stream_slot(user)
     response = StreamingHttpResponse(
-        _sse(user, slot, task_id, task_uuid, last_seq, extra or {}), content_type="text/event-stream"
+        _sse(user, slot, task_id, task_uuid, last_seq, extra or {}, session_key),
+        content_type="text/event-stream",
     )
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # proxies must not hold the stream back
     return response
 
 
-async def _sse(user, slot: str, task_id: int, task_uuid, last_seq: int, extra: dict):
+async def _sse(user, slot: str, task_id: int, task_uuid, last_seq: int, extra: dict, session_key=None):
     try:
         async with TaskEventFeed(task_id, task_uuid, last_seq) as feed:
             connected = feed.connected()
@@ -159,8 +181,8 @@ async def _sse(user, slot: str, task_id: int, task_uuid, last_seq: int, extra: d
             while not feed.finished:
                 if time.monotonic() - checked >= settings.UEDU_DR_STREAM_RECHECK_SECONDS:
                     checked = time.monotonic()
-                    if not await visible_tasks(user).filter(pk=task_id).aexists():
-                        return  # no longer allowed to see it (e.g. a removed Super TA): the stream ends
+                    if not await sync_to_async(still_sees)(user, task_id, session_key):
+                        return  # no longer allowed (a removed Super TA, a log-out): the stream ends
                     await sync_to_async(stream_slots.renew)(user.pk, slot)
                 for event in await feed.next():
                     yield _frame(event)
@@ -258,9 +280,7 @@ def judge_view(request: Request):
     body = s.JudgeSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE, fail_closed=True)
-    channel = None
-    if body.validated_data.get("channel_id") is not None:
-        channel = _member_channel(request.user, body.validated_data["channel_id"])
+    channel = _member_channel(request.user, body.validated_data["channel_id"])
     return Response(judge.judge_question(body.validated_data["question"], channel, user=request.user))
 
 
@@ -314,7 +334,8 @@ def context_check(request: Request):
     body = s.ContextCheckSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     enforce_rate(request, "deep_research.judge", settings.UEDU_DR_RATE_JUDGE, fail_closed=True)
-    return Response(context.check_context(body.validated_data["question"], user=request.user))
+    channel = _member_channel(request.user, body.validated_data["channel_id"])
+    return Response(context.check_context(body.validated_data["question"], channel, user=request.user))
 
 
 @extend_schema(

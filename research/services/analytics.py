@@ -4,10 +4,13 @@ learning_analytics.py, which documents each in its CODEBOOK)."""
 from __future__ import annotations
 
 import hmac
+import logging
 import secrets
 
+from django.core.cache import cache
 from django.db.models import F
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext as _
 
 from channels_app import access
@@ -15,6 +18,11 @@ from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
 MAX_MISUSE_NOTE = 2000
+# One reader opening a shared result again and again counts once a day: the count measures how
+# far a result travels, not how often one person reloads it.
+SHARE_VIEW_DEDUPE_SECONDS = 24 * 3600
+
+log = logging.getLogger(__name__)
 
 
 def share_token(task: ResearchTask) -> str:
@@ -29,11 +37,22 @@ def share_token(task: ResearchTask) -> str:
 
 def record_result_view(task: ResearchTask, viewer, *, via_share: str | None = None) -> bool:
     """Sociomics: an opening of the result through its share link by someone other than its
-    owner (the caller has already checked that the viewer may see it). Only the count is kept,
-    never who looked. Openings without the link (a teacher browsing the queue) are not shares."""
+    owner (the caller has already checked that the viewer may see it), once per viewer a day.
+    Only the count is kept, never who looked. Openings without the link (a teacher browsing the
+    queue) are not shares."""
     if viewer.pk == task.user_id or not via_share or not task.share_token or task.is_replay:
         return False
     if not hmac.compare_digest(via_share.encode(), task.share_token.encode()):
+        return False
+    # Who looked is not stored: the cache holds a keyed hash of (task, viewer) for a day, then
+    # forgets it. With the cache away the opening is not counted (an undercount, never a flood).
+    seen = "share-view:" + salted_hmac("share-view", f"{task.pk}:{viewer.pk}").hexdigest()
+    try:
+        first = cache.add(seen, 1, timeout=SHARE_VIEW_DEDUPE_SECONDS)
+    except Exception as exc:
+        log.warning("share view not counted (cache unavailable): %s", exc)
+        return False
+    if not first:
         return False
     ResearchTask.objects.filter(pk=task.pk).update(shared_views=F("shared_views") + 1)
     return True

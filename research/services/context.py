@@ -7,16 +7,20 @@ from django.utils.translation import gettext as _
 from agent.engine import prompts, schemas
 from agent.engine.llm import LLMError
 from agent.llm_factory import ask_about_question, require_llm
+from channels_app.models import Channel
 from uedu_dr.errors import ServiceError
 
+from .membership import check_member
 from .questions import validate_question
 
 MAX_VALUE = 200
 
 
-def check_context(question: str, *, user) -> dict:
-    """{needs_clarification, questions: [{key, question, default}]} — advice only, metered
-    against the platform's daily cap on `user`'s behalf (503 when the cap is reached)."""
+def check_context(question: str, channel: Channel, *, user) -> dict:
+    """{needs_clarification, questions: [{key, question, default}]} — advice only, for a member of
+    `channel`, metered against the platform's daily cap and the user's share of it on `user`'s
+    behalf (503 when the cap is reached, 429 when the share is used)."""
+    check_member(user, channel)
     question = validate_question(question)
     require_llm()
     try:

@@ -10,11 +10,15 @@ from agent.llm_factory import ask_about_question, require_llm
 from channels_app.models import Channel
 from uedu_dr.errors import ServiceError
 
+from .membership import check_member
 from .questions import validate_question
 
 
-def judge_question(question: str, channel: Channel | None = None, *, user) -> dict:
-    """Metered against the platform's daily cap on `user`'s behalf (503 when the cap is reached)."""
+def judge_question(question: str, channel: Channel, *, user) -> dict:
+    """For a member of `channel` only (every model call is a member's, on a channel's behalf);
+    metered against the platform's daily cap and the user's own share of it on `user`'s behalf
+    (503 when the cap is reached, 429 when the share is used)."""
+    check_member(user, channel)
     question = validate_question(question)
     require_llm()
     try:
@@ -30,11 +34,10 @@ def judge_question(question: str, channel: Channel | None = None, *, user) -> di
         "confidence": round(min(1.0, max(0.0, float(verdict["confidence"]))), 3),
         "reasons": [r[:300] for r in verdict["reasons"][:5]],
     }
-    if channel is not None:
-        result["threshold"] = channel.auto_suggest_threshold
-        result["suggest"] = bool(
-            result["worth_it"]
-            and result["confidence"] >= channel.auto_suggest_threshold
-            and channel.deep_research_enabled
-        )
+    result["threshold"] = channel.auto_suggest_threshold
+    result["suggest"] = bool(
+        result["worth_it"]
+        and result["confidence"] >= channel.auto_suggest_threshold
+        and channel.deep_research_enabled
+    )
     return result

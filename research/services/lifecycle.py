@@ -14,22 +14,17 @@ from agent.engine import ResearchResult
 from agent.engine.events import Cancelled, Failed, TaskCreated
 from channels_app.models import Channel, ChatLog
 from channels_app.roles import is_platform_admin
-from channels_app.selectors import membership_role
 from research.models import ResearchTask
 from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
 
 from . import events, plan_review, settlement, transitions
 from .context import clean_context
+from .membership import check_member
 from .questions import validate_question
 from .runner import carried_meter, close_open_steps, finish, question_language, write_response_log
 
 log = logging.getLogger(__name__)
-
-
-def check_member(user, channel: Channel) -> None:
-    if not is_platform_admin(user) and membership_role(user, channel) is None:
-        raise ServiceError("not_a_member", _("You are not a member of this channel."), status=403)
 
 
 def check_can_research(user, channel: Channel) -> None:

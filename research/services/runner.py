@@ -25,7 +25,7 @@ from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, Usage
 from agent.engine.events import TERMINAL, Event, StatusChange
 from agent.engine.llm import LLMError, Usage
 from agent.engine.plan import Plan
-from agent.llm_factory import llm_config
+from agent.llm_factory import call_config, llm_config
 from agent.tools import REGISTRY, BoundToolbox, ToolRegistry
 from channels_app.models import ChatLog
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
@@ -405,7 +405,7 @@ def _run_engine(
     spent_seconds: float = 0.0,
 ) -> ResearchResult:
     channel = task.channel
-    config = llm_config()
+    config = call_config()
     if model:
         config.models = {role: model for role in config.models}
     client = LLMClient(

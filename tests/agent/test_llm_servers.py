@@ -245,4 +245,7 @@ def test_odd_replies_read_as_what_they_say_and_the_transcript_keeps_them_as_sent
         assert recorded[-1]["response"] == {"unexpected": "upstream proxy error"}
         with pytest.raises(LLMEmpty, match="without choices"):
             llm.text("chat", BLOOM)
-        assert llm.meter.total.calls == 1  # none of the three sent a usage
+        # None of the three sent a usage: each is still metered, by the client's own estimate of
+        # its prompt (a token limit must hold against a server that reports nothing).
+        assert llm.meter.total.calls == 4
+        assert llm.meter.total.prompt_tokens > 3 * 20 and llm.meter.total.completion_tokens == 7

@@ -35,7 +35,7 @@ def test_the_local_backend_is_the_default_and_embeds_offline_in_384_dimensions()
     assert embeddings.embed_texts([]) == []
 
 
-def test_the_openai_backend_calls_the_endpoint_in_batches(fake_embeddings, settings):
+def test_the_openai_backend_calls_the_endpoint_in_batches(db, fake_embeddings, settings):
     settings.UEDU_EMBEDDING_BATCH_SIZE = 2
     texts = ["learning analytics", "Bloom taxonomy", "IRB consent"]
 
@@ -50,7 +50,7 @@ def test_the_openai_backend_calls_the_endpoint_in_batches(fake_embeddings, setti
     assert fake_embeddings.requests[0]["auth"] == "Bearer sk-test-embeddings"
 
 
-def test_a_wrong_dimension_from_the_server_is_a_clear_error(fake_embeddings):
+def test_a_wrong_dimension_from_the_server_is_a_clear_error(db, fake_embeddings):
     fake_embeddings.answer_dimension = 16
     with pytest.raises(
         embeddings.EmbeddingError, match="returned 16-dimension vectors but UEDU_EMBEDDING_DIMENSIONS is 32"
@@ -58,7 +58,7 @@ def test_a_wrong_dimension_from_the_server_is_a_clear_error(fake_embeddings):
         embeddings.embed_texts(["x"])
 
 
-def test_a_server_error_is_an_embedding_error(fake_embeddings):
+def test_a_server_error_is_an_embedding_error(db, fake_embeddings):
     fake_embeddings.fail_with = 503  # retried by the client, then reported
     with pytest.raises(embeddings.EmbeddingError, match="the embedding service failed"):
         embeddings.embed_texts(["x"])

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from channels_app.models import ChatLog
-from governance import export, export_requests
+from governance import consent, export, export_requests
 from governance.models import (
     AppendOnlyError,
     ChannelConsent,
@@ -28,7 +28,7 @@ from governance.models import (
     StudyResearcher,
 )
 from research.models import ResearchEvent, ResearchStep, ResearchTask
-from tests.support.factories import make_user
+from tests.support.factories import add_member, make_user
 
 PROTOCOL = "NTU-REC 202507EM058"
 DATASETS = ("tasks", "steps", "chat_logs", "signals")
@@ -384,6 +384,28 @@ def test_rows_written_while_consent_was_not_in_force_are_left_out(study, tmp_pat
     assert "BOB-ONLY" in questions and "比較學習分析" not in questions
 
 
+def test_the_export_omits_chat_before_the_students_first_research(study, tmp_path):
+    """The notice says consent begins at a student's first Deep Research in the channel: Bob's
+    ordinary chat from before it stays out, though it is inside the window and the channel's
+    consent period; what he wrote after it is in."""
+    early = ChatLog.objects.create(
+        channel=study.channel, user=study.other_student, kind="request", content="BOB-EARLY 期中考幾點？"
+    )
+    _at(study.day + timedelta(minutes=30), ChatLog, early.pk)  # his research is at day + 1 h
+    with translation.override("en"):  # the notice says so, in both languages
+        assert "from your first Deep Research here on" in consent.consent_summary()
+    with translation.override("zh-hant"):
+        assert "自第一次在此使用深度研究起" in consent.consent_summary()
+    out = _export(study, tmp_path / "x", fmt="csv")
+    contents = [row["content"] for row in _csv(out / "chat_logs.csv")]
+    assert not any("BOB-EARLY" in c for c in contents)
+    assert any("BOB-ONLY" in c for c in contents)  # his research's own question
+    assert any("期中考範圍" in c for c in contents)  # chat after a first research is covered
+    # Alice's first research was 300 days ago, before the window: her chat in it is covered.
+    persons = {row["person"] for row in _csv(out / "chat_logs.csv")}
+    assert len(persons) == 2
+
+
 # --------------------------------------------------------------------------- refusals
 
 
@@ -547,3 +569,27 @@ def test_the_admin_refuses_a_researcher_without_a_signed_agreement(study, client
     assert response.status_code == 403 and response["Content-Type"].startswith("text/html")
     assert "研究者責任書" in response.content.decode()  # the refusal, in the default language
     assert ExportAudit.objects.get(action="export").outcome == "refused"
+
+
+def test_a_channel_added_to_the_study_after_the_approval_is_not_exported(study, tmp_path):
+    """L8: the approval pins the study's channels; a later edit cannot widen the export."""
+    from channels_app.models import Channel
+
+    request = _approved_request(study)
+    assert request.approved_channel_ids == [study.channel.pk]
+    later = Channel.objects.get(slug="course-b")
+    ChannelConsent.objects.update_or_create(
+        channel=later, defaults={"framework": "X", "started_at": timezone.now() - timedelta(days=400)}
+    )
+    task = ResearchTask.objects.create(
+        user=add_member(later, make_user("s_later")),
+        channel=later,
+        user_question="LATER-CHANNEL 問題",
+        trigger_mode="forced",
+        status="completed",
+    )
+    _at(study.day, ResearchTask, task.pk)
+    study.study_obj.channels.add(later)
+    out = _export(study, tmp_path / "x", fmt="csv", request=request)
+    assert "LATER-CHANNEL" not in (out / "tasks.csv").read_text(encoding="utf-8-sig")
+    assert "course-b" not in (out / "tasks.csv").read_text(encoding="utf-8-sig")

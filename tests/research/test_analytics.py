@@ -23,6 +23,7 @@ def test_openings_through_the_share_link_by_others_are_counted_without_the_owner
     assert analytics.share_token(task) == token  # made once
     analytics.record_result_view(task, personas.student, via_share=token)  # the owner
     analytics.record_result_view(task, personas.teacher, via_share=token)
+    analytics.record_result_view(task, personas.teacher, via_share=token)  # the same reader again
     analytics.record_result_view(task, personas.super_ta, via_share=token)
     analytics.record_result_view(task, personas.teacher)  # browsing, not through the link
     analytics.record_result_view(task, personas.teacher, via_share=token[:-1] + "x")  # a guessed link

@@ -24,12 +24,12 @@ def test_an_under_specified_question_gets_a_clarifying_card_and_a_complete_one_d
     client.force_login(personas.student)
     vague = client.post(
         "/api/deep_research/context_check",
-        {"question": "最近的學習分析研究有哪些重要發現？"},
+        {"question": "最近的學習分析研究有哪些重要發現？", "channel_id": personas.channel.pk},
         content_type="application/json",
     ).json()
     clear = client.post(
         "/api/deep_research/context_check",
-        {"question": "2020 到 2024 年學習分析研究有哪些重要發現？"},
+        {"question": "2020 到 2024 年學習分析研究有哪些重要發現？", "channel_id": personas.channel.pk},
         content_type="application/json",
     ).json()
     assert vague["needs_clarification"] is True
@@ -70,7 +70,7 @@ def test_context_alignment_asks_about_entities_and_figures_and_a_start_carries_t
     client.force_login(personas.student)
     asked = client.post(
         "/api/deep_research/context_check",
-        {"question": "比較兩家公司上一季的財務表現"},
+        {"question": "比較兩家公司上一季的財務表現", "channel_id": personas.channel.pk},
         content_type="application/json",
     ).json()
     assert asked["needs_clarification"] is True

@@ -73,7 +73,7 @@ def test_the_judge_and_the_context_check_are_metered_against_the_cap(client, db,
     )
     client.post(
         "/api/deep_research/context_check",
-        {"question": "請比較學習分析的研究證據"},
+        {"question": "請比較學習分析的研究證據", "channel_id": personas.channel.pk},
         content_type="application/json",
     )
     kinds = sorted(CostReservation.objects.filter(user=personas.student).values_list("kind", "settled"))
@@ -226,7 +226,9 @@ def test_the_judge_is_refused_when_the_platform_cap_is_reached_without_calling_t
     settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("0")
     client.force_login(personas.student)
     response = client.post(
-        "/api/deep_research/judge", {"question": "請比較學習分析的研究證據"}, content_type="application/json"
+        "/api/deep_research/judge",
+        {"question": "請比較學習分析的研究證據", "channel_id": personas.channel.pk},
+        content_type="application/json",
     )
     assert response.status_code == 503 and response.json()["error"]["code"] == "platform_cap_reached"
     assert int(response["Retry-After"]) >= 60
@@ -262,11 +264,13 @@ def test_the_rate_limiter_fails_closed_for_endpoints_that_call_a_model(client, d
     }
     client.force_login(personas.student)
     judged = client.post(
-        "/api/deep_research/judge", {"question": "請比較學習分析的研究證據"}, content_type="application/json"
+        "/api/deep_research/judge",
+        {"question": "請比較學習分析的研究證據", "channel_id": personas.channel.pk},
+        content_type="application/json",
     )
     checked = client.post(
         "/api/deep_research/context_check",
-        {"question": "請比較學習分析的研究證據"},
+        {"question": "請比較學習分析的研究證據", "channel_id": personas.channel.pk},
         content_type="application/json",
     )
     assert judged.status_code == checked.status_code == 503
@@ -331,3 +335,23 @@ def test_the_cost_dashboard_shows_spend_by_kind_of_call(client, db, personas):
     assert '<tr data-kind="chat"><td>Ordinary chat</td><td>0.5000</td></tr>' in table
     assert '<tr data-kind="judge"><td>Deep Research suggestion (judge)</td><td>0.0000</td></tr>' in table
     assert '<tr data-kind="eval_judge"><td>Evaluation judge</td><td>0.0200</td></tr>' in table
+
+
+# --------------------------------------------------------------------------- L1, L2: domain and URL rules
+
+
+def test_an_internationalised_domain_is_denied_in_either_spelling():
+    # The teacher writes the name in Unicode; the URL may carry it in punycode, or the reverse.
+    assert not url_permitted("https://xn--fsqu00a.tw/page", allowed=(), denied=("例子.tw",))
+    assert not url_permitted("https://sub.例子.tw/page", allowed=(), denied=("xn--fsqu00a.tw",))
+    assert url_permitted("https://例子.tw/page", allowed=("xn--fsqu00a.tw",), denied=())
+    assert url_permitted("https://other.tw/page", allowed=(), denied=("例子.tw",))
+
+
+def test_the_observed_url_rule_matches_whole_addresses_not_parts_of_them():
+    wrote = "please read https://example.com/a, and 請讀https://papers.example/p的第二段"
+    assert url_observed("https://example.com/a", seen_urls=set(), student_text=wrote)
+    assert url_observed("https://papers.example/p", seen_urls=set(), student_text=wrote)
+    assert not url_observed("https://example.co", seen_urls=set(), student_text=wrote)
+    assert not url_observed("https://example.com/", seen_urls=set(), student_text=wrote)
+    assert not url_observed("https://papers.example/p的第二段", seen_urls=set(), student_text=wrote)

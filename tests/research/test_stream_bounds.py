@@ -161,3 +161,25 @@ def test_an_sse_stream_ends_when_its_reader_may_no_longer_see_the_task(site, per
                     Membership.objects.filter(user=personas.super_ta, channel=personas.channel).delete()
     assert types[:3] == ["connected", "task_created", "status_change"]
     assert time.monotonic() - started < 10  # the stream ended by itself
+
+
+def test_the_streams_recheck_reads_the_user_again_and_sees_a_logout_or_a_deactivation(db, personas):
+    """L10: the re-check used the user object the stream started with, so a log-out or a
+    deactivation went unnoticed until the task ended."""
+    from importlib import import_module
+
+    from django.conf import settings as django_settings
+
+    from research.selectors import still_sees
+    from tests.support.research_fixtures import stored_research
+
+    task = stored_research(personas.student, personas.channel)
+    store = import_module(django_settings.SESSION_ENGINE).SessionStore()
+    store.create()
+    assert still_sees(personas.student, task.pk, store.session_key)
+    assert still_sees(personas.student, task.pk)  # a token stream has no session
+    store.delete()  # what log-out does
+    assert not still_sees(personas.student, task.pk, store.session_key)
+    stale = type(personas.student).objects.get(pk=personas.student.pk)  # the stream's own copy
+    type(personas.student).objects.filter(pk=personas.student.pk).update(is_active=False)
+    assert stale.is_active and not still_sees(stale, task.pk)

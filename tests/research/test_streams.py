@@ -182,7 +182,7 @@ def test_the_rate_limit_holds_across_two_processes_sharing_redis(worker, persona
     first, second = start_daphne(**env), start_daphne(**env)
     try:
         headers = token(personas.student)
-        body = {"question": QUESTION}
+        body = {"question": QUESTION, "channel_id": personas.channel.pk}
         codes = [
             httpx.post(
                 f"{server.extra['url']}/api/deep_research/judge", headers=headers, json=body, timeout=30

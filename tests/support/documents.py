@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import zlib
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -72,3 +73,32 @@ def pptx_bytes(slides: list[tuple[str, list[str], str]]) -> bytes:
 
 def upload(name: str, data: bytes) -> SimpleUploadedFile:
     return SimpleUploadedFile(name, data)
+
+
+def slow_single_page_pdf(operators: int = 60_000) -> bytes:
+    """A crafted PDF: one page whose few kilobytes of compressed content expand to `operators`
+    text-showing operators. pypdf's extract_text on that one page takes tens of seconds (it grows
+    faster than linearly), so a deadline checked between pages cannot stop it."""
+    stream = zlib.compress(
+        b"BT /F1 12 Tf 72 720 Td " + b"(learning analytics ) Tj 0 -1 Td " * operators + b"ET", 9
+    )
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+    return out.getvalue()

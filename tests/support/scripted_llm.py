@@ -72,6 +72,10 @@ FAULTS = {
     "bad_args",
     "endless_tools",
     "no_choices",
+    # streams one chunk, then nothing for `Scenario.silent_seconds` (a stuck server)
+    "silent",
+    # writes the next turns of the conversation after its answer (chat-template tokens in the text)
+    "template_tokens",
 }
 
 # Behaviours of real OpenAI-compatible servers (persistent, unlike the one-shot faults).
@@ -89,7 +93,36 @@ QUIRKS = {
     "no_tool_calls",
     # refuses a request with `tools` with HTTP 400 (Ollama for a model without tool support)
     "tools_400",
+    # answers a request with `tools` with chat-template tokens as text and no tool calls
+    # (llama.cpp's llama-server with Gemma 3, whose template has no tool syntax)
+    "tools_as_template_text",
+    # refuses any prompt over CONTEXT_WINDOW tokens with llama.cpp's HTTP 400 (and says so in /props)
+    "context_4096",
+    # streams without a usage chunk, whatever stream_options asks (older servers)
+    "no_stream_usage",
 }
+CONTEXT_WINDOW = 4096
+TEMPLATE_TAIL = "<end_of_turn>\n<start_of_turn>user\nThank you! Now tell me more.<end_of_turn>"
+TOOLS_AS_TEMPLATE_TEXT = (
+    "I will search for that.<|im_end|>\n<|im_start|>user\nPlease continue.<|im_end|>\n<|im_start|>assistant\n"
+)
+
+
+def prompt_tokens(body: dict) -> int:
+    """The prompt's size as this server counts it: a CJK character is a token, other text four
+    characters a token (tokenizers of real servers count English a little lower)."""
+    text = " ".join(str(m.get("content") or "") for m in body.get("messages", []))
+    text += " ".join(
+        json.dumps(m.get("tool_calls"), ensure_ascii=False)
+        for m in body.get("messages", [])
+        if m.get("tool_calls")
+    )
+    if body.get("tools"):
+        text += json.dumps(body["tools"], ensure_ascii=False)
+    wide = len(re.findall(r"[\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uffef]", text))
+    return wide + (len(text) - wide) // 4 + 4 * len(body.get("messages", []))
+
+
 LLAMA_CPP_VALIDATION_ERROR = (
     "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or "
     "'json_object' [type=literal_error, input_value='json_schema', input_type=str]"
@@ -130,7 +163,10 @@ CLAIMS_TAG = re.compile(r"<claims>\n(.*?)\n</claims>", re.S)
 def claims_in(body: dict) -> list[dict]:
     """The verified claims the writer was given: [{"id": "c1", "text", "source_ids", …}]."""
     match = CLAIMS_TAG.search(_user_text(body))
-    return json.loads(match.group(1)) if match else []
+    try:
+        return json.loads(match.group(1)) if match else []
+    except ValueError:  # the block was cut to fit a small context window
+        return []
 
 
 def first_sentence(text: str) -> str:
@@ -201,6 +237,10 @@ class Scenario:
         "為什麼",
     )
     latency: dict[str, float] = field(default_factory=dict)  # role -> seconds (key "*" for all)
+    # A streamed reply goes out in pieces of `chunk_chars`, `chunk_seconds` apart (a slow model).
+    chunk_chars: int = 40
+    chunk_seconds: float = 0.0
+    silent_seconds: float = 30.0  # how long the "silent" fault stalls
 
 
 class ScriptedLLM:
@@ -267,6 +307,9 @@ class ScriptedLLM:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 status, payload, headers = llm.handle(self.path, body)
+                if status == 200 and body.get("stream") and "choices" in payload:
+                    self._stream(body, payload, headers)
+                    return
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -279,8 +322,32 @@ class ScriptedLLM:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
+            def _stream(self, body: dict, payload: dict, headers: dict) -> None:
+                """The completion as Server-Sent Events, as OpenAI-compatible servers stream it."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                scenario = llm.scenario
+                try:
+                    for number, chunk in enumerate(llm.chunks(body, payload, headers.get("X-Fault", ""))):
+                        if number and scenario.chunk_seconds:
+                            time.sleep(scenario.chunk_seconds)
+                        self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                        self.wfile.flush()
+                        if number == 0 and headers.get("X-Fault") == "silent":
+                            time.sleep(scenario.silent_seconds)
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
             def do_GET(self):
-                if self.path.startswith("/_stats"):  # for benchmarks running the server as a process
+                if self.path.rstrip("/").endswith("/props"):  # llama.cpp's server properties
+                    window = CONTEXT_WINDOW if "context_4096" in llm.quirks else 32768
+                    payload = {"default_generation_settings": {"n_ctx": window}, "total_slots": 1}
+                elif self.path.startswith("/_stats"):  # for benchmarks running the server as a process
                     payload = {"requests": len(llm.requests), "by_role": {}}
                     for r in list(llm.requests):
                         payload["by_role"][r["_role"]] = payload["by_role"].get(r["_role"], 0) + 1
@@ -349,6 +416,20 @@ class ScriptedLLM:
                 },
                 {},
             )
+        if "context_4096" in self.quirks and prompt_tokens(body) > CONTEXT_WINDOW:
+            n = prompt_tokens(body)
+            return (
+                400,
+                {
+                    "error": {
+                        "code": 400,
+                        "message": f"request ({n} tokens) exceeds the available context size "
+                        f"({CONTEXT_WINDOW} tokens), try increasing it",
+                        "type": "exceed_context_size_error",
+                    }
+                },
+                {},
+            )
         if fault == "no_choices":
             return (
                 200,
@@ -404,6 +485,8 @@ class ScriptedLLM:
             )
         if body.get("tools") and "no_tool_calls" in self.quirks:
             return 200, self._completion(body, {"content": ""}, "stop"), {}
+        if body.get("tools") and "tools_as_template_text" in self.quirks:
+            return 200, self._completion(body, {"content": TOOLS_AS_TEMPLATE_TEXT}, "stop"), {}
 
         system = " ".join(
             m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "system"
@@ -443,7 +526,52 @@ class ScriptedLLM:
             reply = {"content": '{"answer": "unterminated'}
         elif fault == "schema":
             reply = {"content": json.dumps({"unexpected": True})}
-        return 200, self._completion(body, reply, finish), {}
+        elif fault == "template_tokens":
+            reply = dict(reply, content=(reply.get("content") or "") + TEMPLATE_TAIL)
+        return 200, self._completion(body, reply, finish), ({"X-Fault": fault} if fault == "silent" else {})
+
+    def chunks(self, body: dict, completion: dict, fault: str = "") -> list[dict]:
+        """The completion cut into streamed chunks: the role, the content in pieces, each tool
+        call (name first, then its arguments in pieces), the finish reason, then the usage when
+        the request asked for it."""
+        size = max(1, self.scenario.chunk_chars)
+        base = {k: completion[k] for k in ("id", "created", "model") if k in completion}
+        base["object"] = "chat.completion.chunk"
+
+        def chunk(delta: dict, finish=None) -> dict:
+            return dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
+
+        out = []
+        choices = completion.get("choices") or []
+        if choices:
+            message = choices[0]["message"]
+            out.append(chunk({"role": "assistant", "content": ""}))
+            content = message.get("content") or ""
+            out += [chunk({"content": content[i : i + size]}) for i in range(0, len(content), size)]
+            for index, call in enumerate(message.get("tool_calls") or []):
+                head = {"index": index, "id": call["id"], "type": "function"}
+                out.append(
+                    chunk(
+                        {
+                            "tool_calls": [
+                                dict(head, function={"name": call["function"]["name"], "arguments": ""})
+                            ]
+                        }
+                    )
+                )
+                arguments = call["function"]["arguments"]
+                out += [
+                    chunk(
+                        {"tool_calls": [{"index": index, "function": {"arguments": arguments[i : i + size]}}]}
+                    )
+                    for i in range(0, len(arguments), size)
+                ]
+            out.append(chunk({}, choices[0]["finish_reason"]))
+        if (body.get("stream_options") or {}).get("include_usage") and "no_stream_usage" not in self.quirks:
+            out.append(dict(base, choices=[], usage=completion.get("usage")))
+        if not out:
+            out.append(dict(base, choices=[]))
+        return out
 
     def _completion(self, body: dict, reply: dict, finish: str | None) -> dict:
         message = {"role": "assistant", "content": reply.get("content")}
@@ -728,6 +856,9 @@ class ScriptedLLM:
                     {"key": "metrics", "question": "Which figures?", "default": "revenue, gross margin"},
                 ]
             return {"content": json.dumps({"needs_clarification": bool(questions), "questions": questions})}
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+        if schema:  # any other structured request (check_llm's probe): the least valid object
+            return {"content": json.dumps(_least_valid(schema))}
         return {"content": f"Scripted answer to: {_user_text(body)[-200:]}"}
 
 
@@ -793,6 +924,15 @@ def with_quotes(reply: dict, body: dict) -> dict:
             if i in shown and shown[i].strip()
         ] or [{"source_id": i, "text": claim.get("text", "")} for i in claim.get("source_ids", [])[:1]]
     return dict(reply, content=json.dumps(data, ensure_ascii=False))
+
+
+def _least_valid(schema: dict):
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: _least_valid(schema["properties"][name]) for name in schema.get("required", [])}
+    return {"array": [], "integer": 0, "number": 0, "boolean": False, "null": None}.get(kind, "text")
 
 
 def _with_report_fields(reply: dict) -> dict:

@@ -39,7 +39,8 @@ def journals_registry() -> ToolRegistry:
     return registry
 
 
-FILING = "Revenue for the quarter was USD 35,082 million, as filed."
+# It names the company and the quarter, as a filing does (the claim is checked against both).
+FILING = "NVIDIA revenue for Q3 FY2025 was USD 35,082 million, as filed."
 
 
 def filed_registry(*, exact: bool) -> ToolRegistry:

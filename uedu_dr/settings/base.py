@@ -15,6 +15,12 @@ from django.utils.translation import gettext_lazy as _
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 
+def _parse_trusted_proxies(raw: str):
+    from uedu_dr.client_address import parse_trusted_proxies  # the rule and its parser live together
+
+    return parse_trusted_proxies(raw)
+
+
 class _NamedEnv(environ.Env):
     """django-environ, except that a value that does not parse names its variable:
     `UEDU_LLM_TIMEOUT_SECONDS=twelve` stops the start with that name, not a bare ValueError."""
@@ -69,6 +75,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the client's address, resolved once (uedu_dr.client_address), for every later layer.
+    "uedu_dr.client_address.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "uedu_dr.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -297,6 +305,13 @@ UEDU_CHAT_DAILY_QUOTA = {
 }
 UEDU_DEEP_RESEARCH_ALERT_USD = _decimal("UEDU_DEEP_RESEARCH_ALERT_USD", "20")
 UEDU_DEEP_RESEARCH_DAILY_CAP_USD = _decimal("UEDU_DEEP_RESEARCH_DAILY_CAP_USD", "100")
+# The share of that cap one account's metered calls (chat, judge, context check, Bloom; what its
+# research spent counts too) may commit in a day (quotas.services.reserve_call); admins are exempt.
+UEDU_USER_DAILY_CAP_SHARE = _decimal("UEDU_USER_DAILY_CAP_SHARE", "0.05")
+if not Decimal(0) < UEDU_USER_DAILY_CAP_SHARE <= Decimal(1):
+    raise ImproperlyConfigured(
+        "UEDU_USER_DAILY_CAP_SHARE must be a fraction above 0 and at most 1 (0.05 = 5%)"
+    )
 
 UEDU_DR_MAX_STEPS = _positive_int("UEDU_DR_MAX_STEPS", 30)
 UEDU_DR_MAX_TOKENS = _positive_int("UEDU_DR_MAX_TOKENS", 200_000)
@@ -327,21 +342,50 @@ UEDU_DR_RATE_JUDGE = _rate("UEDU_DR_RATE_JUDGE", "20/m")
 UEDU_CHAT_RATE = _rate("UEDU_CHAT_RATE", "20/m")  # ordinary ClassroomGPT messages
 UEDU_DR_RATE_FEEDBACK = _rate("UEDU_DR_RATE_FEEDBACK", "30/m")  # answer feedback and reports
 
-# Log-in throttling (django-axes, uedu_dr.login_throttle): failed log-ins are counted per username
-# and, separately, per address on every log-in form; the lock backs off (doubles) per round.
+# Log-in throttling (django-axes, uedu_dr.login_throttle): failed log-ins are counted on every
+# log-in form; the lock backs off (doubles) per round.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = _positive_int("UEDU_LOGIN_FAILURE_LIMIT", 5)
 UEDU_LOGIN_COOLOFF_MINUTES = _positive_int("UEDU_LOGIN_COOLOFF_MINUTES", 15)
 AXES_COOLOFF_TIME = "uedu_dr.login_throttle.cool_off"
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks
+# A lock keys on the username and the address together, so one student's typos behind a campus NAT
+# lock only that student there; the username alone (credential stuffing from many addresses) and
+# the address alone (spraying over many accounts) lock at higher counts.
+# uedu_dr.login_throttle.LoginThrottleHandler applies the three limits, in this order.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "username", "ip_address"]
+AXES_HANDLER = "uedu_dr.login_throttle.LoginThrottleHandler"
+UEDU_LOGIN_USERNAME_FAILURE_LIMIT = _positive_int("UEDU_LOGIN_USERNAME_FAILURE_LIMIT", 20)
+if UEDU_LOGIN_USERNAME_FAILURE_LIMIT < AXES_FAILURE_LIMIT:
+    raise ImproperlyConfigured(
+        "UEDU_LOGIN_USERNAME_FAILURE_LIMIT must be at least UEDU_LOGIN_FAILURE_LIMIT "
+        "(the username-only lock is the wider one)"
+    )
+UEDU_LOGIN_ADDRESS_FAILURE_LIMIT = _positive_int("UEDU_LOGIN_ADDRESS_FAILURE_LIMIT", 100)
+if UEDU_LOGIN_ADDRESS_FAILURE_LIMIT < AXES_FAILURE_LIMIT:
+    raise ImproperlyConfigured("UEDU_LOGIN_ADDRESS_FAILURE_LIMIT must be at least UEDU_LOGIN_FAILURE_LIMIT")
+# The address axes counts is the client's (uedu_dr.client_address), IPv6 per /64.
+AXES_CLIENT_IP_CALLABLE = "uedu_dr.client_address.axes_client_ip"
 AXES_LOCKOUT_CALLABLE = "uedu_dr.login_throttle.lockout_response"
 AXES_RESET_ON_SUCCESS = True
 # A try during a lock does not restart it: the Retry-After the page gives stays true.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_ENABLE_ACCESS_FAILURE_LOG = True  # the back-off counts rounds of failures from this log
 AXES_USE_ATTEMPT_EXPIRATION = True  # each lock expires on its own, after its own back-off
-# The address is REMOTE_ADDR (as for every other per-address limit): behind a reverse proxy, run
-# daphne with --proxy-headers so that it is the client's.
+
+# The client's address (uedu_dr.client_address): which proxies in front of daphne may name it in
+# X-Forwarded-For. Unset: none (the address is the peer's). A count ("1": one nginx in front) or
+# IP networks ("10.0.0.0/8,fd00::/8"). Never run daphne with --proxy-headers instead.
+try:
+    UEDU_TRUSTED_PROXIES = _parse_trusted_proxies(env.str("UEDU_TRUSTED_PROXIES", default=""))
+except ValueError as _exc:
+    raise ImproperlyConfigured(f"UEDU_TRUSTED_PROXIES: {_exc}") from None
+# django-ratelimit's "ip" keys (password reset) use the same address; IPv6 counted per /64.
+RATELIMIT_IP_META_KEY = "uedu_dr.client_address.client_ip"
+RATELIMIT_IPV6_MASK = 64
+# How old the summary /healthz gives an anonymous probe may be (uedu_dr.health); 0 = always fresh.
+UEDU_HEALTHZ_CACHE_SECONDS = env.int("UEDU_HEALTHZ_CACHE_SECONDS", default=10)
+if not 0 <= UEDU_HEALTHZ_CACHE_SECONDS <= 300:
+    raise ImproperlyConfigured("UEDU_HEALTHZ_CACHE_SECONDS must be between 0 and 300")
 UEDU_PASSWORD_RESET_RATE = _rate("UEDU_PASSWORD_RESET_RATE", "5/h")  # per address and per e-mail
 
 # What the report does with a sentence or table cell that maps to no verified claim: "drop" it
@@ -426,8 +470,23 @@ UEDU_LLM_MODELS = {
     role: env.str(f"UEDU_LLM_MODEL_{role.upper()}", default=UEDU_LLM_DEFAULT_MODEL)
     for role in ("planner", "action", "reflection", "synthesizer", "verifier", "judge", "chat", "bloom")
 }
-UEDU_LLM_TIMEOUT_SECONDS = env.float("UEDU_LLM_TIMEOUT_SECONDS", default=120.0)
+# One attempt of one call, start to end: a slow model writing a long answer needs minutes. A dead
+# or stuck server is caught sooner, by the silence limit: no streamed byte for that many seconds
+# (on a CPU server the first byte waits for the whole prompt to be read: see `manage.py check_llm`).
+UEDU_LLM_TIMEOUT_SECONDS = env.float("UEDU_LLM_TIMEOUT_SECONDS", default=600.0)
+UEDU_LLM_SILENCE_SECONDS = env.float("UEDU_LLM_SILENCE_SECONDS", default=60.0)
 UEDU_LLM_MAX_RETRIES = env.int("UEDU_LLM_MAX_RETRIES", default=2)
+# The server's context window in tokens; 0 = ask the server (llama.cpp /props, vLLM /v1/models)
+# and, when it does not say, send prompts uncut (hosted models have windows far above ours).
+UEDU_LLM_CONTEXT_TOKENS = env.int("UEDU_LLM_CONTEXT_TOKENS", default=0)
+if not UEDU_LLM_TIMEOUT_SECONDS > 0:
+    raise ImproperlyConfigured("UEDU_LLM_TIMEOUT_SECONDS must be a positive number of seconds")
+if not UEDU_LLM_SILENCE_SECONDS > 0:  # above UEDU_LLM_TIMEOUT_SECONDS it is that timeout
+    raise ImproperlyConfigured("UEDU_LLM_SILENCE_SECONDS must be a positive number of seconds")
+if UEDU_LLM_CONTEXT_TOKENS != 0 and UEDU_LLM_CONTEXT_TOKENS < 2048:
+    raise ImproperlyConfigured(
+        "UEDU_LLM_CONTEXT_TOKENS must be 0 (ask the server) or at least 2048 tokens (what one research call needs)"
+    )
 # USD per million tokens: {"model": [input, output]}. Unknown models cost the "default" entry.
 UEDU_LLM_PRICES = env.json(
     "UEDU_LLM_PRICES",
@@ -602,6 +661,9 @@ UEDU_EMBEDDING_CACHE_DIR = Path(env.str("UEDU_EMBEDDING_CACHE_DIR", default=str(
 UEDU_EMBEDDING_BASE_URL = env.str("UEDU_EMBEDDING_BASE_URL", default="") or OPENAI_BASE_URL
 UEDU_EMBEDDING_API_KEY = env.str("UEDU_EMBEDDING_API_KEY", default="") or OPENAI_API_KEY
 UEDU_EMBEDDING_TIMEOUT_SECONDS = env.float("UEDU_EMBEDDING_TIMEOUT_SECONDS", default=60.0)
+# What the "openai" backend's tokens cost (text-embedding-3-small: $0.02 per million); each batch
+# is reserved against the daily cap and settled at the tokens reported (quotas.EmbeddingCostMeter).
+UEDU_EMBEDDING_PRICE_USD_PER_MTOK = _decimal("UEDU_EMBEDDING_PRICE_USD_PER_MTOK", "0.02")
 
 # Retrieval: HNSW candidate list size per query (recall against speed; see bench/retrieval.py).
 UEDU_RETRIEVAL_EF_SEARCH = _positive_int("UEDU_RETRIEVAL_EF_SEARCH", 100)
@@ -620,8 +682,17 @@ UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS = _positive_int("UEDU_RETRIEVAL_CHANNEL_TE
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # %(client)s: the request's client address (uedu_dr.client_address), "-" outside a request.
+    "filters": {"client": {"()": "uedu_dr.client_address.ClientAddressLogFilter"}},
+    # One record, one line: control characters in messages (file errors, model error bodies) are
+    # escaped (uedu_dr.log_format).
+    "formatters": {
+        "plain": {
+            "()": "uedu_dr.log_format.OneLineFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s [%(client)s] %(message)s",
+        }
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["client"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},

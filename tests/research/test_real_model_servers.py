@@ -1,0 +1,338 @@
+"""What a real local model server does to a research (issue 32), reproduced by the scripted
+server through the real openai client: a slow model that streams steadily, a server that goes
+silent, a context window of 4,096 tokens, chat-template tokens in replies, and a weak model's
+failed plan and action turns. The cases that matter end to end run a research on the real stack
+(Celery worker, PostgreSQL, the client over HTTP)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from agent.engine.llm import (
+    LLMClient,
+    LLMConfig,
+    LLMMalformed,
+    LLMUnavailable,
+    UsageMeter,
+    fit_prompt,
+    template_tokens_in,
+)
+from research.models import ResearchTask
+from research.services import lifecycle
+from research.tasks import execute_research_task
+from tests.support import stack
+from tests.support.scripted_llm import CONTEXT_WINDOW, Scenario, ScriptedLLM, prompt_tokens
+from tests.support.stack import wait_for
+
+QUESTION = "Compare learning analytics dashboards with question generation by Bloom's taxonomy"
+SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+ASK = [{"role": "system", "content": "You are a helper."}, {"role": "user", "content": "Say something long."}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "search_external_papers",
+            "description": "Search papers.",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}},
+                "required": ["query"],
+            },
+        },
+    }
+]
+
+
+@pytest.fixture
+def server():
+    server = ScriptedLLM().start()
+    yield server
+    server.stop()
+
+
+def client(server, **config) -> LLMClient:
+    settings = dict(models={"default": "local"}, base_url=server.url, api_key="x", max_retries=0)
+    return LLMClient(LLMConfig(**(settings | config)), UsageMeter())
+
+
+def long_answer(body) -> dict:
+    return {"content": '{"answer": "' + "slow and steady " * 20 + '"}'}
+
+
+# ---------------------------------------------------------------------- slow is not dead
+
+
+def test_a_reply_streamed_slowly_but_steadily_for_longer_than_the_silence_limit_succeeds(server):
+    server.scenario.chunk_chars, server.scenario.chunk_seconds = 20, 0.25  # 17 chunks, ~4 s
+    server.on("chat", long_answer)
+    started = time.monotonic()
+    data = client(server, silence_seconds=1.0, timeout=30).structured("chat", ASK, SCHEMA, "a")
+    assert time.monotonic() - started > 3.0  # three times the silence limit, and still an answer
+    assert data["answer"].startswith("slow and steady")
+
+
+def test_a_server_that_goes_silent_times_out_after_the_silence_limit_not_the_call_limit(server):
+    server.scenario.silent_seconds = 20
+    server.fail("chat", "silent")
+    started = time.monotonic()
+    with pytest.raises(LLMUnavailable, match="went silent for 1 s"):
+        client(server, silence_seconds=1.0, timeout=60).structured("chat", ASK, SCHEMA, "a")
+    assert time.monotonic() - started < 10
+
+
+def test_each_attempt_gets_the_configured_limit_not_a_share_of_it(server):
+    """The old client gave each of 3 attempts a third of the timeout: 1 s of 3 here."""
+    server.scenario.chunk_chars, server.scenario.chunk_seconds = 40, 0.2  # ~2 s in all
+    server.on("chat", long_answer)
+    llm = client(server, silence_seconds=1.0, timeout=3.0, max_retries=2)
+    assert llm.structured("chat", ASK, SCHEMA, "a", timeout=3.0)["answer"]
+    assert len(server.calls()) == 1
+
+
+def test_a_streamed_reply_is_assembled_with_its_tool_calls_usage_and_kept_whole_in_the_transcript(server):
+    server.scenario.chunk_chars = 3  # tool arguments arrive in pieces
+    server.on(
+        "action",
+        lambda body: {
+            "tool_calls": [{"name": "search_external_papers", "arguments": {"query": "dashboards in class"}}]
+        },
+    )
+    recorded = []
+    llm = LLMClient(
+        LLMConfig(models={"default": "local"}, base_url=server.url, api_key="x", max_retries=0),
+        UsageMeter(),
+        recorder=recorded.append,
+    )
+    turn = llm.with_tools("action", [{"role": "system", "content": "You are the researcher"}, ASK[1]], TOOLS)
+    assert [(c.name, c.arguments) for c in turn.tool_calls] == [
+        ("search_external_papers", {"query": "dashboards in class"})
+    ]
+    sent = server.calls()[0]
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
+    response = recorded[0]["response"]
+    assert (
+        response["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+        == '{"query": "dashboards in class"}'
+    )
+    assert (
+        response["usage"]["prompt_tokens"] > 0
+        and llm.meter.total.prompt_tokens == response["usage"]["prompt_tokens"]
+    )
+    assert recorded[0]["request"]["messages"] == sent["messages"]
+
+
+def test_a_server_that_streams_no_usage_is_metered_by_estimate(server):
+    server.quirk("no_stream_usage")
+    server.on("chat", long_answer)
+    llm = client(server)
+    llm.structured("chat", ASK, SCHEMA, "a")
+    assert llm.meter.total.calls == 1
+    assert llm.meter.total.prompt_tokens > 0 and llm.meter.total.completion_tokens > 0
+
+
+# ---------------------------------------------------------------------- template tokens
+
+
+def test_template_tokens_are_found_where_they_end_a_turn_only():
+    assert template_tokens_in("fine<end_of_turn>\n<start_of_turn>user") == [
+        "<end_of_turn>",
+        "<start_of_turn>",
+    ]
+    assert template_tokens_in("a<|im_end|>\n<|im_start|>user") == ["<|im_end|>", "<|im_start|>"]
+    assert template_tokens_in("done<|eot_id|><|start_header_id|>user") == [
+        "<|eot_id|>",
+        "<|start_header_id|>",
+    ]
+    assert template_tokens_in("the answer.</s>") == ["</s>"]
+    assert template_tokens_in("HTML has <s>struck</s> text and <|> alone") == []
+
+
+def test_a_structured_reply_with_template_tokens_is_malformed(server):
+    server.fail("chat", "template_tokens")
+    server.on("chat", long_answer)
+    with pytest.raises(LLMMalformed, match="chat-template tokens"):
+        client(server).structured("chat", ASK, SCHEMA, "a")
+
+
+def test_a_tool_request_answered_with_template_text_steps_down_to_the_json_tool_choice(server):
+    server.quirk("tools_as_template_text")
+    system = [{"role": "system", "content": "You are the researcher"}, ASK[1]]
+    llm = client(server)
+    turn = llm.with_tools("action", system, TOOLS)
+    assert turn.tool_calls and turn.tool_calls[0].name == "search_external_papers"
+    assert not template_tokens_in(turn.content)
+    assert [bool(c.get("tools")) for c in server.calls()] == [True, False]
+    llm.with_tools("action", system, TOOLS)  # remembered: no more native tool requests
+    assert [bool(c.get("tools")) for c in server.calls()] == [True, False, False]
+
+
+# ---------------------------------------------------------------------- the context window
+
+
+def test_fit_prompt_cuts_the_middle_of_the_longest_message_and_keeps_room_for_the_answer():
+    question = "Student's question:\nWhat do dashboards do?"
+    messages = [
+        {"role": "system", "content": "You are the planner. " * 20},
+        {"role": "user", "content": "Course context. " + "filler words " * 4000 + question},
+    ]
+    fitted, answer = fit_prompt(messages, None, 6000, 4096)
+    assert answer == 4096 // 3
+    assert fitted[0] == messages[0]  # the instructions are cut last
+    assert fitted[1]["content"].startswith("Course context.") and fitted[1]["content"].endswith(question)
+    assert "cut here to fit" in fitted[1]["content"]
+    assert prompt_tokens({"messages": fitted}) + answer <= 4096
+
+
+def test_a_prompt_over_the_window_is_cut_to_fit_what_the_server_reports(server):
+    """No window configured: the server's refusal says how big it is, the call is sent again cut
+    to it, and later calls are cut at once."""
+    server.quirk("context_4096")
+    server.on("chat", long_answer)
+    big = [ASK[0], {"role": "user", "content": "Observations: " + "dashboards help students " * 1500}]
+    llm = client(server)
+    assert llm.structured("chat", big, SCHEMA, "a")["answer"]
+    assert [prompt_tokens(c) > CONTEXT_WINDOW for c in server.calls()] == [True, False]
+    llm.structured("chat", big, SCHEMA, "a")
+    assert len(server.calls()) == 3 and prompt_tokens(server.calls()[-1]) <= CONTEXT_WINDOW
+
+
+# ---------------------------------------------------------------------- on the real stack
+
+
+def run_on_worker(personas, server, fake_openalex, capture, **env):
+    from tests.conftest import outside_world_env
+
+    worker = stack.start_worker(
+        queues="realmodel", ready_timeout=180, **(outside_world_env(server, fake_openalex) | env)
+    )
+    try:
+        with capture(execute=False):
+            task, _ = lifecycle.task_start(
+                user=personas.student, channel=personas.channel, question=QUESTION, queue=False
+            )
+        execute_research_task.apply_async((task.pk,), queue="realmodel")
+        wait_for(
+            lambda: ResearchTask.objects.get(pk=task.pk).is_terminal,
+            timeout=120,
+            message="the research to end",
+        )
+    finally:
+        worker.stop()
+    task.refresh_from_db()
+    return task, worker
+
+
+@pytest.mark.slow
+def test_a_research_completes_within_a_4096_token_window_with_template_tokens_in_replies(
+    transactional_db, personas, fake_openalex, django_capture_on_commit_callbacks
+):
+    """llama-server with a small model: a 4,096-token context (measured from /props), tool
+    requests answered with template text, a writer that once writes the next turn itself. The
+    papers found have long abstracts, so the prompts that carry them must be cut."""
+    from tests.support.fake_openalex import FakeOpenAlex, work
+
+    long = "Dashboards help students reflect on their learning when the figures are explained. " * 80
+    papers = FakeOpenAlex(
+        [
+            work(
+                f"W{i}",
+                f"Learning analytics dashboards, study {i}",
+                year=2023,
+                countries=["tw"],
+                abstract=long,
+            )
+            for i in range(1, 4)
+        ]
+    ).start()
+    server = ScriptedLLM(Scenario(preferred_tools=["search_external_papers"])).start()
+    server.quirk("context_4096", "tools_as_template_text")
+    server.fail("synthesizer", "template_tokens")
+    try:
+        task, worker = run_on_worker(
+            personas, server, papers, django_capture_on_commit_callbacks, UEDU_LLM_SILENCE_SECONDS=5
+        )
+    finally:
+        server.stop()
+        papers.stop()
+    assert task.status == "completed", f"{task.error}\n{worker.log()[-3000:]}"
+    calls = [c for c in server.calls() if c["_role"] != "chat"]
+    assert all(prompt_tokens(c) <= CONTEXT_WINDOW for c in calls)  # not one refusal
+    assert all(c["max_completion_tokens"] + prompt_tokens(c) <= CONTEXT_WINDOW for c in calls)
+    carrying_abstracts = [c for c in calls if c["_role"] in ("reflection", "claims")]  # the abstracts
+    uncut = [
+        (c["_role"], prompt_tokens(c))
+        for c in carrying_abstracts
+        if "cut here to fit" not in str(c["messages"])
+    ]
+    assert carrying_abstracts and not uncut
+    assert task.steps.filter(status="ok").count() >= 1  # tools ran, chosen as JSON
+    assert len(server.calls("synthesizer")) == 2  # the reply with template tokens was retried
+    body = task.final_answer + str(task.report_json)
+    assert task.final_answer and not template_tokens_in(body)
+
+
+@pytest.mark.slow
+def test_a_research_against_a_slow_steady_server_completes_past_the_silence_limit(
+    transactional_db, personas, fake_openalex, django_capture_on_commit_callbacks
+):
+    server = ScriptedLLM(
+        Scenario(preferred_tools=["search_external_papers"], chunk_chars=30, chunk_seconds=0.4)
+    ).start()
+    try:
+        task, worker = run_on_worker(
+            personas,
+            server,
+            fake_openalex,
+            django_capture_on_commit_callbacks,
+            UEDU_LLM_SILENCE_SECONDS=1,
+            UEDU_LLM_TIMEOUT_SECONDS=120,
+            UEDU_DR_MAX_SECONDS=300,
+        )
+    finally:
+        server.stop()
+    assert task.status == "completed", f"{task.error}\n{worker.log()[-3000:]}"
+    writer = server.calls("synthesizer")[0]
+    assert writer["stream"] is True
+    assert task.final_answer
+
+
+@pytest.mark.slow
+def test_a_failed_action_turn_and_a_failed_plan_end_in_an_answer_not_a_failed_research(
+    transactional_db, personas, fake_openalex, django_capture_on_commit_callbacks
+):
+    """The planner's two replies are malformed: the question becomes the plan. The second action
+    turn is cut off at the token limit: the gathering ends with the first turn's sources, the
+    failed turn is a step of its own, and the claims and the writing still run."""
+    server = ScriptedLLM(
+        Scenario(preferred_tools=["search_external_papers"], action_rounds=3, sufficient_after=9)
+    ).start()
+    server.fail("planner", "malformed", times=2)
+    answered = []
+
+    def action(body):
+        answered.append(1)
+        if len(answered) == 2:
+            return {"content": "I will now search for", "finish_reason": "length"}
+        return server._default("action", body, None)
+
+    server.on("action", action)
+    try:
+        task, worker = run_on_worker(personas, server, fake_openalex, django_capture_on_commit_callbacks)
+    finally:
+        server.stop()
+    assert task.status == "completed", f"{task.error}\n{worker.log()[-3000:]}"
+    assert task.plan_json["sub_questions"] == [{"question": QUESTION, "suggested_tools": []}]
+    assert task.stop_reason == "action_failed"
+    assert task.steps.filter(status="ok").exists()
+    failed = task.steps.get(status="error")
+    assert "cut off" in failed.error
+    assert server.calls("claims") and server.calls("synthesizer")
+    codes = [item["code"] for item in task.report_json.get("limitations", [])]
+    assert "plan_fallback" in codes and "action_failed" in codes
