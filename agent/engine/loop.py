@@ -387,11 +387,13 @@ class ResearchRun:
             conflicts = again
         return conflicts, rounds
 
-    def writing(self, conflicts, counter: CounterSearch) -> Draft:
+    def writing(self, conflicts, counter: CounterSearch) -> Draft | None:
         """The writer's draft, or, when the writer's call does not fit what is left of the time or
         tokens, a body of the verified claims themselves (each cites its claim, as the writer's
         lines do, and goes through the same check)."""
         ctx = self.ctx
+        if not self.claims.verified():
+            return None  # nothing verified: nothing to write (finalize says so)
         ctx.finishing("writing", after=1)  # then the draft's check
         try:
             draft = synthesize(ctx, self.claims, conflicts, counter)
@@ -399,6 +401,8 @@ class ResearchRun:
             lines = [f"- {c.text} [c{c.id}]" for c in self.claims.verified()]
             draft = Draft(answer="\n".join(lines) + "\n" if lines else "")
             self.skip("written_from_claims")
+        except PhaseFailed:
+            draft = None  # the writer failed: the body is the verified claims (writing_failed)
         ctx.note_limits()
         return draft
 

@@ -218,6 +218,9 @@ class Scenario:
     # the verifier model is asked only about the draft; True: it rewords each claim ("The source
     # states: …"), so the verifier's `verdict` decides the claims too.
     reword_claims: bool = False
+    # "en" or "zh": the claims step and the writer plant a statement in every hole of issue 31
+    # (tests/support/planted.py) while the verifier agrees with everything (verdict "supported").
+    invent: str = ""
     asks_for_judgement: bool = False
     hypothesis_status: str = "open"  # what reflection says of each planner hypothesis
     judge_keywords: tuple[str, ...] = (
@@ -640,6 +643,10 @@ class ScriptedLLM:
 
     def _default(self, role: str, body: dict, fault: str | None) -> dict:
         s = self.scenario
+        if s.invent and role in ("claims", "synthesizer"):
+            from tests.support import planted
+
+            return (planted.claims_reply if role == "claims" else planted.writer_reply)(s.invent, body)
         question = question_of(body)
         if role == "planner":
             tools = re.findall(
