@@ -1,3 +1,5 @@
+import re
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -77,16 +79,35 @@ def material_list(request, slug):
 def material_detail(request, slug, pk):
     channel = _channel(request, slug, manage=False)
     material = get_object_or_404(Material, pk=pk, channel=channel)
+    # A citation opens the material at the words a research quoted (?quote=): they are marked.
+    quote = " ".join(request.GET.get("quote", "").split())[:400]
+    pages = []
+    for page, text in material_pages(material):
+        at = _find_quote(text, quote) if quote else None
+        if at is None:
+            pages.append((page, text, "", ""))
+        else:
+            pages.append((page, text[: at[0]], text[at[0] : at[1]], text[at[1] :]))
+            quote = ""  # the first place only
     return render(
         request,
         "channels_app/material_detail.html",
         {
             "channel": channel,
             "material": material,
-            "pages": material_pages(material),
+            "pages": pages,
             "can_manage": can_manage_channel(request.user, channel),
         },
     )
+
+
+def _find_quote(text: str, quote: str) -> tuple[int, int] | None:
+    """Where `quote` is in `text`, white space aside (a page joins its chunks' lines)."""
+    words = quote.split()
+    if not words:
+        return None
+    match = re.search(r"\s+".join(re.escape(w) for w in words), text)
+    return (match.start(), match.end()) if match else None
 
 
 @login_required

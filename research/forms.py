@@ -22,3 +22,7 @@ class ReviewNoteForm(forms.Form):
 
 class ReviewQueueFilter(forms.Form):
     reviewed = forms.BooleanField(label=_("Include researches already reviewed"), required=False)
+
+
+class DashboardDayForm(forms.Form):
+    day = forms.DateField(label=_("Day"), required=False, input_formats=["%Y-%m-%d"])

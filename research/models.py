@@ -270,12 +270,14 @@ class ResearchClaim(models.Model):
         KEPT = "kept", _("kept as written")
         MARKED = "marked", _("marked in the answer")
         DROPPED = "dropped", _("removed from the answer")
+        REPLACED = "replaced", _("replaced by the text of its claims")
 
     class Kind(models.TextChoices):
         """What of the report the claim is (the report's checked units)."""
 
         SENTENCE = "sentence", _("Sentence")
         CELL = "cell", _("Table cell")
+        HEADING = "heading", _("Heading")
         JUDGEMENT = "judgement", _("Judgement")
 
     task = models.ForeignKey(ResearchTask, on_delete=models.CASCADE, related_name="claims")

@@ -6,6 +6,7 @@ labels, conflicts with links to their citations, the verification counts with la
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.utils.safestring import SafeString
@@ -50,6 +51,46 @@ class CitationView:
     snippet: str
     locator: str
     internal: bool
+    # The exact span the report's verified claims quote, inside its passage (the words around it
+    # when the passage is known), and the page or section where it is.
+    quote: str = ""
+    before: str = ""
+    after: str = ""
+    page: str = ""
+    quote_url: str = ""  # the cited material opened at that place, the quote highlighted
+    before_is_start: bool = False  # the passage starts where `before` starts (no "…")
+    after_is_end: bool = False
+
+
+# How many characters of the passage the page shows on each side of a quote.
+QUOTE_CONTEXT = 220
+
+
+def _safe_link(url: str) -> str:
+    """http(s) addresses, and this site's own pages (a course material: "/channels/…")."""
+    if url.lower().startswith(("http://", "https://")):
+        return url
+    return url if url.startswith("/") and not url.startswith("//") and "\\" not in url else ""
+
+
+def _quote_link(url: str, quote: str, internal: bool) -> str:
+    """A course material's page opened at the quote: the page highlights `quote` (?quote=)."""
+    if not (internal and url.startswith("/") and quote):
+        return ""
+    base, _, fragment = url.partition("#")
+    return f"{base}?{urlencode({'quote': quote[:400]})}" + (f"#{fragment}" if fragment else "")
+
+
+def passages_of(task: ResearchTask) -> dict[tuple[str, str], str]:
+    """The stored passage text of every source the research observed, by (url, title): what a
+    citation's character offsets point into."""
+    found: dict[tuple[str, str], str] = {}
+    for full in task.steps.exclude(result_full=None).values_list("result_full", flat=True):
+        for source in (full or {}).get("sources") or []:
+            if isinstance(source, dict):
+                key = (str(source.get("url") or ""), str(source.get("title") or ""))
+                found.setdefault(key, str(source.get("text") or source.get("snippet") or ""))
+    return found
 
 
 REASON_LABELS = {
@@ -59,11 +100,19 @@ REASON_LABELS = {
     "figure_mismatch": gettext_lazy("the figure differs from the verified claim it cites"),
     "instruction_in_source": gettext_lazy("instruction found in source"),
     "unverified": gettext_lazy("could not be checked"),
+    "partial": gettext_lazy("only partly supported: replaced by the text of the claims it cites"),
+    "not_in_claims": gettext_lazy("states words that no verified claim it cites states"),
+    "superseded": gettext_lazy("states a side that lost a settled conflict"),
 }
 KIND_LABELS = {
     "sentence": gettext_lazy("Sentence"),
     "cell": gettext_lazy("Table cell"),
+    "heading": gettext_lazy("Heading"),
     "judgement": gettext_lazy("Judgement"),
+    "assumption": gettext_lazy("Assumption"),
+    "conflict": gettext_lazy("Conflict"),
+    "counter_evidence": gettext_lazy("Counter-evidence"),
+    "code": gettext_lazy("Code block"),
 }
 LIMITATION_LABELS = {
     "limit_hit": gettext_lazy("The research stopped at a limit: %(reason)s."),
@@ -82,6 +131,22 @@ LIMITATION_LABELS = {
         "%(sources)s source(s) contained instructions addressed to an AI; they were not used as evidence."
     ),
     "no_sources": gettext_lazy("No source that could be cited was found."),
+    "claims_not_drawn": gettext_lazy("No time or tokens were left to draw claims from the sources."),
+    "written_from_claims": gettext_lazy(
+        "No time or tokens were left for the writer: the findings are the verified claims themselves."
+    ),
+    "no_verified_claims": gettext_lazy(
+        "No statement could be verified from the sources found, so the report states none."
+    ),
+    "draft_check_failed": gettext_lazy(
+        "The written answer could not be checked, so the report shows the verified claims themselves."
+    ),
+    "draft_unverified": gettext_lazy(
+        "Nothing in the written answer could be verified, so the report shows the verified claims themselves."
+    ),
+    "writing_failed": gettext_lazy(
+        "The answer could not be written, so the report shows the verified claims themselves."
+    ),
     "action_failed": gettext_lazy(
         "The model's choice of the next search failed; the answer rests on what was found until then."
     ),
@@ -120,6 +185,8 @@ class ReportView:
     judgement: dict | None
     limitations: list[str]
     not_verified: list[dict]
+    nothing_verified: bool = False  # no statement could be verified: the page says so
+    consulted: list[dict] = field(default_factory=list)  # then, the sources that were read
 
 
 def _tier_counts(counts: dict) -> list[tuple[str, int]]:
@@ -155,6 +222,11 @@ def report_view(task: ResearchTask, anchor: str, numbers: set[int]) -> ReportVie
                         "citations": [n for n in side.get("citations", []) if n in numbers],
                         "tier": str(TIER_LABELS.get(side.get("tier"), side.get("tier", ""))),
                         "prevails": c.get("prevailing_side") == i,
+                        # the losing side of a settled conflict: shown only here, attributed and marked
+                        "superseded": c.get("status") == "resolved"
+                        and c.get("prevailing_side") is not None
+                        and c.get("prevailing_side") != i,
+                        "sources": [src.get("title", "") for src in side.get("sources", [])],
                     }
                     for i, side in enumerate(c.get("sides", []))
                 ],
@@ -194,7 +266,18 @@ def report_view(task: ResearchTask, anchor: str, numbers: set[int]) -> ReportVie
         }
         for n in report.get("not_verified", [])
     ]
+    consulted = [
+        {"title": str(src.get("title", "")), "url": str(src.get("url", ""))}
+        for item in report.get("limitations", [])
+        if item.get("code") == "no_verified_claims"
+        for src in (item.get("detail") or {}).get("sources", [])
+    ]
     return ReportView(
+        nothing_verified=any(i.get("code") == "no_verified_claims" for i in report.get("limitations", [])),
+        consulted=[
+            dict(c, url=c["url"] if c["url"].lower().startswith(("http://", "https://")) else "")
+            for c in consulted
+        ],
         summary_html=render_markdown(
             report.get("summary", ""), citation_anchor=anchor, citation_numbers=numbers
         )
@@ -226,34 +309,69 @@ class AnswerView:
     feedback_note_max: int = 0
 
 
-def citation_views(raw_citations, anchor: str) -> list[CitationView]:
+def citation_views(
+    raw_citations, anchor: str, passages: dict | None = None, flagged: set | frozenset = frozenset()
+) -> list[CitationView]:
     """Stored citations (a research's, or an ordinary chat answer's) as the page lists them: only
-    http(s) links, a label for an untitled source. Used by both kinds of answer bubble."""
+    http(s) links and this site's pages, a label for an untitled source, and the quote a
+    research's claims rest on inside its passage (`passages`: passages_of the task; never the
+    stored passage of a `flagged` citation, which holds instructions to the model: its cleaned
+    excerpt only). Used by both kinds of answer bubble."""
     citations = []
     for raw in raw_citations or []:
         try:
             number = int(raw.get("number"))
         except (TypeError, ValueError, AttributeError):
             continue
-        url = str(raw.get("url") or "")
-        citations.append(
-            CitationView(
-                number=number,
-                anchor=f"{anchor}-{number}",
-                title=str(raw.get("title") or _("(untitled source)")),
-                url=url if url.lower().startswith(("http://", "https://")) else "",
-                source_tool=str(raw.get("source_tool") or ""),
-                snippet=str(raw.get("snippet") or ""),
-                locator=str(raw.get("locator") or ""),
-                internal=raw.get("origin") == "internal",
-            )
+        url = _safe_link(str(raw.get("url") or ""))
+        view = CitationView(
+            number=number,
+            anchor=f"{anchor}-{number}",
+            title=str(raw.get("title") or _("(untitled source)")),
+            url=url,
+            source_tool=str(raw.get("source_tool") or ""),
+            snippet=str(raw.get("snippet") or ""),
+            locator=str(raw.get("locator") or ""),
+            internal=raw.get("origin") == "internal",
         )
+        _place_quote(view, raw, {} if number in flagged else passages or {})
+        citations.append(view)
     return citations
+
+
+def _place_quote(view: CitationView, raw: dict, passages: dict) -> None:
+    """The quote inside its passage: the stored passage at the quote's offsets when they still
+    point at it, else the quote found in the excerpt, else the quote alone."""
+    quote = str(raw.get("quote") or "")
+    if not quote:
+        return
+    location = raw.get("location") if isinstance(raw.get("location"), dict) else {}
+    view.quote, view.page = quote, str(location.get("page") or "")
+    view.quote_url = _quote_link(view.url, quote, view.internal)
+    passage = passages.get((str(raw.get("url") or ""), str(raw.get("title") or "")), "")
+    start, end = location.get("start", -1), location.get("end", -1)
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(passage)):
+        start, end = -1, -1
+    if start < 0 or passage[start:end] != quote:
+        passage = view.snippet
+        start = passage.find(quote)
+        end = start + len(quote)
+    if start < 0:
+        return
+    view.before = passage[max(0, start - QUOTE_CONTEXT) : start]
+    view.after = passage[end : end + QUOTE_CONTEXT]
+    view.before_is_start = start <= QUOTE_CONTEXT
+    view.after_is_end = end + QUOTE_CONTEXT >= len(passage)
 
 
 def answer_view(task: ResearchTask, user) -> AnswerView:
     anchor = citation_anchor(task)
-    citations = citation_views(task.citations_json, anchor)
+    citations = citation_views(
+        task.citations_json,
+        anchor,
+        passages_of(task) if any((c or {}).get("quote") for c in task.citations_json or []) else None,
+        flagged={c.get("id") for c in (task.report_json or {}).get("citations", []) if c.get("flagged")},
+    )
     numbers = {c.number for c in citations}
     verification = task.verification_json or {}
     conflicts = []
@@ -400,9 +518,11 @@ def report_markdown_sections(report: dict) -> list[str]:
             lines.append(
                 f"- **{c.get('subject', '')}** ({state}; {FOUND_BY_LABELS.get(c.get('found_by'), c.get('found_by', ''))})"
             )
-            for side in c.get("sides", []):
+            for n, side in enumerate(c.get("sides", [])):
+                lost = c.get("status") == "resolved" and c.get("prevailing_side") not in (None, n)
                 lines.append(
                     f"  - {side.get('statement', '')} {cites(side.get('citations'))} ({TIER_LABELS.get(side.get('tier'), side.get('tier'))})"
+                    + (f" — {_('superseded')}" if lost else "")
                 )
         lines.append("")
     counter = report.get("counter_evidence") or {}

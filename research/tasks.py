@@ -14,8 +14,8 @@ from uedu_dr import jobs
 # Celery enforces these only in the prefork pool; in the threads pool the engine's own clock
 # (max_seconds + grace, with every LLM call's timeout cut to the time left) bounds a run, and
 # the reaper catches a worker that died.
-SOFT_LIMIT = settings.UEDU_DR_MAX_SECONDS + 180
-HARD_LIMIT = settings.UEDU_DR_MAX_SECONDS + 240
+SOFT_LIMIT = settings.UEDU_DR_MAX_SECONDS + settings.UEDU_DR_GRACE_SECONDS + 60
+HARD_LIMIT = settings.UEDU_DR_MAX_SECONDS + settings.UEDU_DR_GRACE_SECONDS + 120
 
 
 @shared_task(

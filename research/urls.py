@@ -7,6 +7,7 @@ urlpatterns = [
     path("notifications", pages.notification_settings, name="research_notifications"),
     path("review", pages.review_queue, name="research_review_queue"),
     path("feedback", pages.feedback_list, name="research_feedback"),
+    path("channel/<slug:slug>/dashboard", pages.channel_dashboard, name="research_channel_dashboard"),
     path("task/<uuid:task_uuid>", pages.result, name="research_result"),
     path("task/<uuid:task_uuid>/answer.md", pages.download, name="research_download"),
     path("task/<uuid:task_uuid>/outcome", pages.outcome_fragment, name="research_outcome"),

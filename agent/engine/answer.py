@@ -48,19 +48,31 @@ _FULLWIDTH_LATIN = {c: c - 0xFEE0 for c in (*range(0xFF21, 0xFF3B), *range(0xFF4
 class Segment:
     text: str
     sentence: bool = False
-    cell: bool = False  # a table cell of a body row (header rows and row labels are structure)
+    cell: bool = False  # a table cell, header row and row labels included
+    heading: bool = False  # a Markdown heading line
+    role: str = ""  # of a cell: "header" (the header row), "label" (a row's first cell) or ""
+    # What a label or a header cell stands for: the markers of its row (a label) or its table.
+    context_ids: list[int] = field(default_factory=list)
+    context_claim_ids: list[int] = field(default_factory=list)
+
+    @property
+    def unit(self) -> bool:
+        """Every piece of text the reader sees is checked: sentences, cells and headings."""
+        return self.sentence or self.cell or self.heading
 
     @property
     def ids(self) -> list[int]:
-        return marker_ids(self.text) if (self.sentence or self.cell) else []
+        return marker_ids(self.text) if self.unit else []
 
     @property
     def claim_ids(self) -> list[int]:
-        return claim_marker_ids(self.text) if (self.sentence or self.cell) else []
+        return claim_marker_ids(self.text) if self.unit else []
 
     @property
     def claim(self) -> str:
         text = CLAIM_MARKER.sub("", MARKER.sub("", self.text))
+        if self.heading:
+            text = re.sub(r"^\s*#{1,6}\s*|\s*#*\s*$", "", text)
         return re.sub(r"[ \t]+([。．.,，！!？?；;])", r"\1", text).strip()
 
 
@@ -112,8 +124,9 @@ def split_sentences(text: str) -> list[str]:
     return [p for p in pieces if p]
 
 
-def _table_row(line: str) -> list[Segment]:
-    """A body row: the first cell is the row's label, every other non-empty cell is a claim."""
+def _table_row(line: str, header: bool = False) -> list[Segment]:
+    """A row: every non-empty cell is a unit; the first is the row's label, a header row's cells
+    are headers (both stand for the markers around them when they have none of their own)."""
     body = line.rstrip("\n")
     pieces = _CELL_SPLIT.split(body)
     out: list[Segment] = []
@@ -125,7 +138,8 @@ def _table_row(line: str) -> list[Segment]:
         inner = 0 < index < len(pieces) - 1 or (index == 0 and not body.lstrip().startswith("|"))
         if inner:
             cells_seen += 1
-        out.append(Segment(piece, cell=inner and cells_seen > 1 and bool(piece.strip())))
+        role = "header" if header else ("label" if cells_seen == 1 else "")
+        out.append(Segment(piece, cell=inner and bool(piece.strip()), role=role if inner else ""))
     if line.endswith("\n"):
         out.append(Segment("\n"))
     return out
@@ -134,21 +148,30 @@ def _table_row(line: str) -> list[Segment]:
 def segments(markdown: str) -> list[Segment]:
     out: list[Segment] = []
     in_code = False
+    table: list[list[Segment]] = []  # the rows of the table being read
     lines = markdown.splitlines(keepends=True)
     for n, line in enumerate(lines):
         stripped = line.strip()
+        if table and not (not in_code and stripped.startswith("|")):
+            _give_context(table)
+            table = []
         if stripped.startswith("```"):
             in_code = not in_code
             out.append(Segment(line))
             continue
         if not in_code and stripped.startswith("|"):
             following = lines[n + 1].strip() if n + 1 < len(lines) else ""
-            if _TABLE_SEPARATOR.fullmatch(stripped) or _TABLE_SEPARATOR.fullmatch(following):
-                out.append(Segment(line))  # the separator and the header row are labels
+            if _TABLE_SEPARATOR.fullmatch(stripped):
+                out.append(Segment(line))
             else:
-                out.extend(_table_row(line))
+                row = _table_row(line, header=bool(_TABLE_SEPARATOR.fullmatch(following)))
+                table.append(row)
+                out.extend(row)
             continue
-        if in_code or not stripped or stripped.startswith("#") or re.fullmatch(r"[-*_]{3,}", stripped):
+        if not in_code and re.match(r"#{1,6}\s", stripped):
+            out.append(Segment(line, heading=True))
+            continue
+        if in_code or not stripped or re.fullmatch(r"[-*_]{3,}", stripped):
             out.append(Segment(line))
             continue
         prefix = _LIST_PREFIX.match(line).group(1)
@@ -160,7 +183,24 @@ def segments(markdown: str) -> list[Segment]:
             out.append(Segment(piece, sentence=True))
         if newline:
             out.append(Segment(newline))
+    if table:
+        _give_context(table)
     return out
+
+
+def _give_context(rows: list[list[Segment]]) -> None:
+    """A label stands for the markers of its row, a header for those of its whole table."""
+    cells = [[p for p in row if p.cell] for row in rows]
+    table_ids = list(dict.fromkeys(i for row in cells for p in row for i in p.ids))
+    table_claims = list(dict.fromkeys(i for row in cells for p in row for i in p.claim_ids))
+    for row in cells:
+        row_ids = list(dict.fromkeys(i for p in row for i in p.ids))
+        row_claims = list(dict.fromkeys(i for p in row for i in p.claim_ids))
+        for p in row:
+            if p.role == "header" or not (row_ids or row_claims):
+                p.context_ids, p.context_claim_ids = table_ids, table_claims
+            elif p.role == "label":
+                p.context_ids, p.context_claim_ids = row_ids, row_claims
 
 
 def join(parts: list[Segment]) -> str:

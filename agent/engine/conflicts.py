@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from . import figures
+from .body import grounds, novel_words
 from .claims import Claim, ClaimSet
 from .sources import SourceRegistry
 from .types import TIER_RANK
@@ -36,7 +37,9 @@ class Conflict:
     re_search: dict = field(default_factory=lambda: {"rounds": 0, "new_sources": 0, "new_claim_ids": []})
 
     def key(self) -> str:
-        return f"{self.found_by}:{self.subject.lower()}"
+        # A contradiction may have no subject (the verifier's words were not its claims'): its claims name it.
+        name = self.subject.lower() or ",".join(str(i) for s in self.sides for i in sorted(s.claim_ids))
+        return f"{self.found_by}:{name}"
 
     def weigh(self) -> None:
         ranks = [TIER_RANK.get(side.tier, 9) for side in self.sides]
@@ -116,7 +119,11 @@ def find(registry: SourceRegistry, claims: ClaimSet, contradictions: list[dict])
             )
             for c in members
         ]
-        conflict = Conflict(subject=said["reason"] or members[0].text, found_by="verifier", sides=sides)
+        # The verifier's words name the subject only when they are its claims' words: a model's
+        # free text is never shown as a fact.
+        reason = said["reason"] or ""
+        subject = reason if reason.strip() and not novel_words(reason, grounds(members)) else ""
+        conflict = Conflict(subject=subject, found_by="verifier", sides=sides)
         conflict.weigh()
         found.append(conflict)
     return found

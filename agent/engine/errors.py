@@ -21,3 +21,13 @@ class LimitReached(Exception):
     def __init__(self, reason: str, value, limit):
         self.reason, self.value, self.limit = reason, value, limit
         super().__init__(reason)
+
+
+class OutOfBudget(PhaseFailed):
+    """A call of a finishing phase (claims, verification, writing) did not fit what is left of the
+    research's time or token budget, grace included: the loop finishes without it, with what it
+    has, and the report says so. `reason` is the limit: max_seconds or max_tokens."""
+
+    def __init__(self, phase: str, cause: Exception | str, reason: str):
+        self.reason = reason
+        super().__init__(phase, cause)

@@ -145,6 +145,9 @@ class ReflectionDone(Event):
     covered_sub_questions: list
     hypotheses: list[dict]  # {index, status}
     sources: int
+    # True when the reflection's model call failed and the loop went on without a verdict
+    # (left out otherwise): such a round reflected nothing, and the signals do not count it.
+    failed: bool | None = None
 
 
 @dataclass(frozen=True)

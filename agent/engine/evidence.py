@@ -11,13 +11,20 @@ from dataclasses import dataclass, field
 
 from . import events, prompts, schemas
 from .boundaries import url_observed, url_permitted
-from .errors import PhaseFailed
+from .errors import LimitReached, PhaseFailed
 from .llm import LLMError
 from .sources import render_observations, render_tool_result
 from .state import RunContext
 from .types import Source, ToolResult
 
 TOOL_CALL_TIMEOUT_SECONDS = 90
+UNAVAILABLE = {
+    "sufficient": False,
+    "missing": [],
+    "covered_sub_questions": [],
+    "hypotheses": [],
+    "reasoning": "reflection unavailable",
+}
 
 
 @dataclass
@@ -133,7 +140,7 @@ class Gatherer:
             started[call.id] = run.clock()
             futures[self.pool.submit(self._safe_call, call.name, call.arguments)] = (index, call)
         pending = set(futures)
-        deadline = run.clock() + TOOL_CALL_TIMEOUT_SECONDS
+        deadline = min(run.clock() + TOOL_CALL_TIMEOUT_SECONDS, run.tool_deadline())
         while pending:
             done, pending = wait(
                 pending, timeout=max(0.0, deadline - run.clock()), return_when=FIRST_COMPLETED
@@ -141,7 +148,7 @@ class Gatherer:
             if not done:
                 for future in pending:
                     index, call = futures[future]
-                    late = ToolResult(error=f"timed out after {TOOL_CALL_TIMEOUT_SECONDS}s")
+                    late = ToolResult(error=f"timed out after {self._ms(started[call.id]) // 1000}s")
                     outcomes[call.id] = self._complete(index, call, late, self._ms(started[call.id]))
                 break
             for future in done:
@@ -320,9 +327,15 @@ class Gatherer:
                 },
             ]
 
+        failed = None
         try:
             data = run.structured("reflection", build, schemas.REFLECTION, "reflection", enforce_limits=True)
+        except LimitReached as limit:
+            # Time or tokens ran out before the reflection: gathering ends here (the loop reports it).
+            run.reach(limit.reason, limit.value, limit.limit)
+            data = dict(UNAVAILABLE)
         except PhaseFailed:
+            failed = True
             # A failed reflection must not end the research: carry on gathering (limits still apply).
             data = {
                 "sufficient": False,
@@ -347,6 +360,7 @@ class Gatherer:
                 covered_sub_questions=data["covered_sub_questions"],
                 hypotheses=[{"index": i, "status": s} for i, s in sorted(status.items())],
                 sources=len(run.registry),
+                failed=failed,
             )
         )
         data["hypotheses_settled"] = settled

@@ -322,6 +322,9 @@ class LLMClient:
         self.config = config
         self.meter = meter or UsageMeter()
         self.recorder = recorder
+        # Admits each request against a research's spending ceiling (agent/engine/budget.py);
+        # None outside a research (chat and the light calls reserve per call instead).
+        self.gate = None
         # A system text every call of this client carries (the teacher's usage rules): set once
         # per run here, the one place every phase's call passes through, so a phase added later
         # inherits it without knowing about it.
@@ -497,7 +500,7 @@ class LLMClient:
             params = self._request_params(role, model, shaped, budget)
             started = time.monotonic()
             try:
-                reply = self._post(model, sent_messages, params, timeout)
+                reply = self._metered_post(role, model, sent_messages, params, timeout)
             except _Silent as exc:
                 raise LLMUnavailable(f"{role}: {exc}") from None
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
@@ -531,7 +534,6 @@ class LLMClient:
                 continue
             except openai.OpenAIError as exc:  # anything else the SDK raises is still an LLM failure
                 raise LLMUnavailable(f"{role}: {type(exc).__name__}: {_short(exc)}") from None
-            self._account(role, model, reply, sent_messages)
             self._record(role, model, sent_messages, params, reply, time.monotonic() - started)
             if reply.message is None:
                 raise LLMEmpty(f"{role}: the server answered without choices")
@@ -546,6 +548,21 @@ class LLMClient:
                 )
             return reply
         raise LLMUnavailable(f"{role}: the LLM server refused every variant of the request")
+
+    def _metered_post(self, role: str, model: str, messages: list[dict], params: dict, timeout) -> Reply:
+        """One request, admitted first by the research's spending ceiling when there is one
+        (agent/engine/budget.py: it may lower the answer bound in `params`, or refuse), and
+        counted in the meter before its admission is given back."""
+        grant = self.gate.admit(role, model, messages, params) if self.gate is not None else None
+        reply = None
+        try:
+            reply = self._post(model, messages, params, timeout)
+            self._account(role, model, reply, messages)
+            return reply
+        finally:
+            if grant is not None:
+                usage = reply.usage() if reply is not None else None
+                self.gate.release(grant, usage[0] if usage else None)
 
     def _with_preamble(self, messages: list[dict]) -> list[dict]:
         """The preamble after the phase's own system prompt, in the same (first) system message:
@@ -572,6 +589,10 @@ class LLMClient:
             "security": {"bearer_auth": True},
             "timeout": openai.Timeout(limit, connect=min(10.0, limit), read=silence),
         }
+        if timeout is not None and timeout < self.config.timeout:
+            # The caller's deadline (a research's time limit) is nearer than a whole attempt: the
+            # SDK may not try again past it (a retry would restart both clocks).
+            options["max_retries"] = 0
         body = {"model": model, "messages": messages, **params, "stream": True}
         started = time.monotonic()
         stream = self._client.post(
@@ -645,7 +666,9 @@ class LLMClient:
                 "model": model,
                 # The tools' names, not their schemas (the registry has those; bench/tokens.py counts them).
                 "request": {
-                    "messages": messages,
+                    # A copy as sent: the action conversation grows and is compacted in place
+                    # before the sink stores this (a replay matches requests by these messages).
+                    "messages": [dict(m) for m in messages],
                     **{k: v for k, v in params.items() if k != "tools"},
                     **(
                         {"tool_names": [t["function"]["name"] for t in params["tools"]]}

@@ -6,7 +6,15 @@ A macro plan-and-execute state machine with a ReAct loop inside the evidence pha
 no Django: it receives a toolbox bound to one user and channel, an LLM client, an event sink and
 a cancellation check, and returns a ResearchResult. Cancellation and limits are checked before
 every LLM call and every tool call. The phases get the run's narrow context (state.RunContext)
-and return what they found; only this module adds it to the run's counters."""
+and return what they found; only this module adds it to the run's counters.
+
+A limit reached anywhere (time, tokens, steps, tool calls; in planning, a turn, a reflection, the
+counter-search or a finishing phase) ends gathering, is reported once (`limit_hit`), and the
+research still answers with what it has. The finishing phases run on what is left of the time
+and tokens, grace included, each on its share (state.RunContext.finishing); a phase that does not
+fit is skipped: no claims drawn (`claims_not_drawn`), claims left unchecked
+(`verification_incomplete`), or a body that is the verified claims themselves
+(`written_from_claims`)."""
 
 from __future__ import annotations
 
@@ -17,7 +25,7 @@ from . import claims as claims_phase
 from . import conflicts as conflict_rules
 from . import events, prompts, schemas
 from .claims import ClaimSet
-from .errors import Cancelled, PhaseFailed
+from .errors import Cancelled, OutOfBudget, PhaseFailed
 from .evidence import Gatherer, TurnFailed, TurnOutcome
 from .llm import LLMClient, LLMError, LLMUnavailable
 from .plan import Plan, SubQuestion
@@ -25,7 +33,7 @@ from .report import empty_report, finalize
 from .state import RunContext
 from .types import EventSink, Limits, ResearchInput, ResearchResult, Source, Toolbox
 from .verification import verify_claims
-from .writing import CounterSearch, synthesize
+from .writing import CounterSearch, Draft, synthesize
 
 
 class ResearchRun:
@@ -68,6 +76,8 @@ class ResearchRun:
         self.claims = ClaimSet()
         self.contradictions: list[dict] = []
         self.incomplete = False
+        # Finishing phases skipped for want of time or tokens (a limitation each, in the report).
+        self.skipped: list[str] = []
         self.failed_turns: list[str] = []  # the kinds of LLM error that ended action turns
         self.plan_fallback = False
 
@@ -81,13 +91,15 @@ class ResearchRun:
                 self.adopt_plan(self.given_plan)
             else:
                 self.plan_phase()
+            ctx.note_limits()  # a limit the planning reached is reported now; gathering will not start
             if self.stop_after_plan:
                 ctx.checkpoint(enforce_limits=False)  # a cancel during planning ends the run here
                 return self._result("planned", "plan_review")
             gatherer = Gatherer(ctx, self.tools)
             stop_reason = self.evidence_phase(gatherer)
             counter = self.counter_search(gatherer) if self.wants_counter_search() else CounterSearch()
-            ctx.checkpoint(enforce_limits=False)
+            ctx.note_limits()
+            self.cancel_point()
             if len(ctx.registry) == 0:
                 draft = synthesize(ctx, self.claims, [], counter)
                 # The engine's own "nothing to cite" message: nothing to verify, nothing to mark.
@@ -109,8 +121,9 @@ class ResearchRun:
                 )
             conflicts = self.claims_and_verification(gatherer)
             conflicts, conflict_rounds = self.resolve_conflicts(gatherer, conflicts)
-            ctx.checkpoint(enforce_limits=False)  # a cancel during the last call stops before writing
-            draft = synthesize(ctx, self.claims, conflicts, counter)
+            self.cancel_point()  # a cancel during the last call stops before writing
+            draft = self.writing(conflicts, counter)
+            ctx.finishing("check", after=0)
             finished = finalize(
                 ctx,
                 draft,
@@ -129,6 +142,9 @@ class ResearchRun:
         finally:
             if gatherer is not None:
                 gatherer.close()
+        ctx.note_limits()  # a limit the draft's check reached
+        if ctx.limit_hit and not any(item["code"] == "limit_hit" for item in finished.report["limitations"]):
+            finished.report["limitations"].append({"code": "limit_hit", "detail": {"reason": ctx.limit_hit}})
         report = finished.verification
         ctx.sink.emit(
             events.VerificationDone(
@@ -211,6 +227,8 @@ class ResearchRun:
             try:
                 outcome = self.turn(gatherer)
             except TurnFailed as exc:
+                if not ctx.budget_left():
+                    return "limit_hit"  # the turn was cut at the time limit or refused at the token limit
                 # A weak or slow model's bad turn (cut off, malformed, silent) ends the gathering
                 # with what was found: the claims and the writing still run on it. Only when
                 # nothing was found yet does the model get a second try.
@@ -299,8 +317,16 @@ class ResearchRun:
         """Draw claims from the sources (or from `only` these new ones), verify them, and find the
         conflicts among all claims so far."""
         ctx = self.ctx
-        new = claims_phase.extract(ctx, only=only, first_id=self.claims.next_id())
-        check = verify_claims(ctx, new)
+        ctx.finishing("claims", after=3)  # then verification, writing and the draft's check
+        try:
+            new = claims_phase.extract(ctx, only=only, first_id=self.claims.next_id())
+        except OutOfBudget:
+            new = []
+            self.skip("claims_not_drawn")
+        ctx.note_limits()
+        ctx.finishing("verification", after=2)
+        check = verify_claims(ctx, new)  # a batch out of time or tokens leaves its claims unverified
+        ctx.note_limits()
         self.claims.claims.extend(new)
         self.incomplete = self.incomplete or check.incomplete
         self.contradictions += check.contradictions
@@ -349,7 +375,7 @@ class ResearchRun:
             if not outcome.called or not outcome.new_sources or not new_ids:
                 break  # nothing new to weigh
             before = {c.id for c in self.claims.claims}
-            ctx.checkpoint(enforce_limits=False)
+            self.cancel_point()
             again = conflict_rules.carry_over(conflicts, self.claims_and_verification(gatherer, only=new_ids))
             added = [c.id for c in self.claims.claims if c.id not in before]
             for c in again:
@@ -361,11 +387,44 @@ class ResearchRun:
             conflicts = again
         return conflicts, rounds
 
+    def writing(self, conflicts, counter: CounterSearch) -> Draft | None:
+        """The writer's draft, or, when the writer's call does not fit what is left of the time or
+        tokens, a body of the verified claims themselves (each cites its claim, as the writer's
+        lines do, and goes through the same check)."""
+        ctx = self.ctx
+        if not self.claims.verified():
+            return None  # nothing verified: nothing to write (finalize says so)
+        ctx.finishing("writing", after=1)  # then the draft's check
+        try:
+            draft = synthesize(ctx, self.claims, conflicts, counter)
+        except OutOfBudget:
+            lines = [f"- {c.text} [c{c.id}]" for c in self.claims.verified()]
+            draft = Draft(answer="\n".join(lines) + "\n" if lines else "")
+            self.skip("written_from_claims")
+        except PhaseFailed:
+            draft = None  # the writer failed: the body is the verified claims (writing_failed)
+        ctx.note_limits()
+        return draft
+
+    def skip(self, code: str) -> None:
+        if code not in self.skipped:
+            self.skipped.append(code)
+
+    def cancel_point(self) -> None:
+        """A cancel stops the run here; past the hard deadline the finishing phases' calls are
+        refused one by one and the report is assembled from what there is (no model call)."""
+        try:
+            self.ctx.checkpoint(enforce_limits=False)
+        except OutOfBudget:
+            pass
+
     def limitations(self) -> list[dict]:
         ctx = self.ctx
+        ctx.note_limits()
         out = []
         if ctx.limit_hit:
             out.append({"code": "limit_hit", "detail": {"reason": ctx.limit_hit}})
+        out += [{"code": code, "detail": {}} for code in self.skipped]
         failed: dict[str, int] = {}
         for failure in self.failures:
             failed[failure["tool"]] = failed.get(failure["tool"], 0) + 1

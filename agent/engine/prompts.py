@@ -77,10 +77,12 @@ Markdown, in {language}, from the VERIFIED CLAIMS only. Rules:
 - Every sentence and every table cell you write states verified claims and ends with their ids as
   markers [c3] (several: [c3][c7]). A sentence or a cell that states something no verified claim
   says will be removed by the engine and listed as not verified: do not write it.
-- A comparison goes in a Markdown table: the header row and the first column are labels; every
-  other cell holds one figure or fact with its claim marker.
+- Use the claims' own words: every sentence, table cell, row label and heading is checked, and one
+  with words no claim it cites states is replaced by those claims' text.
+- A table of figures is rebuilt by the engine from the figure claims its cells cite.
 - "summary": two or three sentences answering the question directly, with claim markers.
-- "answer": the findings, in sections with headings. No raw HTML, no images, no links.
+- "answer": the findings, in sections headed by the plan's sub-questions, word for word. No raw
+  HTML, no images, no links, no code.
 - Counter-evidence is what was found AGAINST the main conclusions (claims marked counter="yes", found
   by the counter-search): state it where it exists, in "counter_evidence" with its claim ids, and say
   how it weighs against the support (how many independent sources of which tier on each side).

@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 
 import jsonschema_rs
 
+from . import figures
 from .answer import (
     Numbering,
     Segment,
@@ -23,20 +24,26 @@ from .answer import (
     scrub_links,
     segments,
 )
-from .claims import ClaimSet
-from .conflicts import Conflict
+from .body import claim_sentence, claims_body, figure_table, grounds, novel_names, novel_words, same_text
+from .claims import Claim, ClaimSet
+from .conflicts import Conflict, Side
 from .quotes import located_text, page_of
 from .state import RunContext
 from .types import TIER_RANK, Citation
 from .verification import (
     FABRICATED,
+    FIGURE_MISMATCH,
     INSTRUCTION,
     INSTRUCTION_TEXT,
     LOW_CREDIBILITY,
     MARKS,
     NO_CITATION,
+    NOT_IN_CLAIMS,
+    SUPERSEDED,
+    UNSUPPORTED,
     UNVERIFIED,
     UnitVerdict,
+    best_tier,
     check_draft,
     obeys_instructions,
     tier_weight,
@@ -143,6 +150,16 @@ REPORT_SCHEMA = {
                                 "tier": _TIER,
                                 "value": {"type": ["number", "null"]},
                                 "unit": _STR,
+                                "quotes": {
+                                    "type": "array",
+                                    "description": "the verbatim spans the side's claims rest on",
+                                    "items": {
+                                        "type": "object",
+                                        "required": ["text", "citation"],
+                                        "additionalProperties": False,
+                                        "properties": {"text": _STR, "citation": {"type": "integer"}},
+                                    },
+                                },
                                 "sources": {"type": "array", "items": _SOURCE_REF},
                             },
                         },
@@ -214,7 +231,19 @@ REPORT_SCHEMA = {
                 "required": ["kind", "text", "reason", "sources"],
                 "additionalProperties": False,
                 "properties": {
-                    "kind": {"type": "string", "enum": ["sentence", "cell", "judgement"]},
+                    "kind": {
+                        "type": "string",
+                        "enum": [
+                            "sentence",
+                            "cell",
+                            "heading",
+                            "judgement",
+                            "assumption",
+                            "conflict",
+                            "counter_evidence",
+                            "code",
+                        ],
+                    },
                     "text": {
                         "type": ["string", "null"],
                         "description": "null when the text came from an instruction in a source",
@@ -228,6 +257,9 @@ REPORT_SCHEMA = {
                             "figure_mismatch",
                             INSTRUCTION,
                             UNVERIFIED,
+                            "partial",
+                            NOT_IN_CLAIMS,
+                            SUPERSEDED,
                         ],
                     },
                     "detail": _STR,
@@ -349,6 +381,20 @@ def _independent_by_tier(run: RunContext, ids) -> dict:
     return counts
 
 
+def _sources_of_unit(run: RunContext, unit: UnitVerdict, claims: ClaimSet) -> list[dict]:
+    return [
+        _source_ref(run, i)
+        for i in dict.fromkeys(
+            unit.source_ids + [i for c in unit.claim_ids if claims.get(c) for i in claims.get(c).source_ids]
+        )
+        if run.registry.get(i)
+    ]
+
+
+# What the ledger (ResearchClaim.verdict) records for the engine's newer codes.
+_LEDGER_VERDICT = {NOT_IN_CLAIMS: "unsupported", SUPERSEDED: "unsupported"}
+
+
 def _apply(
     run: RunContext,
     parts: list[Segment],
@@ -357,8 +403,17 @@ def _apply(
     ledger: list[dict],
     not_verified: list[dict],
 ) -> None:
-    """Keep, drop or (opt-in) mark each unit; write its ledger entry and, when it leaves the body,
-    its not-verified entry (naming the sources; never the text of an instruction)."""
+    """Keep, replace, drop or (opt-in) mark each unit; write its ledger entry and, when its text
+    leaves the body, its not-verified entry (naming the sources; never the text of an
+    instruction). A partly supported sentence becomes the text of the claims it cites (those the
+    body does not state already), so its extra words never stay."""
+    stated = {
+        c.id
+        for u in units
+        if u.verified and parts[u.part].sentence
+        for c in (claims.get(i) for i in u.claim_ids)
+        if c is not None and same_text(parts[u.part].claim, c.text)
+    }
     for unit in units:
         part = parts[unit.part]
         sources = [run.registry.get(i) for i in unit.source_ids if run.registry.get(i)]
@@ -368,7 +423,7 @@ def _apply(
             "kind": unit.kind,
             "source_ids": unit.source_ids,
             "claim_ids": unit.claim_ids,
-            "verdict": unit.verdict,
+            "verdict": _LEDGER_VERDICT.get(unit.verdict, unit.verdict),
             "reason": unit.detail,
             "verifier_confidence": unit.confidence,
             "confidence": unit.confidence if unit.verified else 0.0,
@@ -388,19 +443,26 @@ def _apply(
                     "text": None if instruction else part.claim,
                     "reason": unit.verdict,
                     "detail": unit.detail[:300],
-                    "sources": [
-                        _source_ref(run, i)
-                        for i in dict.fromkeys(
-                            unit.source_ids
-                            + [i for c in unit.claim_ids if claims.get(c) for i in claims.get(c).source_ids]
-                        )
-                        if run.registry.get(i)
-                    ],
+                    "sources": _sources_of_unit(run, unit, claims),
                 }
             )
             if instruction:
                 entry["text"] = ""  # the planted text is quoted nowhere, the ledger included
-            part.text = " — " if part.cell else ""
+            replacement = ""
+            if unit.replaceable and part.sentence:
+                fresh = [
+                    c
+                    for c in (claims.get(i) for i in unit.claim_ids)
+                    if c is not None and c.verified and c.id not in stated
+                ]
+                stated |= {c.id for c in fresh}
+                joiner = "" if run.lang == "zh" else " "
+                replacement = joiner.join(claim_sentence(c, run.lang) for c in fresh)
+                if replacement:
+                    entry["action"] = "replaced"
+                    trailing = part.text[len(part.text.rstrip()) :]
+                    replacement += trailing or ("" if run.lang == "zh" else " ")
+            part.text = replacement or (" — " if part.cell else "")
         else:
             mark = MARKS["uncited" if unit.verdict == NO_CITATION else "unverified"][run.lang]
             stripped = part.text.rstrip()
@@ -431,11 +493,17 @@ class Checked:
     units: list[UnitVerdict]
     ledger: list[dict]
     not_verified: list[dict]
+    # The writer's conflicts and counter-evidence, rebuilt from claim records.
+    writer_conflicts: list[Conflict] = field(default_factory=list)
+    counter_found: list[dict] = field(default_factory=list)  # [{"summary", "source_ids", "claim_ids"}]
+    limitations: list[dict] = field(default_factory=list)
+    superseded: set[int] = field(default_factory=set)
+    stated_claims: set[int] = field(default_factory=set)  # the claims the body states
 
 
 def finalize(
     run: RunContext,
-    draft: Draft,
+    draft: Draft | None,
     claims: ClaimSet,
     conflicts: list[Conflict],
     *,
@@ -446,8 +514,15 @@ def finalize(
     incomplete: bool,
 ) -> Finished:
     """The four jobs, in order: check the draft, number the citations, build the report, keep the
-    verification record."""
-    checked = check(run, draft, claims)
+    verification record. No draft (the writer failed): the body is the verified claims."""
+    if not _body_claims(claims, superseded_claims(conflicts)):
+        draft = Draft(answer="")
+        checked = nothing_verified(run, claims)
+    elif draft is None:
+        draft = Draft(answer="")
+        checked = fallback(run, draft, claims, conflicts, code="writing_failed")
+    else:
+        checked = check(run, draft, claims, conflicts)
     by_number, citations = number_citations(run, checked, draft, conflicts, claims)
     report = build_report(
         run,
@@ -483,9 +558,263 @@ def finalize(
     return Finished(answer=full_answer, citations=citations, verification=verification, report=report)
 
 
-def check(run: RunContext, draft: Draft, claims: ClaimSet) -> Checked:
-    """Summary, findings and the judgement's text, unit by unit; what fails leaves the body (or is
-    marked, opt-in); claim markers become the claims' source markers."""
+def superseded_claims(conflicts: list[Conflict]) -> set[int]:
+    """The claims of every side that lost a conflict the engine settled."""
+    return {
+        i
+        for c in conflicts
+        if c.status == "resolved" and c.prevailing_side is not None
+        for n, side in enumerate(c.sides)
+        if n != c.prevailing_side
+        for i in side.claim_ids
+    }
+
+
+def _body_claims(claims: ClaimSet, superseded: set[int]) -> list[Claim]:
+    return [c for c in claims.verified() if c.id not in superseded and not c.flagged]
+
+
+def fallback(
+    run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Conflict], *, code: str
+) -> Checked:
+    """The body when the draft cannot be used: the verified claims under the plan's
+    sub-questions, each with its citation; `code` says why, as a limitation."""
+    superseded = superseded_claims(conflicts)
+    sources_of = {c.id: c.source_ids for c in claims.claims}
+    answer = claims_body(
+        _body_claims(claims, superseded), [sq.question for sq in run.plan.sub_questions], run.lang
+    )
+    return Checked(
+        stated_claims={c.id for c in _body_claims(claims, superseded)},
+        summary="",
+        answer=expand_claim_markers(answer, sources_of),
+        judgement=None,
+        units=[],
+        ledger=[],
+        not_verified=[],
+        limitations=[{"code": code, "detail": {}}],
+        superseded=superseded,
+    )
+
+
+def nothing_verified(run: RunContext, claims: ClaimSet) -> Checked:
+    """No statement could be verified: the body stays empty and the report says so with a code
+    (the page words it in the reader's language) and the sources that were consulted."""
+    consulted = [_source_ref(run, i) for i, _ in run.registry.items() if not run.registry.flagged(i)]
+    return Checked(
+        summary="",
+        answer="",
+        judgement=None,
+        units=[],
+        ledger=[],
+        not_verified=[],
+        limitations=[
+            {
+                "code": "no_verified_claims",
+                "detail": {"claims": len(claims.claims), "sources": consulted[:30]},
+            }
+        ],
+    )
+
+
+def _without_code(markdown: str, not_verified: list[dict]) -> str:
+    """Fenced code blocks leave the body (a report states claims; code states none)."""
+    out, block, fence = [], [], None
+    for line in markdown.splitlines(keepends=True):
+        stripped = line.strip()
+        if fence is None and stripped.startswith(("```", "~~~")):
+            fence, block = stripped[:3], []
+            continue
+        if fence is not None:
+            if stripped.startswith(fence):
+                fence = None
+                text = "".join(block).strip()
+                if text:
+                    not_verified.append(
+                        {
+                            "kind": "code",
+                            "text": text[:300],
+                            "reason": NOT_IN_CLAIMS,
+                            "detail": "",
+                            "sources": [],
+                        }
+                    )
+            else:
+                block.append(line)
+            continue
+        out.append(line)
+    if fence is not None and "".join(block).strip():
+        not_verified.append(
+            {
+                "kind": "code",
+                "text": "".join(block).strip()[:300],
+                "reason": NOT_IN_CLAIMS,
+                "detail": "",
+                "sources": [],
+            }
+        )
+    return "".join(out)
+
+
+_TABLE_LINE = re.compile(r"^\s*\|")
+
+
+def _figure_tables(
+    markdown: str, claims: ClaimSet, superseded: set[int], rendered: list[str]
+) -> tuple[str, str]:
+    """Tables that state figures are rendered by the engine from the verified figure claims they
+    cite; returns (markdown with the engine's tables, the writer's tables for checking apart)."""
+    lines = markdown.splitlines(keepends=True)
+    out, writer, n = [], [], 0
+    while n < len(lines):
+        if not _TABLE_LINE.match(lines[n]):
+            out.append(lines[n])
+            n += 1
+            continue
+        end = n
+        while end < len(lines) and _TABLE_LINE.match(lines[end]):
+            end += 1
+        block = "".join(lines[n:end])
+        cells = [p for p in segments(block) if p.cell and p.role != "header"]
+        if any(figures.stated_figures(p.claim) for p in cells):
+            cited_claims = {i for p in cells for i in p.claim_ids}
+            cited_sources = {i for p in cells for i in p.ids}
+            shown = [
+                c
+                for c in _body_claims(claims, superseded)
+                if c.kind == "figure" and (c.id in cited_claims or set(c.source_ids) & cited_sources)
+            ]
+            table = figure_table(shown)
+            if table not in rendered:  # two tables of the same claims are one table
+                rendered.append(table)
+                out.append(table)
+            writer.append(block + "\n")
+        else:
+            out.append(block)
+        n = end
+    return "".join(out), "".join(writer)
+
+
+def _trust_engine_tables(parts: list[Segment], engine_lines: set[str]) -> None:
+    """The rows of the engine's own figure tables are claims' fields, not the writer's words."""
+    line: list[Segment] = []
+    for part in parts:
+        line.append(part)
+        if part.text.endswith("\n"):
+            if "".join(p.text for p in line) in engine_lines:
+                for p in line:
+                    p.cell = False
+            line = []
+    if line and "".join(p.text for p in line) + "\n" in engine_lines:
+        for p in line:
+            p.cell = False
+
+
+def _give_headings_context(parts: list[Segment]) -> None:
+    """A heading stands for the markers of its section (up to the next heading)."""
+    for n, part in enumerate(parts):
+        if not part.heading:
+            continue
+        ids, cids = [], []
+        for later in parts[n + 1 :]:
+            if later.heading:
+                break
+            ids += later.ids
+            cids += later.claim_ids
+        part.context_ids, part.context_claim_ids = list(dict.fromkeys(ids)), list(dict.fromkeys(cids))
+
+
+def _rebuild_conflicts(
+    run: RunContext,
+    draft: Draft,
+    claims: ClaimSet,
+    engine: list[Conflict],
+    superseded: set[int],
+    not_verified: list[dict],
+) -> list[Conflict]:
+    """The writer's conflicts, each side rebuilt from the verified claims of the sources it names
+    (their text, quotes and sources). A side without one: the conflict leaves the report."""
+    engine_sources = [set(s.source_ids) for c in engine for s in c.sides]
+    out = []
+    usable = _body_claims(claims, set())
+    for c in draft.conflicts:
+        if all(set(p["source_ids"]) in engine_sources for p in c["positions"]):
+            continue  # the engine found it already
+        sides = []
+        for p in c["positions"]:
+            members = [m for m in usable if set(m.source_ids) & set(p["source_ids"])]
+            if not members:
+                break
+            ids = list(dict.fromkeys(i for m in members for i in m.source_ids))
+            sides.append(
+                Side(
+                    statement=" ".join(m.text for m in members),
+                    claim_ids=[m.id for m in members],
+                    source_ids=ids,
+                    tier=best_tier(run, ids),
+                    value=members[0].value if len(members) == 1 else None,
+                    unit=members[0].unit if len(members) == 1 else "",
+                )
+            )
+        if len(sides) < 2 or len(sides) != len(c["positions"]):
+            not_verified.append(
+                {
+                    "kind": "conflict",
+                    "text": " / ".join([c["topic"]] + [p["summary"] for p in c["positions"]])[:300],
+                    "reason": UNSUPPORTED,
+                    "detail": "a side rests on no verified claim",
+                    "sources": [
+                        _source_ref(run, i)
+                        for i in dict.fromkeys(i for p in c["positions"] for i in p["source_ids"])
+                        if run.registry.get(i)
+                    ],
+                }
+            )
+            continue
+        members = [claims.get(i) for s in sides for i in s.claim_ids]
+        subject = c["topic"] if not novel_words(c["topic"], grounds(members)) else ""
+        out.append(Conflict(subject=subject, found_by="writer", sides=sides))
+    return out
+
+
+def _rebuild_counter(
+    run: RunContext, draft: Draft, claims: ClaimSet, superseded: set[int], not_verified: list[dict]
+) -> list[dict]:
+    """The writer's counter-evidence, as the verified claims of the sources it names: its words
+    stay only when those claims state every one of them."""
+    usable = _body_claims(claims, superseded)
+    out = []
+    for item in draft.counter_evidence:
+        members = [m for m in usable if set(m.source_ids) & set(item["source_ids"])]
+        if not members:
+            not_verified.append(
+                {
+                    "kind": "counter_evidence",
+                    "text": item["summary"][:300] or None,
+                    "reason": UNSUPPORTED,
+                    "detail": "rests on no verified claim",
+                    "sources": [_source_ref(run, i) for i in item["source_ids"] if run.registry.get(i)],
+                }
+            )
+            continue
+        summary = item["summary"]
+        if not summary.strip() or novel_words(summary, grounds(members)):
+            summary = " ".join(m.text for m in members)
+        out.append(
+            {
+                "summary": summary,
+                "source_ids": list(dict.fromkeys(i for m in members for i in m.source_ids)),
+                "claim_ids": [m.id for m in members],
+            }
+        )
+    return out
+
+
+def check(run: RunContext, draft: Draft, claims: ClaimSet, conflicts: list[Conflict] = ()) -> Checked:
+    """Summary, findings and the judgement, unit by unit (headings, labels and questions
+    included); what fails leaves the body (or is marked, opt-in), a partly supported sentence
+    becomes its claims' text; claim markers become the claims' source markers. When the check
+    cannot run, or nothing the writer wrote survives, the body is the verified claims."""
     # A "disagreement" or "counter-evidence" that a source's instructions asked for is neither.
     draft.conflicts = [
         c
@@ -498,11 +827,48 @@ def check(run: RunContext, draft: Draft, claims: ClaimSet) -> Checked:
     draft.counter_evidence = [
         c for c in draft.counter_evidence if not obeys_instructions(run, c["summary"], set(c["source_ids"]))
     ]
-    summary_parts, answer_parts = segments(draft.summary), segments(draft.answer)
-    judgement_parts = segments(draft.judgement["text"]) if draft.judgement else []
-    everything = summary_parts + [Segment("\n\n")] + answer_parts + [Segment("\n\n")] + judgement_parts
-    units = check_draft(run, everything, claims)
+    superseded = superseded_claims(list(conflicts))
     ledger, not_verified = [], []
+    summary_md = _without_code(draft.summary, not_verified)
+    answer_md = _without_code(draft.answer, not_verified)
+    engine_tables: list[str] = []
+    summary_md, summary_tables = _figure_tables(summary_md, claims, superseded, engine_tables)
+    answer_md, answer_tables = _figure_tables(answer_md, claims, superseded, engine_tables)
+    summary_parts, answer_parts = segments(summary_md), segments(answer_md)
+    engine_lines = {line + "\n" for table in engine_tables for line in table.splitlines()}
+    _trust_engine_tables(summary_parts, engine_lines)
+    _trust_engine_tables(answer_parts, engine_lines)
+    _give_headings_context(answer_parts)
+    _give_headings_context(summary_parts)
+    judgement_parts = segments(draft.judgement["text"]) if draft.judgement else []
+    rests_on = []
+    if draft.judgement:
+        rests_on = [
+            i
+            for i in draft.judgement["claim_ids"]
+            if claims.get(i) and claims.get(i).verified and i not in superseded
+        ]
+        for part in judgement_parts:
+            if part.unit:
+                part.role, part.context_claim_ids = "judgement", rests_on
+    # The writer's own figure tables are checked (to list what was wrong) but never shown.
+    writer_tables = [p for p in segments(summary_tables + answer_tables)]
+    for part in writer_tables:
+        if part.role == "header" or part.heading:
+            part.cell = part.heading = False
+        elif part.cell:
+            part.role = part.role or "figure_table"
+    everything = (
+        summary_parts
+        + [Segment("\n\n")]
+        + answer_parts
+        + [Segment("\n\n")]
+        + judgement_parts
+        + [Segment("\n\n")]
+        + writer_tables
+    )
+    result = check_draft(run, everything, claims, superseded)
+    units = result.units
     for entry in draft.fabricated:  # sentences citing only invented ids: gone already, listed here
         entry = dict(entry)
         if obeys_instructions(run, entry["text"]):
@@ -518,38 +884,79 @@ def check(run: RunContext, draft: Draft, claims: ClaimSet) -> Checked:
             }
         )
     body_end = len(summary_parts) + 1 + len(answer_parts)
+    judgement_end = body_end + 1 + len(judgement_parts)
     _apply(run, everything, [u for u in units if u.part < body_end], claims, ledger, not_verified)
-    judgement = None
-    if draft.judgement is not None:
-        j_units = [u for u in units if u.part > body_end]
-        rests_on = [i for i in draft.judgement["claim_ids"] if claims.get(i) and claims.get(i).verified]
-        obeying = any(u.verdict == INSTRUCTION for u in j_units) or obeys_instructions(
-            run, " ".join(draft.judgement["assumptions"])
+    for unit in units:
+        if unit.part <= judgement_end:
+            continue
+        # A cell of the writer's figure table: the engine's table stands in its place.
+        instruction = unit.verdict == INSTRUCTION
+        tiers = sorted(
+            {run.registry.get(i).tier for i in unit.source_ids if run.registry.get(i)},
+            key=lambda t: TIER_RANK.get(t, 9),
         )
-        if rests_on and not obeying:
-            judgement = {
-                "text": join(judgement_parts),
-                "claim_ids": rests_on,
-                "assumptions": draft.judgement["assumptions"],
+        ledger.append(
+            {
+                "text": "" if instruction else everything[unit.part].claim,
+                "kind": "cell",
+                "source_ids": unit.source_ids,
+                "claim_ids": unit.claim_ids,
+                "verdict": _LEDGER_VERDICT.get(unit.verdict, unit.verdict),
+                "reason": unit.detail,
+                "verifier_confidence": unit.confidence,
+                "confidence": 0.0,
+                "tiers": tiers,
+                "web_only": tiers == ["web"],
+                "action": "replaced" if unit.verified else "dropped",
             }
-        else:
-            reason = INSTRUCTION if obeying else "unsupported"
+        )
+        if not unit.verified:
             not_verified.append(
                 {
-                    "kind": "judgement",
-                    "text": None if reason == INSTRUCTION else join(judgement_parts).strip(),
-                    "reason": reason,
-                    "detail": INSTRUCTION_TEXT if reason == INSTRUCTION else "rests on no verified claim",
-                    "sources": [],
+                    "kind": "cell",
+                    "text": None if instruction else everything[unit.part].claim,
+                    "reason": unit.verdict,
+                    "detail": unit.detail[:300],
+                    "sources": _sources_of_unit(run, unit, claims),
                 }
             )
+    judgement = _checked_judgement(
+        run,
+        draft,
+        claims,
+        superseded,
+        rests_on,
+        judgement_parts,
+        [u for u in units if body_end < u.part < judgement_end],
+        body_end + 1,
+        not_verified,
+    )
     if run.inp.unsupported_policy != "mark" and any(
-        e["action"] == "kept" and e["verdict"] not in ("supported", "partial") for e in ledger
+        e["action"] == "kept" and e["verdict"] != "supported" for e in ledger
     ):
-        raise AssertionError("strict policy: an unverified sentence or cell was about to stay in the body")
+        raise AssertionError("strict policy: an unverified unit was about to stay in the body")
+    writer_conflicts = _rebuild_conflicts(run, draft, claims, list(conflicts), superseded, not_verified)
+    counter_found = _rebuild_counter(run, draft, claims, superseded, not_verified)
     sources_of = {c.id: c.source_ids for c in claims.claims}
     summary = expand_claim_markers(join(summary_parts), sources_of) if draft.summary.strip() else ""
     answer = expand_claim_markers(join(answer_parts), sources_of)
+    if result.failed or (_body_claims(claims, superseded) and not marker_ids(summary + answer)):
+        code = "draft_check_failed" if result.failed else "draft_unverified"
+        base = fallback(run, draft, claims, list(conflicts), code=code)
+        summary, answer, judgement = "", base.answer, None if result.failed else judgement
+        limitations, stated = base.limitations, base.stated_claims
+    else:
+        limitations = []
+        stated = {
+            i
+            for e in ledger
+            if e["action"] in ("kept", "replaced") and e["kind"] in ("sentence", "cell")
+            for i in e.get("claim_ids", [])
+        } | {
+            c.id
+            for c in _body_claims(claims, superseded)
+            if c.kind == "figure" and f"[c{c.id}]" in summary_md + answer_md
+        }
     if judgement:
         cited = [i for c in judgement["claim_ids"] for i in sources_of[c]]
         judgement["text"] = expand_claim_markers(judgement["text"], sources_of).rstrip() + "".join(
@@ -562,7 +969,87 @@ def check(run: RunContext, draft: Draft, claims: ClaimSet) -> Checked:
         units=units,
         ledger=ledger,
         not_verified=not_verified,
+        writer_conflicts=writer_conflicts,
+        counter_found=counter_found,
+        limitations=limitations,
+        superseded=superseded,
+        stated_claims=stated - superseded,
     )
+
+
+def _checked_judgement(
+    run: RunContext,
+    draft: Draft,
+    claims: ClaimSet,
+    superseded: set[int],
+    rests_on: list[int],
+    parts: list[Segment],
+    units: list[UnitVerdict],
+    offset: int,
+    not_verified: list[dict],
+) -> dict | None:
+    """Each sentence of the judgement is a unit checked against the verified claims it names;
+    one that fails leaves it. Each assumption may state no number or name that no verified claim
+    states. A judgement left with no sentence, or resting on no verified claim, leaves the report."""
+    if draft.judgement is None:
+        return None
+    obeying = any(u.verdict == INSTRUCTION for u in units) or obeys_instructions(
+        run, " ".join(draft.judgement["assumptions"])
+    )
+    for unit in units:
+        if unit.verified:
+            continue
+        part = parts[unit.part - offset]
+        not_verified.append(
+            {
+                "kind": "judgement",
+                "text": None if unit.verdict == INSTRUCTION else part.claim,
+                "reason": unit.verdict,
+                "detail": unit.detail[:300],
+                "sources": _sources_of_unit(run, unit, claims),
+            }
+        )
+        part.text = ""
+    text = join(parts).strip() if any(u.verified for u in units) else ""
+    if not rests_on or obeying or not text:
+        if not units or any(u.verified for u in units):  # say why when no sentence was listed yet
+            not_verified.append(
+                {
+                    "kind": "judgement",
+                    "text": None if obeying else (text or draft.judgement["text"].strip() or None),
+                    "reason": INSTRUCTION if obeying else UNSUPPORTED,
+                    "detail": INSTRUCTION_TEXT if obeying else "rests on no verified claim",
+                    "sources": [],
+                }
+            )
+        return None
+    usable = _body_claims(claims, superseded)
+    allowed_figures = [q for c in usable for q in figures.quantities(c.text)] + [
+        q for c in usable for q in [figures.of_claim(c.value, c.unit)] if q is not None
+    ]
+    assumptions = []
+    for assumption in draft.judgement["assumptions"]:
+        new = novel_names(assumption, grounds(usable))
+        wrong = [
+            q
+            for q in figures.stated_figures(assumption)
+            if not any(q.matches(a, exact=False) for a in allowed_figures)
+        ]
+        if new or wrong:
+            not_verified.append(
+                {
+                    "kind": "assumption",
+                    "text": assumption,
+                    "reason": FIGURE_MISMATCH if wrong else NOT_IN_CLAIMS,
+                    "detail": ("names or numbers no verified claim states: " + ", ".join(new))[:300]
+                    if new
+                    else "the figure is stated by no verified claim",
+                    "sources": [],
+                }
+            )
+            continue
+        assumptions.append(assumption)
+    return {"text": text, "claim_ids": rests_on, "assumptions": assumptions}
 
 
 def number_citations(
@@ -579,10 +1066,8 @@ def number_citations(
         + (checked.judgement["text"] if checked.judgement else ""),
         valid,
     )
-    extra = [i for c in conflicts for s in c.sides for i in s.source_ids] + [
-        i for c in draft.counter_evidence for i in c["source_ids"]
-    ]
-    extra += [i for c in draft.conflicts for p in c["positions"] for i in p["source_ids"]]
+    extra = [i for c in [*conflicts, *checked.writer_conflicts] for s in c.sides for i in s.source_ids]
+    extra += [i for c in checked.counter_found for i in c["source_ids"]]
     for source_id in extra:
         if source_id in valid and source_id not in numbering.by_source:
             numbering.by_source[source_id] = len(numbering.by_source) + 1
@@ -674,13 +1159,12 @@ def build_report(
         return [by_number[i] for i in dict.fromkeys(ids) if i in by_number]
 
     kept_units = [u for u in checked.units if u.verified]
+    stated = checked.stated_claims
     findings = []
     for heading, text in _sections(checked.answer):
         ids = marker_ids(text)
         sources = {sid for sid, n in by_number.items() if n in ids}
-        used = sorted(
-            {cid for u in kept_units for cid in u.claim_ids if set(sources_of.get(cid, [])) & sources}
-        )
+        used = sorted({cid for cid in stated if set(sources_of.get(cid, [])) & sources})
         findings.append(
             {
                 "heading": heading,
@@ -704,6 +1188,16 @@ def build_report(
                 ],
             }
         )
+
+    def quotes(side: Side) -> list[dict]:
+        """The verbatim spans the side's claims rest on, each with the citation it quotes."""
+        out = []
+        for claim in (claims.get(i) for i in side.claim_ids):
+            for quote in getattr(claim, "quotes", []) if claim is not None and not claim.flagged else []:
+                if quote.source_id in by_number and quote.text:
+                    out.append({"text": quote.text, "citation": by_number[quote.source_id]})
+        return out
+
     conflict_rows = [
         {
             "subject": c.subject,
@@ -720,48 +1214,20 @@ def build_report(
                     "tier": s.tier,
                     "value": s.value,
                     "unit": s.unit,
+                    "quotes": quotes(s),
                     "sources": [_source_ref(run, i) for i in s.source_ids],
                 }
                 for s in c.sides
             ],
         }
-        for c in conflicts
+        for c in [*conflicts, *checked.writer_conflicts]
     ]
-    engine_sources = [set(s.source_ids) for c in conflicts for s in c.sides]
-    for c in draft.conflicts:
-        if all(set(p["source_ids"]) in engine_sources for p in c["positions"]):
-            continue  # the engine found it already
-        sides = [
-            {
-                "statement": p["summary"],
-                "claim_ids": [],
-                "citations": numbers(p["source_ids"]),
-                "tier": min(
-                    (run.registry.get(i).tier for i in p["source_ids"]), key=lambda t: TIER_RANK.get(t, 9)
-                ),
-                "value": None,
-                "unit": "",
-                "sources": [_source_ref(run, i) for i in p["source_ids"]],
-            }
-            for p in c["positions"]
-        ]
-        conflict_rows.append(
-            {
-                "subject": c["topic"],
-                "found_by": "writer",
-                "status": "unresolved",
-                "resolution": "",
-                "prevailing_side": None,
-                "re_search": {"rounds": 0, "new_sources": 0, "new_claim_ids": []},
-                "sides": sides,
-            }
-        )
-    against = {i for c in draft.counter_evidence for i in c["source_ids"]}
+    against = {i for c in checked.counter_found for i in c["source_ids"]}
     against |= {i for c in claims.verified() if c.found_by == "counter_search" for i in c.source_ids}
     support = {i for u in kept_units for i in u.source_ids} - against
     found = [
-        {"summary": c["summary"], "citations": numbers(c["source_ids"]), "claim_ids": []}
-        for c in draft.counter_evidence
+        {"summary": c["summary"], "citations": numbers(c["source_ids"]), "claim_ids": c["claim_ids"]}
+        for c in checked.counter_found
     ]
     counter_report = {
         "searched": counter.ran,
@@ -771,7 +1237,7 @@ def build_report(
         "support_by_tier": _independent_by_tier(run, support),
         "against_by_tier": _independent_by_tier(run, against),
     }
-    limitations = list(limitations)
+    limitations = list(limitations) + checked.limitations
     unresolved = [r for r in conflict_rows if r["status"] == "unresolved"]
     web_only = sum(1 for e in checked.ledger if e.get("web_only") and e["action"] == "kept")
     if counter.ran and not found:

@@ -150,7 +150,9 @@ def render_tool_result(
         return f"Tool error: {neutralise(result.error)}"
     if not numbered:
         data = (
-            json.dumps(result.data, ensure_ascii=False, default=str)[:4000]
+            # Keys sorted: the same data reads the same whether a tool just returned it or a replay
+            # read it back from the database (jsonb keeps no key order).
+            json.dumps(result.data, ensure_ascii=False, default=str, sort_keys=True)[:4000]
             if result.data is not None
             else "no results"
         )

@@ -156,6 +156,13 @@ class Limits:
     # After max_seconds the answer is still written and verified, within this much more time;
     # past it the research fails (nothing in a research can run unbounded).
     grace_seconds: float = 120.0
+    # The tokens the finishing phases (claims, verification, writing, the draft's check) may use
+    # beyond max_tokens: a research never uses more than max_tokens + grace_tokens in all, which
+    # is what the product reserves for it (agent/engine/budget.py, research.services.settlement).
+    grace_tokens: int = 36_000
+    # What the product reserved for the research in USD (0: no cost ceiling beyond the tokens'):
+    # no request is sent whose worst case would take the research's cost past it.
+    max_cost_usd: float = 0.0
     max_tool_calls: int = 60  # a budget within the hard limits; complexity may lower it
     max_calls_per_round: int = 4
     # Targeted re-search rounds a conflict may trigger before it is reported as unresolved.

@@ -6,19 +6,21 @@
    model). A failure is final and costs no model call; a claim that only restates its quote is
    supported with no model call either. The verifier model reads the other claims' quotes and
    judges only whether their wording follows from them.
-2. The draft (after writing): every sentence and every table cell must map to verified claims
-   (claim markers [cN], or source markers [N] of sources with verified claims), state no figure
-   those claims do not state, repeat no flagged passage, and be judged supported by the claims it
-   cites. What fails leaves the body under the strict policy (or is marked under `mark`) and is
-   listed, with its reason, as not verified."""
+2. The draft (after writing): every unit — sentence, table cell, header and row label, heading,
+   judgement sentence — must map to verified claims (claim markers [cN], or source markers [N] of
+   sources with verified claims), repeat no flagged passage, state no figure and no word those
+   claims do not state (body.py), and, unless code settled it (a claim rendered verbatim, a label,
+   a heading), be judged supported by the verifier. What fails leaves the body under the strict
+   policy (or is marked under `mark`), a partly supported sentence becomes its claims' text, and
+   each is listed, with its reason, as not verified."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from . import checks, figures, instructions, prompts, quotes, schemas
-from .answer import Segment, is_factual
+from . import body, checks, figures, instructions, prompts, quotes, schemas
+from .answer import Segment
 from .checks import (
     DIRECTION_CONTRADICTS_QUOTE,
     ENTITY_NOT_IN_QUOTE,
@@ -42,6 +44,8 @@ FIGURE_MISMATCH = "figure_mismatch"
 QUOTE_NOT_FOUND = "quote_not_found"
 INSTRUCTION = "instruction_in_source"
 UNVERIFIED = "unverified"
+NOT_IN_CLAIMS = "not_in_claims"  # words that no claim the unit cites states (code)
+SUPERSEDED = "superseded"  # states the losing side of a conflict the engine settled
 INSTRUCTION_TEXT = "instruction found in source"
 # Why code failed a claim before any model read it (the page words them in the reader's language).
 CLAIM_REASONS = (
@@ -257,40 +261,72 @@ def _verify_batch(run: RunContext, batch) -> tuple[dict[int, dict], list[dict]]:
 
 @dataclass
 class UnitVerdict:
-    """The verdict on one sentence or table cell of the draft."""
+    """The verdict on one unit of the draft: a sentence, a table cell, a heading, a judgement's
+    sentence."""
 
     part: int  # index in the segments
-    kind: str  # sentence | cell
-    verdict: str  # supported | partial | unsupported | no_citation | instruction_in_source | figure_mismatch | unverified
+    kind: str  # sentence | cell | heading | judgement
+    verdict: str  # supported | partial | unsupported | no_citation | instruction_in_source | figure_mismatch | not_in_claims | superseded | unverified
     claim_ids: list[int]
     source_ids: list[int]
     confidence: float = 0.0
     detail: str = ""
+    by_code: bool = False  # settled by code alone (no model call)
 
     @property
     def verified(self) -> bool:
-        return self.verdict in ("supported", "partial")
+        return self.verdict == "supported"
+
+    @property
+    def replaceable(self) -> bool:
+        """Partly supported: the unit's claims are verified but its words go beyond them. It is
+        replaced by the text of those claims or leaves the body; its extra words never stay."""
+        return self.verdict in ("partial", NOT_IN_CLAIMS) and bool(self.claim_ids)
 
 
-def claimable(part: Segment) -> bool:
-    if part.cell:
-        return bool(part.claim.strip()) and part.claim.strip() not in ("-", "—", "–", "n/a", "N/A", "")
-    return part.sentence and is_factual(part)
+@dataclass
+class DraftCheck:
+    units: list[UnitVerdict]
+    failed: bool = False  # the verifier could not run on the units it had to judge
 
 
-def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list[UnitVerdict]:
+def _kind(part: Segment) -> str:
+    if part.heading:
+        return "heading"
+    if part.role == "judgement":
+        return "judgement"
+    return "cell" if part.cell else "sentence"
+
+
+def _plan_heading(run: RunContext, text: str) -> bool:
+    """A heading that is the student's question or one of the plan's sub-questions."""
+    wanted = body.normalise(text).strip(" ?？:：.。")
+    asked = [run.inp.question] + [sq.question for sq in run.plan.sub_questions]
+    return bool(wanted) and any(body.normalise(q).strip(" ?？:：.。") == wanted for q in asked)
+
+
+def check_draft(
+    run: RunContext, parts: list[Segment], claims: ClaimSet, superseded: set[int] = frozenset()
+) -> DraftCheck:
+    """Every unit: code first (citations, figures, words, names), then the verifier for the
+    sentences and body cells code let through. `superseded`: the claims of a side that lost a
+    settled conflict, which the body may not state."""
     flagged = [p for f in run.registry.flags.values() for p in f.passages]
     verdicts: list[UnitVerdict] = []
     to_model: list[tuple[UnitVerdict, list[Claim]]] = []
     for n, part in enumerate(parts):
-        if not (part.sentence or part.cell) or not claimable(part):
+        if not part.unit or not part.claim.strip(" —–-|"):
             continue
-        claim_ids, source_ids = part.claim_ids, part.ids
-        kind = "cell" if part.cell else "sentence"
-        unit = UnitVerdict(n, kind, "", claim_ids, source_ids)
+        kind = _kind(part)
+        claim_ids = part.claim_ids or part.context_claim_ids
+        source_ids = part.ids or ([] if part.claim_ids else part.context_ids)
+        unit = UnitVerdict(n, kind, "", claim_ids, source_ids, by_code=True)
         verdicts.append(unit)
         if instructions.repeats(part.claim, flagged):
             unit.verdict, unit.detail = INSTRUCTION, INSTRUCTION_TEXT
+            continue
+        if part.heading and _plan_heading(run, part.claim):
+            unit.verdict, unit.detail, unit.claim_ids, unit.source_ids = "supported", "plan", [], []
             continue
         if not claim_ids and not source_ids:
             unit.verdict, unit.detail = NO_CITATION, "no claim or source cited"
@@ -298,10 +334,12 @@ def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list
         named = [c for c in (claims.get(i) for i in claim_ids) if c is not None]
         by_source = [c for c in claims.claims if set(c.source_ids) & set(source_ids)]
         candidates = list({c.id: c for c in named + by_source}.values())
-        good = [c for c in candidates if c.verified]
+        good = [c for c in candidates if c.verified and c.id not in superseded]
         if not good:
             if candidates and all(c.reason == INSTRUCTION for c in candidates):
                 unit.verdict, unit.detail = INSTRUCTION, INSTRUCTION_TEXT
+            elif any(c.id in superseded for c in candidates):
+                unit.verdict, unit.detail = SUPERSEDED, "states a side that lost a settled conflict"
             else:
                 unit.verdict = UNSUPPORTED
                 unit.detail = (
@@ -309,6 +347,8 @@ def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list
                     or "no verified claim says this"
                 )
             continue
+        good_ids = {c.id for c in good}
+        unit.claim_ids = [c.id for c in named if c.id in good_ids] or [c.id for c in good]
         stated = figures.stated_figures(part.claim)
         allowed = [q for c in good for q in figures.quantities(c.text)]
         allowed += [q for c in good for q in [figures.of_claim(c.value, c.unit)] if q is not None]
@@ -318,12 +358,27 @@ def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list
                 "the figure differs from the verified claims it cites",
             )
             continue
-        unit.claim_ids = [c.id for c in (named or good) if c.verified] or [c.id for c in good]
+        if kind == "judgement":
+            new = body.novel_names(part.claim, body.grounds(good) + [run.inp.question])
+        else:
+            new = body.novel_words(part.claim, body.grounds(good))
+        if new:
+            unit.verdict = NOT_IN_CLAIMS
+            unit.detail = ("words no cited claim states: " + ", ".join(new))[:300]
+            continue
+        if kind in ("heading",) or part.role in ("header", "label", "figure_table"):
+            unit.verdict = "supported"  # a title or a label: its words are its claims' words
+            continue
+        if any(body.same_text(part.claim, c.text) for c in good):
+            unit.verdict = "supported"  # the claim's own text: verified already
+            continue
+        unit.by_code = False
         to_model.append((unit, good))
+    failed = False
     for unit in verdicts:
         _withhold_if_obedient(run, unit, claims, parts[unit.part].claim)
     if to_model:
-        answers, _, _ = _ask_verifier(
+        answers, _, failed = _ask_verifier(
             run, [(u.part, parts[u.part].claim, [(c.id, c.text) for c in good]) for u, good in to_model]
         )
         for unit, good in to_model:
@@ -337,6 +392,8 @@ def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list
                 )
             else:
                 unit.verdict = answer["verdict"]
+                if unit.verdict == "partial":
+                    unit.detail = answer["reason"] or "partly supported by the claims it cites"
                 weigh = run.credibility or tier_weight
                 weight = max(
                     (weigh(run.registry.get(i)) for c in good for i in c.source_ids if run.registry.get(i)),
@@ -345,12 +402,26 @@ def check_draft(run: RunContext, parts: list[Segment], claims: ClaimSet) -> list
                 unit.confidence = round(
                     min(answer["confidence"], max(c.verifier_confidence for c in good)) * weight, 3
                 )
-                unit.source_ids = (
-                    list(dict.fromkeys(i for c in good if c.id in unit.claim_ids for i in c.source_ids))
-                    or unit.source_ids
-                )
             _withhold_if_obedient(run, unit, claims, parts[unit.part].claim)
-    return verdicts
+    for unit in verdicts:
+        if unit.claim_ids and unit.verdict in ("supported", "partial", NOT_IN_CLAIMS):
+            unit.source_ids = (
+                list(
+                    dict.fromkeys(
+                        i for c in unit.claim_ids if claims.get(c) for i in claims.get(c).source_ids
+                    )
+                )
+                or unit.source_ids
+            )
+        if unit.verified and unit.by_code:
+            weigh = run.credibility or tier_weight
+            good = [claims.get(i) for i in unit.claim_ids if claims.get(i)]
+            weight = max(
+                (weigh(run.registry.get(i)) for c in good for i in c.source_ids if run.registry.get(i)),
+                default=0.0,
+            )
+            unit.confidence = round(max((c.verifier_confidence for c in good), default=0.0) * weight, 3)
+    return DraftCheck(verdicts, failed=failed)
 
 
 def obeys_instructions(run: RunContext, text: str, cited: set[int] = frozenset()) -> bool:

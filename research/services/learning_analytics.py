@@ -1,18 +1,25 @@
 """Learning-analytics signals of a research task, along the Educational Omics dimensions.
 
 Every signal is derived from what each task already stores (its request row's Bloom level, its
-plan, its events, its counters, the channel's chat log), so it is computed when asked (by the
-export) and is always current: follow-up questions, for instance, keep arriving after the task.
+plan and the student's plan edits, its events, its counters, the channel's chat log), so it is
+computed when asked (by the export) and is always current: follow-ups, for instance, keep
+arriving after the task. Each name says what is counted:
 
-- Cognomics: the Bloom level of the question (its request row), the number of sub-questions the
-  planner made, the number of reflection rounds (reflection_done events).
+- Cognomics: the Bloom level of the question (its request row); `sub_questions`, the number of
+  sub-questions the planner made (the plan before the student's review; `sub_questions_researched`
+  is the plan the research ran, after it); `reflection_rounds`, the reflections that gave a
+  verdict (reflection_done events; a reflection whose model call failed says `failed` and is not
+  counted: it reflected nothing).
 - Linguomics: the question's length and language complexity (language_measures below), and the
-  follow-ups: questions the student asked in the same conversation (their chat in the channel)
-  after the answer, while it was their latest research there, that refer to it (its link or task
-  id, or one of its numbered sources "[N]").
+  follow-ups: chat questions the student asked in the same channel after the answer, while it was
+  their latest research there, that refer to it (its link or task id, or one of its numbered
+  sources "[N]"), plus follow-up researches (`follow_up_researches`): the student's next research
+  in the channel, whose prompts read this answer as the conversation it continues
+  (research.services.follow_up), and any later research of theirs whose question names it.
 - Sociomics: openings of the result through the share link the student copied, by others who may
-  see it (a count; who looked is never stored); diffusion: later chat messages in the channel, by
-  anyone but the student, that reference the result (its link or task id).
+  see it (a count; who looked is never stored); diffusion: later chat messages in the channel
+  written by anyone but the student (questions people typed, never the assistant's replies,
+  which may repeat a link they were given) that reference the result (its link or task id).
 - Ethicomics: whether, and how long after the answer, the student acknowledged the disclaimer;
   whether a teacher flagged the result as misused.
 
@@ -23,7 +30,19 @@ from __future__ import annotations
 
 import re
 
-from django.db.models import CharField, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import (
+    Case,
+    CharField,
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Cast, Coalesce
 
 from channels_app.models import ChatLog
@@ -32,20 +51,27 @@ from research.models import ResearchEvent, ResearchTask
 CODEBOOK = {
     "bloom_level": "Bloom level of the question (its chat request row's classification); empty if not classified",
     "bloom_confidence": "the classifier's confidence in bloom_level, 0-1",
-    "sub_questions": "number of sub-questions the planner made",
+    "sub_questions": "number of sub-questions the planner made (before the student's plan review)",
+    "sub_questions_researched": "number of sub-questions of the plan the research ran (after the student's plan review; "
+    "equal to sub_questions when the plan was not edited)",
     "plan_complexity": "the planner's complexity label",
-    "reflection_rounds": "number of reflection rounds the research ran",
+    "reflection_rounds": "number of reflections that gave a verdict (a reflection whose model call failed is not counted)",
     "question_chars": "characters of the question, whitespace excluded",
     "question_tokens": "CJK characters + Latin words + numbers of the question",
     "question_sentences": "sentences of the question",
     "mean_sentence_tokens": "question_tokens / question_sentences",
     "type_token_ratio": "distinct tokens / tokens (case-folded)",
     "language_complexity": "mean_sentence_tokens x type_token_ratio",
-    "follow_ups": "questions by the same student in the same channel's chat after the answer, before their next research there, "
-    "that refer to it (its link or task id, or a numbered source [N]); empty while there is no answer",
+    "follow_ups": "follow-up researches (follow_up_researches) plus chat questions by the same student in the same channel "
+    "after the answer, before their next research there, that refer to it (its link or task id, or a numbered source [N]); "
+    "empty while there is no answer",
+    "follow_up_researches": "later researches of the same student in the same channel that follow this one up: their next "
+    "research there when this one completed (it reads this answer as its conversation), and any whose question contains "
+    "this result's link or task id; empty while there is no answer",
     "share_link_openings": "openings of the result through the share link its student copied, by others who may see the result "
     "(teacher, Super TA with NDA, platform admin); the student's own openings are not counted",
-    "diffusion_mentions": "later chat messages in the channel, by anyone but its student, that contain the result's link or task id",
+    "diffusion_mentions": "later messages in the channel written by anyone but its student (their questions; the "
+    "assistant's replies are not counted) that contain the result's link or task id",
     "misuse_flagged": "True if a teacher flagged the result as misused",
     "disclaimer_acknowledged": "True if the student clicked 'I understand' under the answer's disclaimer",
     "disclaimer_ack_seconds": "seconds from the answer to that click; empty if none",
@@ -94,6 +120,8 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
     ).order_by("pk")
     reflections = (
         ResearchEvent.objects.filter(task=OuterRef("pk"), type="reflection_done")
+        # A failed reflection still reports its round (the loop goes on), marked failed.
+        .exclude(data__contains={"failed": True})
         .order_by()
         .values("task")
         .annotate(n=Count("pk"))
@@ -109,11 +137,13 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
         created_at__gt=OuterRef(OuterRef("finished_at")),
         created_at__lt=OuterRef("created_at"),
     )
-    follow_ups = (
+    follow_up_messages = (
         ChatLog.objects.filter(
             channel=OuterRef("channel"),
             user=OuterRef("user"),
             kind=ChatLog.Kind.REQUEST,
+            # A research's question row is counted as a follow-up research below, not twice.
+            type=ChatLog.Type.CHAT,
             created_at__gt=OuterRef("finished_at"),
         )
         .exclude(Exists(later_research))
@@ -123,9 +153,35 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
         .annotate(n=Count("pk"))
         .values("n")
     )
+    researches_after = ResearchTask.objects.filter(
+        channel=OuterRef("channel"),
+        user=OuterRef("user"),
+        is_replay=False,
+        created_at__gt=OuterRef("finished_at"),
+    ).exclude(pk=OuterRef("pk"))
+    # Only a completed answer is in the next research's conversation (research.services.follow_up).
+    next_research = Case(
+        When(
+            status=ResearchTask.Status.COMPLETED,
+            then=Subquery(researches_after.order_by("created_at", "pk").values("pk")[:1]),
+        ),
+        default=None,
+        output_field=IntegerField(),
+    )
+    follow_up_researches = (
+        researches_after.filter(Q(pk=OuterRef("signal_next_research")) | Q(user_question__contains=uuid_text))
+        .order_by()
+        .values("channel")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     diffusion = (
         ChatLog.objects.filter(
-            channel=OuterRef("channel"), created_at__gt=OuterRef("finished_at"), content__contains=uuid_text
+            channel=OuterRef("channel"),
+            # What people wrote: an assistant's reply repeating a link it was given is no one's mention.
+            kind=ChatLog.Kind.REQUEST,
+            created_at__gt=OuterRef("finished_at"),
+            content__contains=uuid_text,
         )
         .exclude(user=OuterRef("user"))  # spreading means others: the student's own mentions are follow-ups
         .exclude(deep_research_task=OuterRef("pk"))
@@ -138,9 +194,21 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
         signal_bloom_level=Subquery(request_row.values("bloom_level")[:1]),
         signal_bloom_confidence=Subquery(request_row.values("bloom_confidence")[:1]),
         signal_reflection_rounds=Coalesce(Subquery(reflections, output_field=IntegerField()), Value(0)),
-        signal_follow_ups=Coalesce(Subquery(follow_ups, output_field=IntegerField()), Value(0)),
+        signal_follow_up_messages=Coalesce(
+            Subquery(follow_up_messages, output_field=IntegerField()), Value(0)
+        ),
+        signal_next_research=next_research,
         signal_diffusion=Coalesce(Subquery(diffusion, output_field=IntegerField()), Value(0)),
+    ).annotate(
+        signal_follow_up_researches=Coalesce(
+            Subquery(follow_up_researches, output_field=IntegerField()), Value(0)
+        ),
     )
+
+
+def _sub_questions(plan: dict) -> list:
+    questions = plan.get("sub_questions") if isinstance(plan, dict) else None
+    return questions if isinstance(questions, list) else []
 
 
 def task_signals(task: ResearchTask) -> dict:
@@ -148,13 +216,20 @@ def task_signals(task: ResearchTask) -> dict:
     if not hasattr(task, "signal_reflection_rounds"):
         task = with_signal_annotations(ResearchTask.objects.filter(pk=task.pk)).get()
     plan = task.plan_json if isinstance(task.plan_json, dict) else {}
+    researched = _sub_questions(plan)
+    # The plan stored at the end is the one the research ran; a student's edit keeps the
+    # planner's questions beside it (research.services.plan_review.submit).
+    edits = task.plan_edits_json if isinstance(task.plan_edits_json, dict) else {}
+    planned = edits["original"] if isinstance(edits.get("original"), list) else researched
+    finished = task.finished_at is not None
     language = language_measures(task.user_question)
     acknowledged = task.disclaimer_acknowledged_at
     return {
         # Cognomics
         "bloom_level": task.signal_bloom_level or "",
         "bloom_confidence": task.signal_bloom_confidence,
-        "sub_questions": len(plan.get("sub_questions") or []),
+        "sub_questions": len(planned),
+        "sub_questions_researched": len(researched),
         "plan_complexity": plan.get("complexity") or "",
         "reflection_rounds": task.signal_reflection_rounds,
         # Linguomics
@@ -165,10 +240,11 @@ def task_signals(task: ResearchTask) -> dict:
         "type_token_ratio": language["type_token_ratio"],
         "language_complexity": language["complexity"],
         # Counted only once the answer exists: "follow-ups" are questions after it.
-        "follow_ups": task.signal_follow_ups if task.finished_at else None,
+        "follow_ups": task.signal_follow_up_messages + task.signal_follow_up_researches if finished else None,
+        "follow_up_researches": task.signal_follow_up_researches if finished else None,
         # Sociomics
         "share_link_openings": task.shared_views,
-        "diffusion_mentions": task.signal_diffusion if task.finished_at else None,
+        "diffusion_mentions": task.signal_diffusion if finished else None,
         # Ethicomics
         "misuse_flagged": task.misuse_flagged_at is not None,
         "disclaimer_acknowledged": acknowledged is not None,

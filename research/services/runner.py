@@ -64,6 +64,10 @@ def engine_limits() -> Limits:
         max_steps=settings.UEDU_DR_MAX_STEPS,
         max_tokens=settings.UEDU_DR_MAX_TOKENS,
         max_seconds=settings.UEDU_DR_MAX_SECONDS,
+        grace_seconds=settings.UEDU_DR_GRACE_SECONDS,
+        grace_tokens=settings.UEDU_DR_GRACE_TOKENS,
+        # What settlement.reserve set aside for the research: no request goes past it.
+        max_cost_usd=float(settlement.worst_case_cost()),
     )
     limits.budgets = {**limits.budgets, **settings.UEDU_DR_BUDGETS}
     return limits
@@ -259,16 +263,22 @@ def _close_connection() -> None:
 
 
 def execute_task(
-    task_id: int, *, toolbox=None, model: str | None = None, registry: ToolRegistry = REGISTRY
+    task_id: int,
+    *,
+    toolbox=None,
+    model: str | None = None,
+    registry: ToolRegistry = REGISTRY,
+    client_class: type[LLMClient] = LLMClient,
 ) -> None:
     """Celery entry point. Safe to call twice: only the first call claims the task.
 
-    `toolbox` and `model` are for replays: recorded tool results instead of live tools, and
-    another model for every role. `registry` is the product's tool registry; another one (a
-    fixed corpus) serves tests that need known sources from a research run in their own process."""
+    `toolbox`, `model` and `client_class` are for replays: recorded tool results instead of live
+    tools, another model for every role, recorded model answers instead of a server's.
+    `registry` is the product's tool registry; another one (a fixed corpus) serves tests that need
+    known sources from a research run in their own process."""
     classifier = bloom.classify_beside(task_id)  # the question's Bloom level, beside the research
     try:
-        _execute(task_id, toolbox=toolbox, model=model, registry=registry)
+        _execute(task_id, toolbox=toolbox, model=model, registry=registry, client_class=client_class)
     finally:
         connection.close()  # worker threads live on; the connection should not
         classifier.join(
@@ -276,7 +286,9 @@ def execute_task(
         )  # one model call; a later end is left to itself
 
 
-def _execute(task_id: int, *, toolbox, model: str | None, registry: ToolRegistry) -> None:
+def _execute(
+    task_id: int, *, toolbox, model: str | None, registry: ToolRegistry, client_class: type[LLMClient]
+) -> None:
     if not transitions.claim(task_id, model_name=model or llm_config().model_for("synthesizer")):
         log.info("research task %s not claimed (already taken, finished or gone)", task_id)
         return
@@ -288,6 +300,7 @@ def _execute(task_id: int, *, toolbox, model: str | None, registry: ToolRegistry
         toolbox=toolbox or toolbox_for(task, registry),
         model=model,
         stop_after_plan=plan_review.wanted(task),
+        client_class=client_class,
     )
 
 
@@ -340,6 +353,7 @@ def _drive(
     stop_after_plan: bool = False,
     plan: Plan | None = None,
     spent_seconds: float = 0.0,
+    client_class: type[LLMClient] = LLMClient,
 ) -> None:
     """Run the engine for one part of a research (the whole of it without plan review) and store
     what it ended with. `spent_seconds`: working time of an earlier part, which counts against
@@ -358,6 +372,7 @@ def _drive(
             stop_after_plan=stop_after_plan,
             plan=plan,
             spent_seconds=spent_seconds,
+            client_class=client_class,
         )
     except events.TaskGone:
         return
@@ -403,12 +418,13 @@ def _run_engine(
     stop_after_plan: bool = False,
     plan: Plan | None = None,
     spent_seconds: float = 0.0,
+    client_class: type[LLMClient] = LLMClient,
 ) -> ResearchResult:
     channel = task.channel
     config = call_config()
     if model:
         config.models = {role: model for role in config.models}
-    client = LLMClient(
+    client = client_class(
         config, meter=meter, recorder=sink.record_llm, preamble=assistant_policy.teacher_rules(channel)
     )
     # The same boundary the tools got (channel rules plus the admin's pins), for the engine's own
@@ -434,7 +450,8 @@ def _run_engine(
             allowed_domains=policy.allowed_domains,
             denied_domains=policy.denied_domains,
             context=task.context_json or {},
-            conversation=follow_up.research_follow_up(task),
+            # A replay researches the same question after the same turns as its original.
+            conversation=follow_up.research_follow_up(task.replay_of or task),
         ),
         llm=client,
         tools=toolbox,

@@ -19,12 +19,14 @@ from research.models import ResearchTask, TranscriptEntry
 
 
 def worst_case_cost() -> Decimal:
-    """The most one research can cost: its whole token budget plus a retried synthesis, all
-    priced at the dearer (output) rate of the dearest configured model."""
+    """The most one research can cost: its whole token budget, gathering's limit and the
+    finishing phases' grace, all priced at the dearer (output) rate of the dearest configured
+    model. The engine admits every request within it (engine_limits' max_cost_usd and
+    grace_tokens; agent/engine/budget.py), so a settled cost never exceeds this reservation."""
     if settings.UEDU_DR_WORST_CASE_USD is not None:
         return settings.UEDU_DR_WORST_CASE_USD
     price = max(max(pair) for pair in settings.UEDU_LLM_PRICES.values())
-    tokens = settings.UEDU_DR_MAX_TOKENS + 2 * 18_000
+    tokens = settings.UEDU_DR_MAX_TOKENS + settings.UEDU_DR_GRACE_TOKENS
     return (Decimal(str(price)) * tokens / Decimal(1_000_000)).quantize(Decimal("0.000001"))
 
 

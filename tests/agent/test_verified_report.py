@@ -51,29 +51,45 @@ def test_a_comparison_table_cell_that_disagrees_with_its_source_leaves_the_body(
     # both figures match their filings exactly (at the claims' precision): both claims verified
     assert [c["verdict"] for c in result.verification["evidence_claims"]] == ["supported", "supported"]
     number = {c.title[:4]: c.number for c in result.citations}  # the summary cites Apple first: Apple is [1]
-    assert f"| NVIDIA | 35.08 [{number['NVDA']}] | Q3 FY2025 [{number['NVDA']}] |" in result.answer
-    assert "95.93" not in result.answer and f"| Apple | — | FY2024Q4 [{number['AAPL']}] |" in result.answer
+    nvda, aapl = number["NVDA"], number["AAPL"]
+    # The writer's table states figures: the engine renders it from the figure claims its cells
+    # cite (entity · period by metric, the claim's value and unit), so no cell is the writer's.
+    assert (
+        "| | revenue |\n|---|---|\n"
+        f"| NVIDIA · Q3 FY2025 | 35.08 USD billion [{nvda}] |\n"
+        f"| Apple · FY2024Q4 | 94.93 USD billion [{aapl}] |\n"
+    ) in result.answer
+    assert "95.93" not in result.answer and "| Company |" not in result.answer
+    # The summary said more than its claims ("quarterly", "larger"): it becomes their text.
     assert result.answer.startswith(
-        "Apple's quarterly revenue was larger"
-    )  # the summary's sentence is verified too
+        f"Apple revenue in FY2024Q4 was USD 94.93 billion [{aapl}]. "
+        f"NVIDIA revenue in Q3 FY2025 was USD 35.08 billion [{nvda}]."
+    )
     assert [(n["kind"], n["text"], n["reason"]) for n in result.report["not_verified"]] == [
-        ("cell", "95.93", "figure_mismatch")
+        ("sentence", "Apple's quarterly revenue was larger.", "not_in_claims"),
+        ("cell", "95.93", "figure_mismatch"),
     ]
-    assert result.report["not_verified"][0]["sources"][0]["source_tool"] == "get_financials"
-    cells = [c for c in result.verification["claims"] if c["kind"] == "cell"]
-    assert [(c["text"], c["action"]) for c in cells] == [
-        ("35.08", "kept"),
-        ("Q3 FY2025", "kept"),
-        ("95.93", "dropped"),
-        ("FY2024Q4", "kept"),
+    assert result.report["not_verified"][1]["sources"][0]["source_tool"] == "get_financials"
+    ledger = [(c["kind"], c["text"], c["action"]) for c in result.verification["claims"]]
+    assert ledger == [
+        ("sentence", "Apple's quarterly revenue was larger.", "replaced"),
+        ("heading", "Revenue", "kept"),
+        ("sentence", "NVIDIA's revenue was USD 35.08 billion.", "kept"),
+        # the writer's table, row labels included, checked apart; the engine's table replaced it
+        ("cell", "NVIDIA", "replaced"),
+        ("cell", "35.08", "replaced"),
+        ("cell", "Q3 FY2025", "replaced"),
+        ("cell", "Apple", "replaced"),
+        ("cell", "95.93", "dropped"),
+        ("cell", "FY2024Q4", "replaced"),
     ]
-    assert result.verification["cells"] == 4 and result.verification["removed"] == {"figure_mismatch": 1}
+    assert result.verification["cells"] == 6 and result.verification["removed"] == {"figure_mismatch": 1}
     # each citation shows the span of its filing that the claim quotes, and where it is
     from tests.support.report_scenarios import AAPL, NVDA
 
     quoted = {c["source_tool"] + c["title"][:4]: c for c in result.report["citations"]}
-    nvda, aapl = quoted["get_financialsNVDA"], quoted["get_financialsAAPL"]
-    for citation, filing in ((nvda, NVDA), (aapl, AAPL)):
+    nvda_cite, aapl_cite = quoted["get_financialsNVDA"], quoted["get_financialsAAPL"]
+    for citation, filing in ((nvda_cite, NVDA), (aapl_cite, AAPL)):
         location = citation["location"]
         assert citation["quote"] and citation["quote"] in filing
         assert filing[location["start"] : location["end"]] == citation["quote"] and location["page"] == ""
@@ -284,7 +300,9 @@ def test_a_model_that_obeys_a_hostile_passage_and_cites_it_never_gets_the_plante
     )
     assert claims[2]["verdict"] == "supported"  # the handout's clean sentence is still evidence
     dropped = [n for n in result.report["not_verified"] if n["reason"] == "instruction_in_source"]
-    assert [(n["kind"], n["text"]) for n in dropped] == [("sentence", None), ("cell", None)]
+    # the table's header cells and its row label are units too: they stand for the row's and the
+    # table's citations (the handout), fail, and are withheld like the cell they label
+    assert [(n["kind"], n["text"]) for n in dropped] == [("sentence", None)] + [("cell", None)] * 4
     assert all(n["sources"][0]["title"] == "Shared handout" for n in dropped)
     assert "Dashboards show weekly progress to students [2]" in result.answer
     validate(result.report)
@@ -320,7 +338,8 @@ def test_the_published_schema_is_versioned_and_lists_the_sections():
 def test_the_agreed_context_reaches_every_phase_reflection_included(llm):
     from tests.support.corpus_tools import corpus_registry
 
-    llm.reset(Scenario(sufficient_after=2, action_rounds=2))  # two rounds: one reflection says "not yet"
+    # two rounds: one reflection says "not yet"; reworded claims: the verifier model is asked
+    llm.reset(Scenario(sufficient_after=2, action_rounds=2, reword_claims=True))
     context = {"entities": "NVIDIA, Apple", "metrics": "revenue, gross margin", "time_range": "FY2025 Q3"}
     run(llm, corpus_registry(), context=context)
     for role in ("planner", "action", "reflection", "claims", "verifier", "synthesizer"):

@@ -24,7 +24,7 @@ from research.models import ResearchTask
 from tests.e2e.conftest import ARTIFACTS
 from tests.e2e.test_chat_page import hold
 from tests.support.factories import PASSWORD
-from tests.support.scripted_llm import Scenario, sources_in
+from tests.support.scripted_llm import Scenario, claims_in, sources_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -99,22 +99,22 @@ def test_the_readme_screenshots_show_a_research_over_the_demo_course(open_as, de
         return {"content": json.dumps(plan, ensure_ascii=False)}
 
     def writer(body):
-        """A faithful writer: one sentence quoted from each source, cited (the verifier and the
-        entailment check then accept every claim, as they would a careful model's)."""
-        found = sources_in(body)
-        materials = [f for f in found if f[1].startswith("EDS101_")][:3]  # the demo materials' file names
-        found = (
-            materials + [f for f in found if not f[1].startswith("EDS101_")][:2]
-        )  # and the catalogue's course and paper
-        lines = ["## 布魯姆分類法與檢索增強生成在本課程中的角色", ""]
-        for source_id, title, text in found:
-            lines.append(f"- {quotable(text, title)} [{source_id}]。")
-        reply = {
-            "answer": "\n".join(lines),
-            "citations": [{"id": i} for i, _, _ in found],
-            "conflicts": [],
-            "counter_evidence": [],
-        }
+        """A faithful writer: each verified claim word for word, cited, under a sub-question of
+        the plan (every unit then passes code, as a careful model's would)."""
+        titles = {source_id: title for source_id, title, _ in sources_in(body)}
+        given = claims_in(body)
+        materials = [c for c in given if titles.get(c["source_ids"][0], "").startswith("EDS101_")][:3]
+        others = []  # and the catalogue's course and paper: one claim of each tool's sources
+        for c in given:
+            title = titles.get(c["source_ids"][0], "")
+            if not title.startswith("EDS101_") and all(
+                titles.get(o["source_ids"][0]) != title for o in others
+            ):
+                others.append(c)
+        lines = [f"## {SUB_QUESTIONS[0]}", ""]  # a heading is one of the plan's sub-questions
+        for c in materials + others[:5]:
+            lines.append(f"- {c['text']} [{c['id']}]。")
+        reply = {"answer": "\n".join(lines), "citations": [], "conflicts": [], "counter_evidence": []}
         return {"content": json.dumps(reply, ensure_ascii=False)}
 
     def verifier(body):

@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from research.models import AnswerFeedback, ResearchTask
 from tests.e2e.conftest import shot
 from tests.support.research_fixtures import stored_research
-from tests.support.scripted_llm import Scenario, sources_in
+from tests.support.scripted_llm import Scenario, claims_in, sources_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -37,24 +37,40 @@ def start_research(page: Page, personas, question: str = COMPLEX) -> None:
     page.click("#send")
 
 
-def _source_writer(body):
-    """A writer that cites sources directly instead of the (rejected) claims it was not shown."""
-    return {
-        "content": json.dumps(
-            {
-                "answer": "## Answer\n\n教育資料科學課程涵蓋研究方法與資料分析 [1]。研究群關注學習分析與教育評量 [2]。",
-                "citations": [],
-                "conflicts": [],
-                "counter_evidence": [],
-            },
-            ensure_ascii=False,
-        )
-    }
+def _pairing_writer(body):
+    """A writer that joins its verified claims two by two: every word is a claim's, so code lets
+    each sentence through to the verifier."""
+    given = claims_in(body)
+    given += given[:1] if len(given) % 2 else []  # pairs only: a claim alone would be its own text
+    pairs = [given[i : i + 2] for i in range(0, len(given), 2)]
+    lines = [
+        "，".join(c["text"] for c in pair) + "".join(f"[{c['id']}]" for c in pair) + "。" for pair in pairs
+    ]
+    reply = {"answer": "\n\n".join(lines), "citations": [], "conflicts": [], "counter_evidence": []}
+    return {"content": json.dumps(reply, ensure_ascii=False)}
+
+
+def _sentence_rejecting_verifier(llm):
+    """Accepts every claim (reworded: "The source states: …") and rejects every sentence of the
+    draft (whose passages are those claims' texts)."""
+
+    def handler(body):
+        reply = json.loads(llm._default("verifier", body, None)["content"])
+        passages = json.loads(
+            re.search(r"<observations>\n(.*)\n</observations>", body["messages"][1]["content"], re.S).group(1)
+        )["passages"]
+        draft = any(p["text"].startswith("The source states:") for p in passages)
+        for verdict in reply["verdicts"]:
+            verdict["verdict"] = "unsupported" if draft else "supported"
+        return {"content": json.dumps(reply, ensure_ascii=False)}
+
+    return handler
 
 
 def test_the_ledger_sets_apart_the_claims_the_verifier_did_not_accept(open_as, personas, llm, catalogue):
-    llm.reset(Scenario(verdict="unsupported", reword_claims=True))
-    llm.on("synthesizer", _source_writer)
+    llm.reset(Scenario(reword_claims=True))
+    llm.on("verifier", _sentence_rejecting_verifier(llm))
+    llm.on("synthesizer", _pairing_writer)
     page = open_as(personas.student)
     start_research(page, personas)
     answer = page.locator(".dr-answer")
@@ -63,7 +79,7 @@ def test_the_ledger_sets_apart_the_claims_the_verifier_did_not_accept(open_as, p
     assert task.status == "completed"
     claims = list(task.claims.order_by("index"))
     unsupported = [c for c in claims if c.verdict == "unsupported"]
-    assert unsupported and len(unsupported) == len(claims), "the scripted verifier rejected every claim"
+    assert unsupported and len(unsupported) == len(claims), "the scripted verifier rejected every sentence"
     # the default policy: the sentences left the body and the answer lists them as not verified
     not_verified = answer.locator(".report-not-verified .not-verified-item")
     expect(not_verified).to_have_count(len(unsupported))
@@ -124,7 +140,9 @@ def test_a_conflicted_research_reaches_the_review_queue_and_the_student_reads_th
     llm.on("synthesizer", _conflicted_writer(llm))
     student = open_as(personas.student)
     start_research(student, personas)
-    expect(student.locator(".dr-answer .conflicts")).to_contain_text("Effect on grades")
+    # the writer's conflict is shown from claim records: its sources, never its words
+    expect(student.locator(".dr-answer .conflicts")).to_contain_text("由撰寫模型提出")
+    expect(student.locator(".dr-answer .conflicts")).not_to_contain_text("Effect on grades")
     task = ResearchTask.objects.get(user=personas.student)
     assert task.needs_review is True
 

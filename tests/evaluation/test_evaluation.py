@@ -83,11 +83,14 @@ def test_contradictory_documents_end_in_the_conflicts_section_with_both_cited(tr
     (conflict,) = task.report_json[
         "conflicts"
     ]  # the report's conflicts section (titled by the page, not stored)
-    assert conflict["subject"] == "Homework in primary school" and conflict["status"] == "unresolved"
-    assert [(s["statement"], s["citations"]) for s in conflict["sides"]] == [
-        ("little or no effect", [1]),
-        ("clearly raised scores", [2]),
-    ]
+    assert conflict["status"] == "unresolved" and conflict["found_by"] == "writer"
+    # each side is the verified claims of the reading it names, never the writer's own words
+    claims = {
+        c["id"]: c["text"] for c in task.verification_json["evidence_claims"] if c["verdict"] == "supported"
+    }
+    assert [s["citations"] for s in conflict["sides"]] == [[1], [2]]
+    assert all(s["statement"] == " ".join(claims[i] for i in s["claim_ids"]) for s in conflict["sides"])
+    assert "little or no effect" not in str(conflict) and "clearly raised scores" not in str(conflict)
     assert {c["title"].split(" ")[0] for c in task.citations_json} == {"reading-a.docx", "reading-b.docx"}
     assert all(c["source_tool"] == "search_channel_materials" and c["locator"] for c in task.citations_json)
     assert task.needs_review is True

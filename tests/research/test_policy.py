@@ -20,6 +20,7 @@ from research.services import assistant_policy, bloom, lifecycle, runner
 from tests.support.corpus_tools import corpus_registry
 from tests.support.fake_openalex import FakeOpenAlex, work
 from tests.support.research_fixtures import stored_research
+from tests.support.scripted_llm import Scenario
 
 RULE = "Never give complete homework solutions; explain the method and let the student finish."
 PHASES = ("planner", "action", "reflection", "claims", "synthesizer", "verifier")
@@ -40,6 +41,7 @@ def run_here(personas, question="比較學習分析與布魯姆分類法在課�
 def test_the_teachers_rule_reaches_every_phases_prompt(transactional_db, personas, llm):
     personas.channel.system_prompt = RULE
     personas.channel.save()
+    llm.reset(Scenario(reword_claims=True))  # claims that only restate their quotes skip the verifier
     task = run_here(personas)
 
     assert task.status == "completed", task.error

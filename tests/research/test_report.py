@@ -54,7 +54,8 @@ def test_the_report_is_stored_served_under_the_visibility_rule_and_valid_against
     jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(report)
     assert report == compared.report_json and report["question"] == QUESTION
     assert [(n["kind"], n["text"], n["reason"]) for n in report["not_verified"]] == [
-        ("cell", "95.93", "figure_mismatch")
+        ("sentence", "Apple's quarterly revenue was larger.", "not_in_claims"),
+        ("cell", "95.93", "figure_mismatch"),
     ]
     assert "95.93" not in compared.final_answer
     # a stranger gets the same 404 as for a task that does not exist
@@ -145,18 +146,18 @@ def test_the_markdown_export_has_the_same_sections_as_the_json(client, personas,
         "- Table cell: “95.93” — the figure differs from the verified claim it cites (AAPL — Revenue — SEC Form 10-Q)"
         in text
     )
-    assert "| NVIDIA | 35.08 [" in text and "95.93 [" not in text
+    assert "| NVIDIA · Q3 FY2025 | 35.08 USD billion [" in text and "95.93 [" not in text
 
 
 def test_the_metrics_count_table_cells_removals_and_pollution(compared):
     metrics = compared.metrics
-    assert metrics.table_cells == 4
+    # the writer's table: 4 cells and 2 row labels, checked apart (the engine renders the table)
+    assert metrics.table_cells == 6
     assert (metrics.removed_from_body, metrics.removed_reasons) == (1, {"figure_mismatch": 1})
-    assert (
-        metrics.factual_sentences == 5 and metrics.cited_sentences == 5
-    )  # 4 cells and 2 sentences, one cell removed
+    # 2 sentences, 1 heading, 6 cells; one cell removed; every unit shown cites a source
+    assert metrics.factual_sentences == 8 and metrics.cited_sentences == 8
     assert metrics.source_pollution_rate == 0.0  # both cited sources are filings
-    assert compared.claims.filter(kind="cell").count() == 4
+    assert compared.claims.filter(kind="cell").count() == 6
 
 
 def test_a_replay_copies_the_agreed_context(compared, personas, llm, django_capture_on_commit_callbacks):

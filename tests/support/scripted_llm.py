@@ -218,6 +218,9 @@ class Scenario:
     # the verifier model is asked only about the draft; True: it rewords each claim ("The source
     # states: …"), so the verifier's `verdict` decides the claims too.
     reword_claims: bool = False
+    # "en" or "zh": the claims step and the writer plant a statement in every hole of issue 31
+    # (tests/support/planted.py) while the verifier agrees with everything (verdict "supported").
+    invent: str = ""
     asks_for_judgement: bool = False
     hypothesis_status: str = "open"  # what reflection says of each planner hypothesis
     judge_keywords: tuple[str, ...] = (
@@ -234,6 +237,10 @@ class Scenario:
         "為什麼",
     )
     latency: dict[str, float] = field(default_factory=dict)  # role -> seconds (key "*" for all)
+    # role -> completion tokens to report (a wordy model), never more than the request's answer
+    # bound (max_completion_tokens or max_tokens), as a real server would. A handler's reply may
+    # say the same for one call with the key "completion_tokens".
+    usage: dict[str, int] = field(default_factory=dict)
     # A streamed reply goes out in pieces of `chunk_chars`, `chunk_seconds` apart (a slow model).
     chunk_chars: int = 40
     chunk_seconds: float = 0.0
@@ -515,6 +522,7 @@ class ScriptedLLM:
                 f"Sure! Here is the JSON you asked for:\n```json\n{reply['content']}\n```\nAnything else?"
             )
         finish = reply.pop("finish_reason", None)
+        wordy = reply.pop("completion_tokens", None) or self.scenario.usage.get(role)
         if fault == "length":
             reply, finish = {"content": (reply.get("content") or "")[:40]}, "length"
         elif fault == "empty":
@@ -525,7 +533,11 @@ class ScriptedLLM:
             reply = {"content": json.dumps({"unexpected": True})}
         elif fault == "template_tokens":
             reply = dict(reply, content=(reply.get("content") or "") + TEMPLATE_TAIL)
-        return 200, self._completion(body, reply, finish), ({"X-Fault": fault} if fault == "silent" else {})
+        return (
+            200,
+            self._completion(body, reply, finish, wordy),
+            ({"X-Fault": fault} if fault == "silent" else {}),
+        )
 
     def chunks(self, body: dict, completion: dict, fault: str = "") -> list[dict]:
         """The completion cut into streamed chunks: the role, the content in pieces, each tool
@@ -570,7 +582,7 @@ class ScriptedLLM:
             out.append(dict(base, choices=[]))
         return out
 
-    def _completion(self, body: dict, reply: dict, finish: str | None) -> dict:
+    def _completion(self, body: dict, reply: dict, finish: str | None, wordy: int | None = None) -> dict:
         message = {"role": "assistant", "content": reply.get("content")}
         if reply.get("tool_calls"):
             message["tool_calls"] = [
@@ -588,6 +600,9 @@ class ScriptedLLM:
             ]
         prompt_tokens = len(json.dumps(body.get("messages", []), ensure_ascii=False)) // 4
         completion_tokens = len(json.dumps(message, ensure_ascii=False)) // 4 + 5
+        if wordy:
+            bound = body.get("max_completion_tokens") or body.get("max_tokens") or wordy
+            completion_tokens = max(completion_tokens, min(wordy, bound))
         return {
             "id": f"chatcmpl-{next(self._ids)}",
             "object": "chat.completion",
@@ -628,6 +643,10 @@ class ScriptedLLM:
 
     def _default(self, role: str, body: dict, fault: str | None) -> dict:
         s = self.scenario
+        if s.invent and role in ("claims", "synthesizer"):
+            from tests.support import planted
+
+            return (planted.claims_reply if role == "claims" else planted.writer_reply)(s.invent, body)
         question = question_of(body)
         if role == "planner":
             tools = re.findall(

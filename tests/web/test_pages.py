@@ -369,3 +369,21 @@ def test_a_chat_answer_and_a_research_answer_list_their_sources_with_one_templat
     # only a research's sources can be reported (the chat answer's have no report form)
     assert "citation_report" not in chat_list.split("</section>")[0]
     assert f"/deep_research/task/{task.task_uuid}/citation_report" in research_list.split("</section>")[0]
+
+
+def test_the_result_page_shows_the_questions_bloom_level_as_a_badge(client, personas):
+    from django.utils import translation
+
+    task = stored_research(personas.student, personas.channel, question="比較兩種方法")
+    client.force_login(personas.teacher)
+    assert "badge bloom" not in client.get(f"/deep_research/task/{task.task_uuid}").content.decode()
+
+    # The classifier's level is stored on the question's chat row as a code.
+    ChatLog.objects.filter(deep_research_task=task, kind="request").update(
+        bloom_level="analyze", bloom_confidence=0.8
+    )
+    page = client.get(f"/deep_research/task/{task.task_uuid}").content.decode()
+    with translation.override("zh-hant"):  # the page is in the reader's language
+        label = str(ChatLog.Bloom.ANALYZE.label)
+    assert label != "Analyze"
+    assert f'<span class="badge bloom bloom-analyze" title="這個問題的 Bloom 認知層次">{label}</span>' in page

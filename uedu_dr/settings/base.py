@@ -316,6 +316,11 @@ if not Decimal(0) < UEDU_USER_DAILY_CAP_SHARE <= Decimal(1):
 UEDU_DR_MAX_STEPS = _positive_int("UEDU_DR_MAX_STEPS", 30)
 UEDU_DR_MAX_TOKENS = _positive_int("UEDU_DR_MAX_TOKENS", 200_000)
 UEDU_DR_MAX_SECONDS = _positive_int("UEDU_DR_MAX_SECONDS", 600)
+# After the time or token limit stops gathering, the claims, their verification and the writing
+# still run, within this much more time and these many more tokens (reserved with the research:
+# a research never spends more than UEDU_DR_MAX_TOKENS + UEDU_DR_GRACE_TOKENS). docs/limits.md.
+UEDU_DR_GRACE_SECONDS = _positive_int("UEDU_DR_GRACE_SECONDS", 120)
+UEDU_DR_GRACE_TOKENS = _positive_int("UEDU_DR_GRACE_TOKENS", 36_000)
 UEDU_DR_HEARTBEAT_SECONDS = _positive_int("UEDU_DR_HEARTBEAT_SECONDS", 15)
 # Event streams (WebSocket, SSE): how often an open stream re-checks that its user may still see
 # the task, and how many streams one user may hold open at once.

@@ -1,0 +1,155 @@
+"""Replays on the real stack: a research recorded by a Celery worker against the scripted server,
+replayed by `deep_research_replay` exactly (the recorded model answers, no server asked) and
+normally (new model answers, compared claim by claim)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from research.models import ResearchTask, TranscriptEntry
+from research.services import lifecycle
+from research.tasks import execute_research_task
+from tests.support.scripted_llm import Scenario
+from tests.support.stack import wait_for
+
+pytestmark = pytest.mark.slow
+
+QUESTION = "Compare learning analytics dashboards with question generation by Bloom's taxonomy"
+RESEARCH_ROLES = {"planner", "action", "reflection", "claims", "verifier", "synthesizer"}
+
+
+def recorded_research(personas, capture) -> ResearchTask:
+    with capture(execute=False):
+        task, _ = lifecycle.task_start(
+            user=personas.student, channel=personas.channel, question=QUESTION, queue=False
+        )
+    execute_research_task.delay(task.pk)
+    wait_for(lambda: ResearchTask.objects.get(pk=task.pk).is_terminal, timeout=60, message="the research")
+    task.refresh_from_db()
+    assert task.status == "completed", task.error
+    assert task.citations_json and task.transcript.exists()
+    return task
+
+
+def replay_command(original: ResearchTask, admin, *options: str) -> dict:
+    from io import StringIO
+
+    out = StringIO()
+    call_command(
+        "deep_research_replay",
+        str(original.task_uuid),
+        "--json",
+        "--by",
+        admin.username,
+        *options,
+        stdout=out,
+    )
+    return json.loads(out.getvalue())
+
+
+def test_an_exact_replay_reproduces_claims_citations_and_body_without_asking_a_model(
+    personas, llm, worker, django_capture_on_commit_callbacks
+):
+    llm.reset(Scenario(preferred_tools=["search_external_papers"]))
+    original = recorded_research(personas, django_capture_on_commit_callbacks)
+    # The server now answers quite differently: an exact replay must not hear any of it.
+    llm.reset(Scenario(sub_questions=1, tools_per_round=1, verdict="unsupported", complexity="simple"))
+
+    with django_capture_on_commit_callbacks(execute=False):
+        report = replay_command(original, personas.admin, "--exact")
+
+    replayed = ResearchTask.objects.get(task_uuid=report["replay"])
+    assert replayed.is_replay and replayed.replay_of_id == original.pk and replayed.status == "completed"
+    assert report["mode"] == "exact" and report["reproduced"] is True
+    assert report["claims_match"] and report["citations_match"] and report["body_match"]
+    assert replayed.verification_json["evidence_claims"] == original.verification_json["evidence_claims"]
+    assert replayed.citations_json == original.citations_json
+    assert replayed.final_answer == original.final_answer and replayed.final_answer.strip()
+    assert replayed.report_json == original.report_json
+    assert not [c for c in llm.calls() if c["_role"] in RESEARCH_ROLES]  # no model was asked
+    # every recorded answer was used, once, and the replay's own transcript is the same requests
+    assert replayed.transcript.count() == original.transcript.count()
+    assert list(replayed.transcript.values_list("role", "request")) == list(
+        original.transcript.values_list("role", "request")
+    )
+    assert replayed.cost_usd == 0  # recorded answers cost nothing
+
+
+def test_an_exact_replay_names_the_first_request_its_transcript_does_not_hold(
+    personas, llm, worker, django_capture_on_commit_callbacks
+):
+    llm.reset(Scenario(preferred_tools=["search_external_papers"]))
+    original = recorded_research(personas, django_capture_on_commit_callbacks)
+    llm.reset()
+    # The teacher has since written usage rules: every request now carries them.
+    personas.channel.system_prompt = "Answer in a formal register."
+    personas.channel.save(update_fields=["system_prompt"])
+
+    with django_capture_on_commit_callbacks(execute=False), pytest.raises(CommandError) as failure:
+        replay_command(original, personas.admin, "--exact")
+    message = str(failure.value)
+    assert "exact replay failed" in message and "a planner request" in message
+    assert "transcript entry #1 in message 0 (system)" in message
+    assert "usage rules for this channel" in message  # the words that differ are shown
+    assert not [c for c in llm.calls() if c["_role"] in RESEARCH_ROLES]
+    replayed = ResearchTask.objects.get(replay_of=original)
+    assert replayed.status == "failed"
+
+
+def test_an_exact_replay_fails_loudly_when_an_answer_is_missing_from_the_transcript(
+    personas, llm, worker, django_capture_on_commit_callbacks
+):
+    llm.reset(Scenario(preferred_tools=["search_external_papers"]))
+    original = recorded_research(personas, django_capture_on_commit_callbacks)
+    TranscriptEntry.objects.filter(task=original, role="synthesizer").delete()
+
+    with django_capture_on_commit_callbacks(execute=False), pytest.raises(CommandError) as failure:
+        replay_command(original, personas.admin, "--exact")
+    assert "a synthesizer request, and the original's transcript holds none" in str(failure.value)
+
+
+def test_a_normal_replay_reports_the_claim_set_overlap_with_the_original(
+    personas, llm, worker, django_capture_on_commit_callbacks
+):
+    llm.reset(Scenario(preferred_tools=["search_external_papers"]))
+    original = recorded_research(personas, django_capture_on_commit_callbacks)
+    claims = original.verification_json["evidence_claims"]
+    assert len(claims) >= 2
+
+    with django_capture_on_commit_callbacks(execute=False):
+        same = replay_command(original, personas.admin)
+    assert same["mode"] == "normal"
+    assert same["claims_overlap"] == {
+        "original": len(claims),
+        "replay": len(claims),
+        "shared": len(claims),
+        "jaccard": 1.0,
+    }
+
+    # A new model that draws one figure claim from the first source only, and not the facts.
+    def one_figure(body: dict) -> dict:
+        from tests.support.scripted_llm import sources_in
+
+        source_id, title, _ = sources_in(body)[0]
+        claim = {
+            "text": f"{title} reports 42 students",
+            "kind": "figure",
+            "entity": title,
+            "metric": "students",
+            "period": "2023",
+            "value": 42,
+            "unit": "students",
+            "source_ids": [source_id],
+            "confidence": 0.9,
+        }
+        return {"content": json.dumps({"claims": [claim]})}
+
+    llm.on("claims", one_figure)
+    with django_capture_on_commit_callbacks(execute=False):
+        other = replay_command(original, personas.admin)
+    overlap = other["claims_overlap"]
+    assert overlap["original"] == len(claims) and overlap["shared"] == 0
+    assert overlap["jaccard"] == 0.0
