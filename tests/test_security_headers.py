@@ -66,6 +66,7 @@ def site(personas, index_file, fake_embeddings):
     course = Course.objects.select_related("university").first()
     by_prefix = {
         "channels/": personas.channel.slug,
+        "deep_research/channel/": personas.channel.slug,
         "catalogue/universities/": University.objects.first().slug,
         "catalogue/clusters/": ResearchCluster.objects.first().slug,
         "catalogue/advisors/": Advisor.objects.first().slug,
