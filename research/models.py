@@ -525,3 +525,42 @@ class NotificationPreference(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}: e-mail {'on' if self.email_when_done else 'off'}"
+
+
+class ConflictDecision(models.Model):
+    """A reviewer's decision on one unresolved conflict of a research's report: which side
+    prevails, or that the sources cannot settle it, and why. Append-only: a newer decision on the
+    same conflict supersedes the older one for display, both are kept; the rows are the audit
+    record (research does not import governance)."""
+
+    class Decision(models.TextChoices):
+        SIDE = "side", _("a side prevails")
+        UNSETTLEABLE = "unsettleable", _("cannot be settled")
+
+    task = models.ForeignKey(ResearchTask, on_delete=models.CASCADE, related_name="conflict_decisions")
+    # research.services.conflict_decisions.conflict_key: a hash of the conflict's subject and sides
+    conflict_key = models.CharField(_("conflict"), max_length=64)
+    decision = models.CharField(_("decision"), max_length=16, choices=Decision.choices)
+    side = models.PositiveSmallIntegerField(_("prevailing side"), null=True, blank=True)
+    reason = models.TextField(_("reason"))
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(_("decided"), auto_now_add=True)
+
+    class Meta:
+        db_table = "deep_research_conflict_decision"
+        ordering = ["-decided_at", "-pk"]
+        indexes = [models.Index(fields=["task", "conflict_key"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(decision="side", side__isnull=False)
+                | models.Q(decision="unsettleable", side__isnull=True),
+                name="conflict_decision_side_iff_side",
+            )
+        ]
+        verbose_name = _("conflict decision")
+        verbose_name_plural = _("conflict decisions")
+
+    def __str__(self) -> str:
+        return f"{self.task_id} {self.conflict_key[:8]}: {self.decision}"

@@ -24,10 +24,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from channels_app import access
 from research import selectors
 from research.forms import DashboardDayForm, ReviewNoteForm, ReviewQueueFilter
-from research.models import AnswerFeedback, ResearchTask
+from research.models import AnswerFeedback, ConflictDecision, ResearchTask
 from research.presentation import answer_markdown, feedback_box, ledger_view, plan_view
 from research.selectors import get_visible_task, question_row, user_tasks
-from research.services import analytics, feedback, notifications, review
+from research.services import analytics, conflict_decisions, feedback, notifications, review
 from uedu_dr.errors import ServiceError
 from uedu_dr.ratelimits import enforce_rate
 
@@ -53,11 +53,30 @@ def result(request, task_uuid):
 
 
 def _result_page(
-    request, task: ResearchTask, *, review_form: ReviewNoteForm | None = None, status: int = 200
+    request,
+    task: ResearchTask,
+    *,
+    review_form: ReviewNoteForm | None = None,
+    decision_error: str = "",
+    status: int = 200,
 ):
     reviewer = review.can_review(request.user, task)
     if reviewer and review_form is None:
         review_form = ReviewNoteForm(initial={"note": task.review_note})
+    decisions = conflict_decisions.current_decisions(task) if reviewer else {}
+    decision_conflicts = (
+        [
+            {
+                "key": key,
+                "subject": c.get("subject", ""),
+                "sides": c.get("sides") or [],
+                "decided": decisions.get(key),
+            }
+            for key, c in conflict_decisions.unresolved_conflicts(task).items()
+        ]
+        if reviewer
+        else []
+    )
     context = {
         "task": task,
         "steps": list(task.steps.order_by("index")),
@@ -66,6 +85,9 @@ def _result_page(
         "can_review": reviewer,
         "question_row": question_row(task.pk),
         "review_form": review_form if reviewer else None,
+        "decision_conflicts": decision_conflicts,
+        "decision_error": decision_error,
+        "decision_reason_max": conflict_decisions.MAX_REASON,
         "feedback_rows": list(task.feedback.select_related("user").order_by("-created_at"))
         if reviewer
         else [],
@@ -96,6 +118,34 @@ def review_note(request, task_uuid):
             messages.success(request, gettext("Reviewer note saved."))
             return redirect(reverse("research_result", args=[task.task_uuid]) + "#review")
     return _result_page(request, task, review_form=form, status=400)
+
+
+@login_required
+@require_POST
+def decide_conflict(request, task_uuid):
+    """The channel's teacher or a Super TA decides one unresolved conflict: a side (`choice` is its
+    index) or `unsettleable`, with a reason."""
+    task = _task_or_404(request, task_uuid)
+    if not review.can_review(request.user, task):
+        raise PermissionDenied  # may see the research, may not review it
+    choice = request.POST.get("choice", "")
+    if choice == ConflictDecision.Decision.UNSETTLEABLE:
+        decision, side = ConflictDecision.Decision.UNSETTLEABLE, None
+    else:
+        decision, side = ConflictDecision.Decision.SIDE, int(choice) if choice.isdigit() else None
+    try:
+        conflict_decisions.decide(
+            task=task,
+            user=request.user,
+            key=request.POST.get("conflict_key", ""),
+            decision=decision,
+            side=side,
+            reason=request.POST.get("reason", ""),
+        )
+    except ServiceError as exc:
+        return _result_page(request, task, decision_error=str(exc.message), status=exc.status)
+    messages.success(request, gettext("Decision saved."))
+    return redirect(reverse("research_result", args=[task.task_uuid]) + "#conflicts")
 
 
 @login_required

@@ -17,6 +17,7 @@ from agent.engine.types import TIERS
 from research.models import AnswerFeedback, ResearchClaim, ResearchMetrics, ResearchTask
 from research.rendering import render_markdown
 from research.selectors import FeedbackGiven, feedback_given
+from research.services.conflict_decisions import conflict_key, current_decisions
 from research.services.feedback import MAX_NOTE as FEEDBACK_NOTE_MAX
 from research.services.plan_review import MAX_CHARS, MAX_SUB_QUESTIONS
 
@@ -208,9 +209,25 @@ def report_view(task: ResearchTask, anchor: str, numbers: set[int]) -> ReportVie
         for f in report.get("findings", [])
     )
     conflicts = []
+    decisions = current_decisions(task) if report.get("conflicts") else {}
     for c in report.get("conflicts", []):
+        key = conflict_key(c)
+        decided = decisions.get(key) if c.get("status") == "unresolved" else None
         conflicts.append(
             {
+                "key": key,
+                "unresolved": c.get("status") == "unresolved",
+                # a reviewer's current decision (codes and who/when; the template words it)
+                "decision": {
+                    "unsettleable": decided.decision == "unsettleable",
+                    "side": decided.side,
+                    "side_number": (decided.side or 0) + 1,
+                    "reason": decided.reason,
+                    "by": decided.decided_by.username if decided.decided_by else "—",
+                    "at": decided.decided_at,
+                }
+                if decided
+                else None,
                 "subject": c.get("subject", ""),
                 "resolved": c.get("status") == "resolved",
                 "found_by": str(FOUND_BY_LABELS.get(c.get("found_by"), c.get("found_by", ""))),
@@ -222,6 +239,7 @@ def report_view(task: ResearchTask, anchor: str, numbers: set[int]) -> ReportVie
                         "citations": [n for n in side.get("citations", []) if n in numbers],
                         "tier": str(TIER_LABELS.get(side.get("tier"), side.get("tier", ""))),
                         "prevails": c.get("prevailing_side") == i,
+                        "chosen_by_reviewer": decided is not None and decided.side == i,
                         # the losing side of a settled conflict: shown only here, attributed and marked
                         "superseded": c.get("status") == "resolved"
                         and c.get("prevailing_side") is not None

@@ -19,5 +19,6 @@ urlpatterns = [
     ),
     path("task/<uuid:task_uuid>/acknowledge", pages.acknowledge_fragment, name="research_acknowledge"),
     path("task/<uuid:task_uuid>/review", pages.review_note, name="research_review_note"),
+    path("task/<uuid:task_uuid>/conflicts/decide", pages.decide_conflict, name="research_decide_conflict"),
     path("task/<uuid:task_uuid>/misuse", pages.misuse_flag, name="research_misuse_flag"),
 ]

@@ -174,6 +174,21 @@ REPORT_SCHEMA = {
                             "new_claim_ids": _INTS,
                         },
                     },
+                    # Added by the product when it serves the report (never by the engine): the
+                    # conflict's stable key and a reviewer's current decision on it.
+                    "key": {"type": "string", "description": "stable hash naming the conflict for decisions"},
+                    "decision": {
+                        "type": "object",
+                        "required": ["decision", "side", "reason", "decided_by", "decided_at"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "decision": {"type": "string", "enum": ["side", "unsettleable"]},
+                            "side": {"type": ["integer", "null"]},
+                            "reason": _STR,
+                            "decided_by": {"type": ["string", "null"]},
+                            "decided_at": {"type": "string", "format": "date-time"},
+                        },
+                    },
                 },
             },
         },

@@ -118,6 +118,15 @@ class ReviewSerializer(StrictSerializer):
     note = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
 
 
+class ConflictDecisionSerializer(StrictSerializer):
+    """A reviewer's decision on one unresolved conflict (its `key` from the report JSON)."""
+
+    conflict_key = serializers.CharField(max_length=64)
+    decision = serializers.ChoiceField(choices=["side", "unsettleable"])
+    side = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=1000)
+    reason = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+
+
 class ClaimSerializer(serializers.ModelSerializer):
     class Meta:
         from research.models import ResearchClaim

@@ -14,6 +14,7 @@ urlpatterns = [
     path("task/<uuid:task_uuid>/stream", views.stream, name="dr-task-stream"),
     path("task/<uuid:task_uuid>/acknowledge", views.acknowledge, name="dr-task-acknowledge"),
     path("task/<uuid:task_uuid>/review", views.review_note, name="dr-task-review"),
+    path("task/<uuid:task_uuid>/conflicts/decide", views.decide_conflict, name="dr-task-decide-conflict"),
     path("review_queue", views.review_queue, name="dr-review-queue"),
     path("context_check", views.context_check, name="dr-context-check"),
     path("task/<uuid:task_uuid>/plan", views.plan, name="dr-task-plan"),

@@ -21,7 +21,16 @@ from channels_app.models import Channel
 from research import stream_slots
 from research.feed import TaskEventFeed
 from research.selectors import get_visible_task, quota_view, still_sees, user_tasks
-from research.services import analytics, context, feedback, judge, lifecycle, plan_review, review
+from research.services import (
+    analytics,
+    conflict_decisions,
+    context,
+    feedback,
+    judge,
+    lifecycle,
+    plan_review,
+    review,
+)
 from research.services.events import events_after, serialize
 from uedu_dr.errors import ServiceError
 from uedu_dr.ratelimits import enforce_rate
@@ -246,7 +255,8 @@ def task_detail(request: Request, task_uuid):
         200: OpenApiResponse(
             REPORT_OPENAPI,
             description="The report: summary, findings, conflicts, counter-evidence, "
-            "judgement, limitations, not verified, citations",
+            "judgement, limitations, not verified, citations; each conflict carries its `key` "
+            "and, once a reviewer decided it, the current `decision` with who and when",
         ),
         404: ERRORS[404],
         409: OpenApiResponse(description='The task has no report (yet): {"error": {"code", "message"}}'),
@@ -259,7 +269,7 @@ def task_report(request: Request, task_uuid):
         raise ServiceError(
             "report_unavailable", _("This research has no report: it has not completed."), status=409
         )
-    return Response(task.report_json)
+    return Response(conflict_decisions.report_with_decisions(task))
 
 
 @extend_schema(
@@ -312,6 +322,37 @@ def review_note(request: Request, task_uuid):
     body.is_valid(raise_exception=True)
     task = review.add_review_note(task=task, user=request.user, note=body.validated_data["note"])
     return Response(s.TaskDetailSerializer(task).data)
+
+
+@extend_schema(
+    summary="Decide an unresolved conflict of the report",
+    request=s.ConflictDecisionSerializer,
+    responses={
+        201: OpenApiResponse(description='{"decision", "side", "reason", "decided_by", "decided_at"}'),
+        400: OpenApiResponse(
+            description='Unknown conflict key, bad side or decision, empty reason: {"error": {"code", "message"}}'
+        ),
+        403: OpenApiResponse(description="Not the channel's teacher nor a Super TA with an NDA"),
+        404: ERRORS[404],
+    },
+)
+@api_view(["POST"])
+def decide_conflict(request: Request, task_uuid):
+    """The channel's teacher or a Super TA with an NDA chooses the prevailing side of an unresolved
+    conflict (`decision: "side"` with `side`, the index in the conflict's `sides`) or marks it
+    `unsettleable`, with a reason. A newer decision supersedes the older one; both are kept."""
+    task = get_visible_task(request.user, task_uuid)
+    body = s.ConflictDecisionSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    row = conflict_decisions.decide(
+        task=task,
+        user=request.user,
+        key=body.validated_data["conflict_key"],
+        decision=body.validated_data["decision"],
+        side=body.validated_data.get("side"),
+        reason=body.validated_data["reason"],
+    )
+    return Response(conflict_decisions.decision_json(row), status=201)
 
 
 @extend_schema(responses={200: s.TaskSummarySerializer(many=True)})

@@ -1,0 +1,144 @@
+"""Reviewers' decisions on the unresolved conflicts of a research: the channel's teacher or a
+Super TA with an NDA (the review queue's rule, review.can_review) chooses the side that prevails
+or marks the conflict as one the sources cannot settle, with a reason. Each decision is a new row
+(the audit record); the newest per conflict is the one shown. The student is told by e-mail,
+through the same preference as the finished-research e-mail."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext as _
+
+from research.models import ConflictDecision, ResearchTask
+from research.services import review
+from research.services.notifications import email_when_done
+from uedu_dr.errors import ServiceError
+
+log = logging.getLogger(__name__)
+
+MAX_REASON = 2000
+
+
+def conflict_key(conflict: dict) -> str:
+    """A stable name for one conflict of a stored report: its subject and, per side, the claim ids
+    (or the statement when a side names no claim). The report is stored once, so the key holds."""
+    sides = [
+        sorted(side.get("claim_ids") or []) or (side.get("statement") or "").strip()
+        for side in conflict.get("sides") or []
+    ]
+    material = json.dumps(
+        {"subject": (conflict.get("subject") or "").strip(), "sides": sides},
+        ensure_ascii=False,
+        sort_keys=True,
+    )
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+def unresolved_conflicts(task: ResearchTask) -> dict[str, dict]:
+    """The report's unresolved conflicts by key, in report order."""
+    return {
+        conflict_key(c): c
+        for c in (task.report_json or {}).get("conflicts") or []
+        if c.get("status") == "unresolved"
+    }
+
+
+def current_decisions(task: ResearchTask) -> dict[str, ConflictDecision]:
+    """The newest decision per conflict key (older ones stay stored, superseded)."""
+    latest: dict[str, ConflictDecision] = {}
+    for row in task.conflict_decisions.select_related("decided_by").order_by("-decided_at", "-pk"):
+        latest.setdefault(row.conflict_key, row)
+    return latest
+
+
+def decide(
+    *, task: ResearchTask, user, key: str, decision: str, side: int | None, reason: str
+) -> ConflictDecision:
+    if not review.can_review(user, task):
+        raise ServiceError(
+            "not_reviewer",
+            _("Only the channel's teacher and Super TAs can review this research."),
+            status=403,
+        )
+    conflict = unresolved_conflicts(task).get(key or "")
+    if conflict is None:
+        raise ServiceError("unknown_conflict", _("This research has no unresolved conflict with that key."))
+    if decision == ConflictDecision.Decision.SIDE:
+        n_sides = len(conflict.get("sides") or [])
+        if side is None or not 0 <= side < n_sides:
+            raise ServiceError(
+                "bad_side", _("Choose one of the conflict's sides (0 to %(last)d).") % {"last": n_sides - 1}
+            )
+    elif decision == ConflictDecision.Decision.UNSETTLEABLE:
+        side = None
+    else:
+        raise ServiceError("bad_decision", _("The decision must be “side” or “unsettleable”."))
+    reason = (reason or "").strip()
+    if not reason:
+        raise ServiceError("empty_reason", _("Please give a reason for the decision."))
+    if len(reason) > MAX_REASON:
+        raise ServiceError(
+            "reason_too_long", _("The reason is too long (at most %(n)d characters).") % {"n": MAX_REASON}
+        )
+    row = ConflictDecision.objects.create(
+        task=task, conflict_key=key, decision=decision, side=side, reason=reason, decided_by=user
+    )
+    # After the row: a mail failure is logged in there and cannot lose the decision.
+    tell_the_student(task.pk)
+    return row
+
+
+def tell_the_student(task_id: int) -> bool:
+    """E-mail the owner that a reviewer decided a conflict of their research, if they asked for the
+    finished-research e-mail and have an address. A mail failure is logged, never raised."""
+    task = ResearchTask.objects.select_related("user").get(pk=task_id)
+    if not task.user.email or not email_when_done(task.user_id):
+        return False
+    link = settings.UEDU_SITE_URL + reverse("research_result", args=[task.task_uuid]) + "#conflicts"
+    with translation.override(task.language or settings.LANGUAGE_CODE):
+        subject = _("A reviewer decided a conflict in your Deep Research")
+        body = _(
+            "Your question:\n%(question)s\n\nA reviewer decided between the sources that disagreed: "
+            "%(link)s\n\nYou get this e-mail because you asked for e-mails about your researches; "
+            "turn it off under My research → Notifications."
+        ) % {"question": task.user_question[:500], "link": link}
+    try:
+        send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [task.user.email])
+    except Exception:  # noqa: BLE001 - any mail transport error
+        log.exception("could not e-mail the conflict decision of research %s", task.task_uuid)
+        return False
+    return True
+
+
+def decision_json(row: ConflictDecision) -> dict:
+    """The decision as the report JSON of the API carries it: codes, who and when."""
+    return {
+        "decision": row.decision,
+        "side": row.side,
+        "reason": row.reason,
+        "decided_by": row.decided_by.username if row.decided_by else None,
+        "decided_at": row.decided_at.isoformat(),
+    }
+
+
+def report_with_decisions(task: ResearchTask) -> dict:
+    """The stored report with each decided conflict carrying its key and current decision."""
+    report = dict(task.report_json or {})
+    decisions = current_decisions(task)
+    conflicts = []
+    for c in report.get("conflicts") or []:
+        key = conflict_key(c)
+        c = dict(c, key=key)
+        if key in decisions and c.get("status") == "unresolved":
+            c["decision"] = decision_json(decisions[key])
+        conflicts.append(c)
+    if "conflicts" in report:
+        report["conflicts"] = conflicts
+    return report
