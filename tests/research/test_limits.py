@@ -142,7 +142,8 @@ TIME_CASES = {
     "reflection": (Scenario(latency={"reflection": SLOW}), {}, "claims_extracted"),
     "counter-search": (Scenario(), {"on_counter_search": lambda: sleep_then(SLOW)}, "claims_extracted"),
     "claims": (Scenario(latency={"claims": SLOW}), {}, "claims_verified"),
-    "verification": (Scenario(latency={"verifier": SLOW}), {}, "verification_done"),
+    # reword_claims: claims that only restate their quotes are verified by code, with no model call
+    "verification": (Scenario(latency={"verifier": SLOW}, reword_claims=True), {}, "verification_done"),
     "writing": (Scenario(latency={"synthesizer": SLOW}), {}, "verification_done"),
 }
 
@@ -209,7 +210,7 @@ TOKEN_CASES = {
         "claims_extracted",
     ),
     "claims": (Scenario(usage={"claims": WORDY}), {}, "claims_verified"),
-    "verification": (Scenario(usage={"verifier": WORDY}), {}, "verification_done"),
+    "verification": (Scenario(usage={"verifier": WORDY}, reword_claims=True), {}, "verification_done"),
     "writing": (Scenario(usage={"synthesizer": WORDY}), {}, "verification_done"),
 }
 
