@@ -35,7 +35,9 @@ def answer_bounds(server) -> list[int]:
 
 def test_a_model_wordy_in_every_phase_stays_within_the_limit_and_its_grace(llm):
     # (a wordy planner alone would take the whole limit: test_limits.py has that case)
-    llm.reset(Scenario(usage={role: WORDY for role in ROLES if role != "planner"}))
+    # reword_claims: a claim that only restates its quote is verified by code; reworded, the
+    # verifier model is asked too
+    llm.reset(Scenario(usage={role: WORDY for role in ROLES if role != "planner"}, reword_claims=True))
     result, sink, meter = research(llm, Limits(max_tokens=4_000, grace_tokens=16_000))
     assert result.status == "completed" and result.answer.strip()
     assert result.limit_hit == "max_tokens"
