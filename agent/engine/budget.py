@@ -27,12 +27,23 @@ import json
 import math
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .llm import LLMError
 
-if TYPE_CHECKING:
-    from .state import RunContext
+
+class RunContext(Protocol):
+    """What the gate reads of the run (state.RunContext, which owns the gate: a protocol here,
+    so that the two modules do not import each other)."""
+
+    llm: Any
+
+    def token_ceiling(self, role: str) -> tuple[int, str]: ...
+
+    def cost_ceiling(self, role: str) -> float | None: ...
+
+    def reach(self, reason: str, used: float, ceiling: float) -> None: ...
+
 
 MIN_COMPLETION_TOKENS = 256
 BYTES_PER_TOKEN = 3

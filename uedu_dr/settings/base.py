@@ -263,6 +263,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Start, follow, cancel and read Deep Research tasks.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # A task and its steps both have a status and a phase, with different choices: one name each.
+    "ENUM_NAME_OVERRIDES": {
+        "TaskStatusEnum": "research.models.ResearchTask.Status",
+        "TaskPhaseEnum": "research.models.ResearchTask.Phase",
+        "StepStatusEnum": "research.models.ResearchStep.Status",
+        "StepPhaseEnum": "research.models.ResearchStep.Phase",
+    },
 }
 
 
