@@ -164,7 +164,7 @@ def test_a_conflicted_research_reaches_the_review_queue_and_the_student_reads_th
     expect(review.locator(".error")).to_have_text("請輸入備註。")
     assert ResearchTask.objects.get(pk=task.pk).review_note == ""
     note = "兩篇研究對「成績」的定義不同，請以課程第 3 週的講義為準。"
-    review.locator("textarea").fill(note)
+    review.locator("textarea[name=note]").fill(note)  # the conflict-decision forms have their own
     review.get_by_role("button", name="儲存備註").click()
     expect(super_ta.locator(".message.success")).to_have_text("已儲存審閱者備註。")
     expect(super_ta.locator("#review .review-status")).to_contain_text("最近由 sta_a 於")
