@@ -16,7 +16,9 @@ def admin_client(client, db):
 
 
 # Secrets no admin page may show (or filter on): the pseudonym key of a study.
-NEVER_REGISTERED = {"governance.StudyPseudonymKey"}
+# Reviewers' conflict decisions are append-only audit rows, shown on the result page and in the
+# API under the review rules; an admin change form would let them be edited.
+NEVER_REGISTERED = {"governance.StudyPseudonymKey", "research.ConflictDecision"}
 
 
 def test_every_project_model_is_registered():
