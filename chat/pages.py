@@ -3,6 +3,8 @@ Research side by side) and the channel's settings. Outsiders get 404 everywhere.
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -20,7 +22,7 @@ from research.services import context, judge
 from uedu_dr.errors import ServiceError
 from uedu_dr.ratelimits import enforce_rate
 
-from .conversation import Turn, conversation, research_turn
+from .conversation import MAX_PINNED, BadCursor, Cursor, Turn, conversation, research_turn
 from .services import AssistantUnavailable, send_chat_message
 from .templatetags.chat_ui import BLOOM_POLLS
 
@@ -43,17 +45,35 @@ def chat(request, slug):
 
 
 def _chat_page(request, channel, *, error: str = "", draft: str = "", status: int = 200):
-    turns, truncated = conversation(request.user, channel)
+    page = conversation(request.user, channel)
     context = {
         "channel": channel,
-        "turns": turns,
-        "truncated": truncated,
+        "page": page,
         "can_manage": can_manage_channel(request.user, channel),
         "error": error,
         "draft": draft,
         "quota": quota_view(request.user) if channel.deep_research_enabled else None,
     }
     return render(request, "chat/chat.html", context, status=status)
+
+
+@login_required
+@require_GET
+def older_turns(request, slug):
+    """The page of turns before `before` (chat/_older_turns.html), which htmx puts in place of the
+    "Load older" control: the turns, oldest first, under the control for the page before them.
+    `skip` carries the running researches the page pinned, so that no turn shows twice."""
+    channel = _member_channel(request, slug)  # the page's own rule: 404 for non-members
+    try:
+        before = Cursor.decode(request.GET.get("before", ""))
+        skip = frozenset(uuid.UUID(value) for value in request.GET.get("skip", "").split(",") if value)
+    except (BadCursor, ValueError):
+        return render(request, "chat/_older_turns.html", {"error": True}, status=400)
+    if len(skip) > MAX_PINNED:
+        return render(request, "chat/_older_turns.html", {"error": True}, status=400)
+    page = conversation(request.user, channel, before=before, skip=skip)
+    context = {"channel": channel, "page": page, "skip": ",".join(sorted(str(value) for value in skip))}
+    return render(request, "chat/_older_turns.html", context)
 
 
 @login_required

@@ -4,6 +4,7 @@ from . import pages
 
 urlpatterns = [
     path("channels/<slug:slug>/", pages.chat, name="channel_chat"),
+    path("channels/<slug:slug>/turns", pages.older_turns, name="channel_older_turns"),
     path("channels/<slug:slug>/send", pages.send, name="channel_send"),
     path("channels/<slug:slug>/suggestion", pages.suggestion, name="channel_suggestion"),
     path("channels/<slug:slug>/clarify", pages.clarify, name="channel_clarify"),

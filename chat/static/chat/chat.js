@@ -136,5 +136,11 @@
     doStart(clarify.getAttribute("data-mode") || "forced", context);
   });
 
+  // Older turns come in as htmx fragments ("Load older", chat/_older_turns.html): a research card
+  // among them (one still running that the page did not pin) gets its live updates like any other.
+  document.addEventListener("htmx:load", function (event) {
+    if ($("conversation").contains(event.target)) window.UeduResearch.attach(event.target);
+  });
+
   if ($("conversation").lastElementChild) $("conversation").lastElementChild.scrollIntoView({ block: "nearest" });
 })();
