@@ -28,8 +28,8 @@ from research.models import ResearchTask
 # The channel page shows this many of the latest turns; "Load older" fetches as many again.
 TURNS_PER_PAGE = 20
 
-# At most this many running researches are pinned (the newest); any others stay in their pages.
-# It bounds the page's work and the "skip" list the "Load older" link carries.
+# The newest this many running researches are looked for, and those older than the page pinned;
+# any others stay in their pages. It bounds the page's work and the "skip" list of "Load older".
 MAX_PINNED = 10
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -123,14 +123,17 @@ def conversation(
     replies = list(mine.filter(kind=ChatLog.Kind.RESPONSE, in_reply_to_id__in=asked)) if asked else []
     rows = sorted([*heads, *replies], key=lambda row: (row.created_at, row.pk))
     pinned: list[Turn] = []
-    if before is None and older is not None:
+    if before is None:
+        # Asked whether or not there is an older page, so the page's queries are the same for
+        # any history; the running researches the page shows anyway are dropped here.
         running = (
-            openers.filter(_before(older), kind=ChatLog.Kind.REQUEST, deep_research_task__isnull=False)
+            mine.filter(kind=ChatLog.Kind.REQUEST, deep_research_task__isnull=False)
             .exclude(deep_research_task__status__in=ResearchTask.TERMINAL)
             .select_related(*_TASK_ROWS)
             .order_by("-created_at", "-id")[:MAX_PINNED]
         )
-        pinned = turns_of(reversed(list(running)))
+        shown = {row.pk for row in heads}
+        pinned = turns_of(reversed([row for row in running if row.pk not in shown]))
     return TurnPage(turns=turns_of(rows), older=older, pinned=pinned)
 
 

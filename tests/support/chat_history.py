@@ -1,7 +1,7 @@
 """A long chat history for paging tests and bench/channel_page.py: a student's turns in a channel,
 written in bulk as the product writes them (a chat question and its reply linked by in_reply_to;
-every few turns a finished Deep Research: its task, request row and response row), one second
-apart so the order is known."""
+every `research_every`-th turn, counting back from the latest, a finished Deep Research: its task,
+request row and response row), one second apart so the order is known."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def seed_history(
     default `count` seconds ago, so the last is about now); return their question texts in order."""
     start = start or timezone.now() - timedelta(seconds=count + 1)
     numbers = range(first, first + count)
-    researches = [n for n in numbers if research_every and n % research_every == research_every - 1]
+    # Counted back from the latest turn: the latest page holds the same mix however long the history.
+    last = first + count - 1
+    researches = [n for n in numbers if research_every and (last - n) % research_every == 0]
     tasks = dict(
         zip(
             researches,

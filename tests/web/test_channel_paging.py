@@ -64,18 +64,21 @@ def running_research(user, channel, question, *, at):
 def test_the_pages_queries_and_size_do_not_grow_with_the_history(client, personas):
     student, channel = personas.student, personas.channel
     now = timezone.now()
-    seed_history(student, channel, 25, first=1000, start=now - timedelta(seconds=30))
+    seed_history(student, channel, TURNS_PER_PAGE, first=1005, start=now - timedelta(seconds=30))
     client.force_login(student)
     client.get(chat_url(personas))  # the session's first use writes; measure what a return costs
+    queries_20, _, page_20 = measured(client, chat_url(personas))
+    seed_history(student, channel, 5, first=1000, start=now - timedelta(days=1))
     queries_25, size_25, page_25 = measured(client, chat_url(personas))
     # 175 more, older than everything shown: 200 past turns in all.
     seed_history(student, channel, 175, first=0, start=now - timedelta(days=30))
     queries_200, size_200, page_200 = measured(client, chat_url(personas))
 
     assert ChatLog.objects.filter(user=student, kind="request").count() == 200
-    assert questions_in(page_200) == questions_in(page_25) == [question_text(n) for n in range(1005, 1025)]
+    latest = [question_text(n) for n in range(1005, 1025)]
+    assert questions_in(page_200) == questions_in(page_25) == questions_in(page_20) == latest
     assert page_200.count('<li class="turn ') == TURNS_PER_PAGE
-    assert queries_200 == queries_25
+    assert queries_200 == queries_25 == queries_20  # a first "Load older" costs no query either
     # Only the cursor's digits and the CSRF token may differ between the two renders.
     assert abs(size_200 - size_25) < 100, (size_25, size_200)
 
