@@ -35,7 +35,7 @@ def conversation_snapshot(page: Page) -> dict:
     Taken once every Bloom badge has settled: a question's badge is asked for every 4 s until the
     classifier (its own Celery task) has answered, so a research that ends sooner would be
     compared with a reload that already has the badge."""
-    expect(page.locator("#conversation span.bloom[hx-get]")).to_have_count(0, timeout=20_000)
+    expect(page.locator("#conversation span.bloom-slot[hx-get]")).to_have_count(0, timeout=20_000)
     return page.evaluate(
         """() => {
             const root = document.getElementById('conversation');
