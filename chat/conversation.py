@@ -24,6 +24,7 @@ from django.db.models import Q
 
 from channels_app.models import Channel, ChatLog
 from research.models import ResearchTask
+from research.selectors import read_feedback_given
 
 # The channel page shows this many of the latest turns; "Load older" fetches as many again.
 TURNS_PER_PAGE = 20
@@ -134,7 +135,12 @@ def conversation(
         )
         shown = {row.pk for row in heads}
         pinned = turns_of(reversed([row for row in running if row.pk not in shown]))
-    return TurnPage(turns=turns_of(rows), older=older, pinned=pinned)
+    turns = turns_of(rows)
+    # Each research answer shows the reader's feedback: read for all of them in one query.
+    read_feedback_given(
+        user, [t.task for t in turns if t.task and t.task.status == ResearchTask.Status.COMPLETED]
+    )
+    return TurnPage(turns=turns, older=older, pinned=pinned)
 
 
 def turns_of(rows) -> list[Turn]:

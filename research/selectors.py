@@ -100,18 +100,44 @@ class FeedbackGiven:
 def feedback_given(user, task: ResearchTask) -> FeedbackGiven:
     if not user.is_authenticated:
         return FeedbackGiven()
+    read = getattr(task, _FEEDBACK_READ, None)
+    if read is not None and read[0] == user.pk:
+        rows = read[1]
+    else:
+        rows = (
+            AnswerFeedback.objects.filter(task=task, user=user)
+            .order_by("created_at")
+            .values_list("useful", "reason", "citation_number")
+        )
     useful, reported, citations = None, False, set()
-    for rated, reason, number in (
-        AnswerFeedback.objects.filter(task=task, user=user)
-        .order_by("created_at")
-        .values_list("useful", "reason", "citation_number")
-    ):
+    for rated, reason, number in rows:
         useful = rated if rated is not None else useful
         if reason == AnswerFeedback.Reason.SOURCE_DOES_NOT_SAY and number is not None:
             citations.add(number)
         elif reason and rated is None:  # a "not useful" with its reason is the rating, not a report
             reported = True
     return FeedbackGiven(useful=useful, reported=reported, citations=frozenset(citations))
+
+
+# Where read_feedback_given leaves a reader's feedback on a task: (reader's id, rows).
+_FEEDBACK_READ = "_feedback_given_read"
+
+
+def read_feedback_given(user, tasks) -> None:
+    """Read the reader's feedback on many answers at once (the channel page shows up to a page of
+    them), so that feedback_given on each costs no query of its own."""
+    tasks = [task for task in tasks if task is not None]
+    if not tasks or not user.is_authenticated:
+        return
+    rows: dict[int, list] = {task.pk: [] for task in tasks}
+    for task_id, *row in (
+        AnswerFeedback.objects.filter(task__in=tasks, user=user)
+        .order_by("created_at")
+        .values_list("task_id", "useful", "reason", "citation_number")
+    ):
+        rows[task_id].append(tuple(row))
+    for task in tasks:
+        setattr(task, _FEEDBACK_READ, (user.pk, rows[task.pk]))
 
 
 def platform_dashboard(day=None) -> dict:

@@ -232,3 +232,26 @@ def test_the_history_pager_reads_in_both_languages_and_keeps_the_filter(client, 
     # Newest first, each research on exactly one page.
     shown = re.findall(r"history question \d\d", first) + re.findall(r"history question \d\d", second)
     assert shown == [f"history question {n:02d}" for n in range(11, -1, -1)]
+
+
+def test_research_answers_on_the_page_do_not_cost_a_query_each(client, personas):
+    from research.models import AnswerFeedback
+
+    few, many = personas.student, personas.other_student
+    seed_history(few, personas.channel, TURNS_PER_PAGE, research_every=10)  # 2 researches shown
+    seed_history(many, personas.channel, TURNS_PER_PAGE, research_every=2)  # 10 researches shown
+    # The reader's own feedback is what each answer shows: rated, and a citation reported.
+    task = ResearchTask.objects.filter(user=many).latest("created_at")
+    AnswerFeedback.objects.create(task=task, user=many, useful=True)
+    AnswerFeedback.objects.create(task=task, user=few, useful=False)  # not many's: not shown to many
+    queries = {}
+    for student in (few, many):
+        client.force_login(student)
+        client.get(chat_url(personas))
+        queries[student.pk], _, page = measured(client, chat_url(personas))
+    assert queries[few.pk] == queries[many.pk]
+    # Read at once, each answer still shows its own reader's feedback and nobody else's.
+    answers = page.split('<article class="bubble assistant dr-answer')[1:]
+    assert len(answers) == TURNS_PER_PAGE // 2
+    rated = [answer for answer in answers if 'class="secondary small chosen"' in answer]
+    assert len(rated) == 1 and f'data-task="{task.task_uuid}"' in rated[0]
