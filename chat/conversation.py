@@ -127,9 +127,11 @@ def conversation(
     if before is None:
         # Asked whether or not there is an older page, so the page's queries are the same for
         # any history; the running researches the page shows anyway are dropped here.
+        # Named positively, the statuses reach the tasks' (status, …) index: the few unfinished
+        # tasks are found first, not by reading the whole history.
+        unfinished = [status for status in ResearchTask.Status.values if status not in ResearchTask.TERMINAL]
         running = (
-            mine.filter(kind=ChatLog.Kind.REQUEST, deep_research_task__isnull=False)
-            .exclude(deep_research_task__status__in=ResearchTask.TERMINAL)
+            mine.filter(kind=ChatLog.Kind.REQUEST, deep_research_task__status__in=unfinished)
             .select_related(*_TASK_ROWS)
             .order_by("-created_at", "-id")[:MAX_PINNED]
         )
