@@ -82,6 +82,7 @@ def _result_page(
         "task": task,
         # the page (not the chat bubble) adds the charts of verified figures and the print references
         "result_page": True,
+        "site_origin": f"{request.scheme}://{request.get_host()}",
         "charts": stored_charts(task.report_json, task.verification_json, task.citations_json)
         if task.status == ResearchTask.Status.COMPLETED
         else [],
