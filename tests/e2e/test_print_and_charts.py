@@ -211,6 +211,15 @@ def test_the_result_page_charts_verified_figures_and_prints_a_clean_document_in_
     expect(page.locator(".print-references")).to_be_visible()
     expect(page.locator(".topbar")).to_be_hidden()
     expect(page.locator(".dr-answer .citations")).to_be_hidden()
+    # tables and figures are not cut by a page break; a table's header row repeats on every page
+    kept_whole = page.evaluate(
+        """() => {
+        const table = document.querySelector('.answer-body table'), chart = document.querySelector('.figure-chart');
+        const style = (node) => getComputedStyle(node);
+        return [style(table).display, style(table).breakInside, style(table.tHead).display, style(chart).breakInside];
+        }"""
+    )
+    assert kept_whole == ["table", "avoid", "table-header-group", "avoid"]
     page.set_viewport_size({"width": 900, "height": 1400})
     page.screenshot(path=str(picture("result-print")))
     page.set_viewport_size({"width": 1280, "height": 860})
