@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from channels_app import access
 from research import selectors
+from research.charts import stored_charts
 from research.forms import DashboardDayForm, ReviewNoteForm, ReviewQueueFilter
 from research.models import AnswerFeedback, ConflictDecision, ResearchTask
 from research.presentation import answer_markdown, feedback_box, ledger_view, plan_view
@@ -79,6 +80,12 @@ def _result_page(
     )
     context = {
         "task": task,
+        # the page (not the chat bubble) adds the charts of verified figures and the print references
+        "result_page": True,
+        "site_origin": f"{request.scheme}://{request.get_host()}",
+        "charts": stored_charts(task.report_json, task.verification_json, task.citations_json)
+        if task.status == ResearchTask.Status.COMPLETED
+        else [],
         "steps": list(task.steps.order_by("index")),
         "plan": plan_view(task),
         "ledger": ledger_view(task),

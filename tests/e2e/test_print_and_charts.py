@@ -1,0 +1,280 @@
+"""The result page printed and charted (issue 36): on the demo course, with the course's enrolment
+figures uploaded as a PDF material, a student's research runs through a Celery worker with the
+scripted model over the real materials search. Its result page
+
+- draws a bar chart from the verified figure claims only, each bar a link that opens its citation;
+- prints (Chromium's PDF, print media) as a clean document in English and in Traditional Chinese:
+  the question, the findings and the chart, the judgement with its assumptions, and the numbered
+  references with each citation's title, location and quote, read back from the PDF with pypdf;
+  no button, navigation, form or feedback box.
+
+With UEDU_WRITE_SCREENSHOTS=1 the pictures replace docs/result-print.png and docs/result-chart.png;
+otherwise they go to test-artifacts/ like every other screenshot."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import unicodedata
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from playwright.sync_api import expect
+from pypdf import PdfReader
+
+from channels_app.materials import index_material, material_upload
+from channels_app.models import Material
+from research.models import ResearchTask
+from tests.e2e.test_readme_screenshots import demo, picture  # noqa: F401 (the demo course fixture)
+from tests.support.documents import pdf_bytes
+from tests.support.scripted_llm import Scenario, claims_in, sources_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+QUESTION = "比較 EDS101 在 2023 到 2025 年的修課人數變化，並整合課程教材說明學習分析的角色"
+ENROLMENT = {"2023": 84, "2024": 112, "2025": 139}
+STATS_PAGES = [
+    "EDS101 course statistics\n"
+    + "\n".join(f"EDS101 enrolment in {year} was {n} students." for year, n in ENROLMENT.items()),
+    "EDS101 課程統計說明\n修課人數以每學年第一學期加退選截止日的名單計算。",
+]
+FIGURE = re.compile(r"EDS101 enrolment in (\d{4}) was (\d+) students\.")
+
+
+def upload_statistics(channel) -> Material:
+    """The teacher's statistics handout, uploaded and indexed like the demo materials."""
+    material, _ = material_upload(
+        channel=channel,
+        user=channel.owner,
+        uploaded_file=SimpleUploadedFile("EDS101_修課統計.pdf", pdf_bytes(STATS_PAGES)),
+        enqueue=False,
+    )
+    material = index_material(material.pk) or material
+    assert material.status == Material.Status.READY, material.status
+    return material
+
+
+def script(llm) -> None:
+    llm.reset(Scenario(complexity="simple", sub_questions=2, asks_for_judgement=True))
+
+    def action(body):
+        if any(m["role"] == "assistant" for m in body["messages"]):
+            return {"content": "DONE"}
+        return {
+            "tool_calls": [
+                {
+                    "name": "search_channel_materials",
+                    "arguments": {"query": "EDS101 enrolment students 修課人數"},
+                },
+                {"name": "search_channel_materials", "arguments": {"query": "學習分析 learning analytics"}},
+            ]
+        }
+
+    def claims(body):
+        """A faithful extractor: each enrolment line a figure claim quoting it; one statement of
+        every other passage a fact claim quoting it."""
+        found = []
+        for source_id, _title, text in sources_in(body):
+            figures = list(FIGURE.finditer(text))
+            for match in figures:
+                year, n = match.groups()
+                found.append(
+                    {
+                        "text": match.group(0).rstrip("."),
+                        "kind": "figure",
+                        "entity": "EDS101",
+                        "metric": "enrolment",
+                        "period": year,
+                        "value": int(n),
+                        "unit": "students",
+                        "source_ids": [source_id],
+                        "quotes": [{"source_id": source_id, "text": match.group(0)}],
+                        "confidence": 0.95,
+                    }
+                )
+            if figures:
+                continue
+            pieces = [
+                p.strip() for p in re.split(r"(?<=[。！？.!?])\s*|\n", text) if 16 <= len(p.strip()) <= 160
+            ]
+            if pieces:
+                found.append(
+                    {
+                        "text": pieces[0].rstrip("。."),
+                        "kind": "fact",
+                        "entity": "",
+                        "metric": "",
+                        "period": "",
+                        "value": None,
+                        "unit": "",
+                        "source_ids": [source_id],
+                        "quotes": [{"source_id": source_id, "text": pieces[0]}],
+                        "confidence": 0.9,
+                    }
+                )
+        return {"content": json.dumps({"claims": found}, ensure_ascii=False)}
+
+    def writer(body):
+        """A faithful writer: the figures in a table and a sentence each, two other claims, and a
+        judgement on the figures with one assumption."""
+        given = claims_in(body)
+        figures = [c for c in given if c["kind"] == "figure"]
+        facts = [c for c in given if c["kind"] == "fact"][:2]
+        lines = ["| period | enrolment |", "|---|---|"]
+        lines += [f"| {c['period']} [{c['id']}] | {c['value']} [{c['id']}] |" for c in figures]
+        lines += [""] + [f"- {c['text']} [{c['id']}]。" for c in figures + facts]
+        reply = {
+            "answer": "\n".join(lines),
+            "summary": "",
+            "citations": [],
+            "conflicts": [],
+            "counter_evidence": [],
+            "judgement": {
+                "text": "EDS101 enrolment grew in every year from 2023 to 2025.",
+                "claim_ids": [int(c["id"][1:]) for c in figures],
+                "assumptions": ["The enrolment of each year is counted the same way."],
+            },
+        }
+        return {"content": json.dumps(reply, ensure_ascii=False)}
+
+    llm.on("action", action)
+    llm.on("claims", claims)
+    llm.on("synthesizer", writer)
+
+
+def flat(text: str) -> str:
+    """Text without whitespace (a PDF breaks lines, and spaces CJK, where the layout did), NFKC:
+    the CJK font's ToUnicode map gives some characters as their Kangxi radical ("⽐" U+2F50 for
+    "比" U+6BD4), which NFKC folds back."""
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
+
+
+def printed_text(page) -> str:
+    page.emulate_media(media="print")
+    pdf = page.pdf(format="A4", print_background=False)
+    page.emulate_media(media="screen")
+    return flat("\n".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages))
+
+
+def test_the_result_page_charts_verified_figures_and_prints_a_clean_document_in_both_languages(
+    open_as,
+    demo,  # noqa: F811
+    llm,
+):
+    channel, student = demo
+    upload_statistics(channel)
+    script(llm)
+
+    page = open_as(student)
+    page.goto(f"/channels/{channel.slug}/")
+    page.click("#dr-toggle")
+    page.fill("#message", QUESTION)
+    page.click("#send")
+    expect(page.locator(".dr-answer")).to_be_visible(timeout=90_000)
+    task = ResearchTask.objects.get(user=student)
+    assert task.status == "completed", task.error
+    stated = [c for f in task.report_json["findings"] for c in f["claims"] if c["kind"] == "figure"]
+    assert sorted((c["period"], c["value"]) for c in stated) == sorted(
+        (year, float(n)) for year, n in ENROLMENT.items()
+    )
+    quoted = [c for c in task.citations_json if c.get("quote")]
+    assert len(quoted) >= 2
+
+    # On screen: one chart, a bar per year, each linked to the citation of its figure.
+    page.goto(f"/deep_research/task/{task.task_uuid}")
+    chart = page.locator(".report-charts svg.chart")
+    expect(chart).to_have_count(1)
+    marks = chart.locator("a.chart-mark")
+    expect(marks).to_have_count(len(ENROLMENT))
+    labels = [marks.nth(i).get_attribute("aria-label") for i in range(len(ENROLMENT))]
+    for year, n in ENROLMENT.items():
+        assert any(label.startswith(f"EDS101 · {year}：{n} students，來源 [") for label in labels), labels
+    stats = next(c for c in task.citations_json if c["title"].startswith("EDS101_修課統計"))
+    href = marks.first.get_attribute("href")
+    assert href.endswith(f"-{stats['number']}")
+    marks.first.locator("rect").click()  # a bar opens its citation, quote and all
+    entry = page.locator(f".citation[id='{href[1:]}']")
+    expect(entry.locator("details")).to_have_attribute("open", "")
+    expect(entry.locator("mark.cite-quote")).to_have_text(stats["quote"])
+    page.locator(".report-charts").screenshot(path=str(picture("result-chart")))
+
+    # The button prints (the dialog itself is the browser's: stand in for it).
+    button = page.locator("[data-action='print']")
+    expect(button).to_have_text("列印／另存為 PDF")
+    page.evaluate("window.print = function () { document.body.dataset.printed = 'yes'; }")
+    button.click()
+    expect(page.locator("body")).to_have_attribute("data-printed", "yes")
+
+    # On paper, in Traditional Chinese.
+    page.emulate_media(media="print")
+    expect(page.locator(".print-references")).to_be_visible()
+    expect(page.locator(".topbar")).to_be_hidden()
+    expect(page.locator(".dr-answer .citations")).to_be_hidden()
+    # tables and figures are not cut by a page break; a table's header row repeats on every page
+    kept_whole = page.evaluate(
+        """() => {
+        const table = document.querySelector('.answer-body table'), chart = document.querySelector('.figure-chart');
+        const style = (node) => getComputedStyle(node);
+        return [style(table).display, style(table).breakInside, style(table.tHead).display, style(chart).breakInside];
+        }"""
+    )
+    assert kept_whole == ["table", "avoid", "table-header-group", "avoid"]
+    page.set_viewport_size({"width": 900, "height": 1400})
+    page.screenshot(path=str(picture("result-print")))
+    page.set_viewport_size({"width": 1280, "height": 860})
+    zh = printed_text(page)
+    english = open_as(student, locale="en-US")
+    english.goto(f"/deep_research/task/{task.task_uuid}")
+    expect(english.locator("[data-action='print']")).to_have_text("Print / Save as PDF")
+    en = printed_text(english)
+
+    for text, words, chrome in (
+        (
+            zh,
+            ["參考文獻", "判斷", "前提假設：", "以圖表呈現的數字", "位置："],
+            [
+                "列印／另存為PDF",
+                "下載Markdown",
+                "複製連結",
+                "登出",
+                "我的研究",
+                "這個答案有幫助嗎",
+                "研究步驟",
+                "主張帳冊",
+            ],
+        ),
+        (
+            en,
+            ["References", "Judgement", "Assumptions:", "Figuresincharts", "Location:"],
+            [
+                "Print/SaveasPDF",
+                "DownloadMarkdown",
+                "Copylink",
+                "Logout",
+                "Myresearch",
+                "Wasthisansweruseful",
+                "Researchsteps",
+                "Claimledger",
+            ],
+        ),
+    ):
+        assert flat(QUESTION) in text
+        for word in words:
+            assert flat(word) in text, word
+        for word in chrome:
+            assert flat(word) not in text, word
+        assert (
+            flat("The enrolment of each year is counted the same way.") in text
+        )  # the judgement's assumption
+        for n in ENROLMENT.values():
+            assert f"{n}[" in text  # the chart's values, with their sources
+        for citation in task.citations_json:  # every reference: number, title, quote
+            assert f"[{citation['number']}]" + flat(citation["title"]) in text, citation["title"]
+            if citation.get("quote"):
+                assert flat(citation["quote"]) in text, citation["quote"]
+        assert flat("EDS101_修課統計.pdf p. 1") in text  # where the figures' quotes are
+        assert (
+            flat(f"{page.url.split('/deep_research')[0]}/channels/demo-course/materials/") in text
+        )  # full links
+        assert flat("EDS101 enrolment grew in every year from 2023 to 2025.") in text  # the judgement
