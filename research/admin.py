@@ -82,6 +82,18 @@ class ResearchClaimInline(ChannelScopedInline, admin.TabularInline):
     verbose_name_plural = _("claim ledger")
 
 
+class LimitHitFilter(admin.AllValuesFieldListFilter):
+    """The limit codes in the rows, as Django lists them, but with the blank one named: Django
+    links a blank value with no text at all, a link no screen reader can name (WCAG 2.4.4)."""
+
+    def choices(self, changelist):
+        for choice in super().choices(changelist):
+            display = str(choice["display"])
+            if display == "" or display.startswith(" ("):  # " (3)" when the admin shows facet counts
+                choice["display"] = _("no limit hit") + display
+            yield choice
+
+
 @admin.register(ResearchTask)
 class ResearchTaskAdmin(ChannelScopedAdmin):
     # A Super TA without an NDA on file for the channel is an ordinary TA there.
@@ -105,7 +117,7 @@ class ResearchTaskAdmin(ChannelScopedAdmin):
         "status",
         "trigger_mode",
         "needs_review",
-        "limit_hit",
+        ("limit_hit", LimitHitFilter),
         ("channel", admin.RelatedOnlyFieldListFilter),
     ]
     date_hierarchy = "created_at"

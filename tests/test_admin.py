@@ -41,3 +41,18 @@ def test_changelists_and_add_pages_load_for_a_superuser(admin_client, personas):
 def test_admin_login_page_is_served(client, db):
     response = client.get("/admin/login/")
     assert response.status_code == 200
+
+
+def test_the_research_lists_blank_limit_filter_is_a_named_link_that_filters(admin_client, personas):
+    """Django links a blank value of a field filter with no text (no name for a screen reader:
+    WCAG 2.4.4, found by axe in tests/e2e/test_accessibility.py); the research list names it."""
+    from tests.support.research_fixtures import stored_research
+
+    within = stored_research(personas.student, personas.channel)
+    out_of_steps = stored_research(personas.student, personas.channel, limit_hit="max_steps")
+    url = reverse("admin:research_researchtask_changelist")
+    page = admin_client.get(url).content.decode()
+    assert '<a href="?limit_hit=">未觸及上限</a>' in page
+    assert '<a href="?limit_hit=max_steps">max_steps</a>' in page
+    filtered = admin_client.get(url + "?limit_hit=").content.decode()
+    assert str(within.task_uuid) in filtered and str(out_of_steps.task_uuid) not in filtered

@@ -4,8 +4,9 @@ card mid-research, the answer with its citations, and the claim ledger on the re
 
 The scripted LLM plans realistic sub-questions and writes each claim from its source's first
 sentence (Scenario.quote_sources), so every sentence shown comes from the demo data.
-With UEDU_WRITE_SCREENSHOTS=1 the pictures replace docs/chat-progress.png, docs/chat-answer.png
-and docs/result-ledger.png; otherwise they go to test-artifacts/ like every other screenshot."""
+With UEDU_WRITE_SCREENSHOTS=1 the pictures replace docs/chat-progress.png, docs/chat-answer.png,
+docs/result-ledger.png and docs/phone-result.png (the result page on a 390 x 844 phone); otherwise
+they go to test-artifacts/ like every other screenshot."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from playwright.sync_api import expect
 
 from channels_app.models import Channel
 from research.models import ResearchTask
-from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.conftest import ARTIFACTS, PHONE
 from tests.e2e.test_chat_page import hold
 from tests.support.factories import PASSWORD
 from tests.support.scripted_llm import Scenario, claims_in, sources_in
@@ -160,3 +161,10 @@ def test_the_readme_screenshots_show_a_research_over_the_demo_course(open_as, de
     expect(ledger.locator(".claim")).not_to_have_count(0)
     expect(ledger.locator(".claim.doubtful")).to_have_count(0)  # every claim backed by its source
     ledger.screenshot(path=str(picture("result-ledger")))
+
+    # The same result page on a phone: it fits the screen's width (tests/e2e/test_accessibility.py).
+    page.set_viewport_size(PHONE)
+    page.goto(f"/deep_research/task/{task.task_uuid}")
+    expect(page.locator(".result-page .dr-answer")).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    page.screenshot(path=str(picture("phone-result")))
