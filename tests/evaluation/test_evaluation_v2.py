@@ -19,6 +19,8 @@ from evaluation import dataset as datasets
 from evaluation import observed, world
 from evaluation.observed import body, sentence_units, table_units
 from evaluation.scoring import HIGHER_IS_BETTER, METRICS
+from tests.support import eval_judge
+from tests.support.eval_judge import read_results
 from tests.support.eval_model import PADDING, behaviour, install
 from tests.support.scripted_llm import Scenario
 
@@ -28,9 +30,13 @@ SEED = 7
 
 
 def _eval(llm, *args) -> None:
+    """A run judged by a judge that agrees with the labelled pairs (it passes the judge check),
+    named apart from the researcher unless the test names one."""
     llm.reset(Scenario())
     install(llm, datasets.load(), seed=SEED)
-    call_command("deep_research_eval", *args)
+    eval_judge.install(llm, "labels")
+    judge = () if "--judge-model" in args else ("--judge-model", "judge-model-x")
+    call_command("deep_research_eval", *judge, *args)
 
 
 def test_dataset_v2_is_written_for_this_product_and_valid():
@@ -172,10 +178,9 @@ def test_the_scores_count_a_cited_distractor_padding_and_an_obeyed_instruction(d
 def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(
     transactional_db, llm, fake_embeddings, tmp_path, capsys
 ):
-    out = tmp_path / "v2.json"
-    _eval(llm, "--out", str(out))
+    _eval(llm, "--k", "1", "--out", str(tmp_path))
     table = capsys.readouterr().out
-    results = json.loads(out.read_text())
+    results = read_results(tmp_path)
     items = {i.id: i for i in datasets.load()}
     rows = {row["id"]: row for row in results["items"]}
     assert list(rows) == list(items)
@@ -229,7 +234,7 @@ def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(
     for row in rows.values():
         run = row["runs"][0]
         assert run["tokens"] > 0 and run["cost_usd"] > 0 and run["duration_seconds"] > 0
-    assert results["judge"]["same_as_researcher"] is True and "WARNING: the judge" in table
+    assert results["judge"]["same_as_researcher"] is False and "WARNING: the judge" not in table
     assert set(results["by_category"]) == {"course", "catalogue", "analyst"}
 
     # The published pipeline check (docs/evaluation.md, "Pipeline check"): these figures, to the digit.
@@ -251,11 +256,12 @@ PIPELINE_CHECK = {
 def test_the_judge_is_independent_of_the_researcher_and_named(
     transactional_db, llm, fake_embeddings, tmp_path, capsys, settings
 ):
-    out = tmp_path / "judged.json"
     _eval(
         llm,
         "--only",
         "en-catalogue-cs-path",
+        "--k",
+        "1",
         "--model",
         "scripted-faithful",
         "--judge-model",
@@ -265,10 +271,10 @@ def test_the_judge_is_independent_of_the_researcher_and_named(
         "--judge-api-key",
         "judge-key",
         "--out",
-        str(out),
+        str(tmp_path),
     )
     table = capsys.readouterr().out
-    results = json.loads(out.read_text())
+    results = read_results(tmp_path)
     assert results["judge"]["model"] == "judge-model-x" and results["judge"]["same_as_researcher"] is False
     assert "judged by judge-model-x" in table and "WARNING" not in table
     judged = llm.calls("entailment")
@@ -276,15 +282,14 @@ def test_the_judge_is_independent_of_the_researcher_and_named(
     assert {r["model"] for r in llm.calls("synthesizer")} == {"scripted-faithful"}
     assert results["items"][0]["runs"][0]["citation_recall"] == 1.0
 
-    settings.UEDU_EVAL_JUDGE_MODEL = (
-        "scripted-faithful"  # from settings, and the same as the researcher: warned
-    )
-    _eval(llm, "--only", "en-catalogue-cs-path", "--model", "scripted-faithful")
-    assert "WARNING: the judge (scripted-faithful) is the researcher's own model" in capsys.readouterr().out
+    settings.UEDU_EVAL_JUDGE_MODEL = "scripted-faithful"  # from settings, and the same as the researcher
+    with pytest.raises(CommandError, match=r"the judge \(scripted-faithful\) is the researcher's own model"):
+        _eval(llm, "--only", "en-catalogue-cs-path", "--k", "1", "--model", "scripted-faithful")
 
+    settings.UEDU_EVAL_JUDGE_MODEL = "judge-model-x"
     settings.UEDU_EVAL_JUDGE_MAX_TOKENS = 1  # the judge's calls are bounded too
     with pytest.raises(CommandError, match="the judge used its budget of 1 tokens"):
-        _eval(llm, "--only", "en-catalogue-cs-path", "--model", "scripted-faithful")
+        _eval(llm, "--only", "en-catalogue-cs-path", "--k", "1", "--model", "scripted-faithful")
 
 
 def test_replay_from_a_results_file_compares_two_configurations_side_by_side(
@@ -298,13 +303,15 @@ def test_replay_from_a_results_file_compares_two_configurations_side_by_side(
         "en-analyst-cdrw-elnx",
         "zh-analyst-cdrw-elnx",
     ]
-    before, after = tmp_path / "faithful.json", tmp_path / "verbose.json"
-    _eval(llm, "--only", *chosen, "--model", "scripted-faithful", "--out", str(before))
+    before, after = tmp_path / "faithful", tmp_path / "verbose"
+    _eval(llm, "--only", *chosen, "--k", "1", "--model", "scripted-faithful", "--out", str(before))
     capsys.readouterr()
+    before = eval_judge.results_folders(before)[0]
     _eval(llm, "--replay-from", str(before), "--model", "scripted-verbose", "--out", str(after))
     table = capsys.readouterr().out
 
-    first, second = json.loads(before.read_text()), json.loads(after.read_text())
+    # Both sides judged now by the same judge: the stored answers score as they did.
+    first, second = read_results(before), read_results(after)
     assert [r["id"] for r in second["items"]] == chosen  # the same items, in the same order
     comparison = second["comparison"]
     assert (
@@ -327,9 +334,9 @@ def test_replay_from_a_results_file_compares_two_configurations_side_by_side(
     )
 
     # A model that breaks: every run failed, every score 0, and the comparison shows the fall.
-    broken = tmp_path / "broken.json"
+    broken = tmp_path / "broken"
     _eval(llm, "--replay-from", str(before), "--model", "scripted-fail", "--out", str(broken))
-    worse = json.loads(broken.read_text())["comparison"]["overall"]
+    worse = read_results(broken)["comparison"]["overall"]
     assert worse["failed_runs"] == {"before": 0, "after": 6, "delta": 6}
     assert worse["citation_recall"]["after"] == 0.0 and worse["source_pollution"]["after"] == 1.0
 
@@ -351,7 +358,7 @@ def test_bad_v2_data_and_bad_replay_files_are_refused_clearly(tmp_path, db, llm)
         call_command("deep_research_eval", str(broken))
     not_results = tmp_path / "x.json"
     not_results.write_text("[]")
-    with pytest.raises(CommandError, match="not a results file"):
+    with pytest.raises(CommandError, match="not a results folder"):
         call_command("deep_research_eval", "--replay-from", str(not_results))
 
 
