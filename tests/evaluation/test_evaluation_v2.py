@@ -29,14 +29,13 @@ pytestmark = pytest.mark.slow
 SEED = 7
 
 
-def _eval(llm, *args) -> None:
+def _eval(llm, *args, judge=("--judge-model", "judge-model-x")) -> None:
     """A run judged by a judge that agrees with the labelled pairs (it passes the judge check),
-    named apart from the researcher unless the test names one."""
+    named apart from the researcher unless the test names one (or judge=() for the settings')."""
     llm.reset(Scenario())
     install(llm, datasets.load(), seed=SEED)
     eval_judge.install(llm, "labels")
-    judge = () if "--judge-model" in args else ("--judge-model", "judge-model-x")
-    call_command("deep_research_eval", *judge, *args)
+    call_command("deep_research_eval", *([] if "--judge-model" in args else judge), *args)
 
 
 def test_dataset_v2_is_written_for_this_product_and_valid():
@@ -284,12 +283,12 @@ def test_the_judge_is_independent_of_the_researcher_and_named(
 
     settings.UEDU_EVAL_JUDGE_MODEL = "scripted-faithful"  # from settings, and the same as the researcher
     with pytest.raises(CommandError, match=r"the judge \(scripted-faithful\) is the researcher's own model"):
-        _eval(llm, "--only", "en-catalogue-cs-path", "--k", "1", "--model", "scripted-faithful")
+        _eval(llm, "--only", "en-catalogue-cs-path", "--k", "1", "--model", "scripted-faithful", judge=())
 
     settings.UEDU_EVAL_JUDGE_MODEL = "judge-model-x"
     settings.UEDU_EVAL_JUDGE_MAX_TOKENS = 1  # the judge's calls are bounded too
     with pytest.raises(CommandError, match="the judge used its budget of 1 tokens"):
-        _eval(llm, "--only", "en-catalogue-cs-path", "--k", "1", "--model", "scripted-faithful")
+        _eval(llm, "--only", "en-catalogue-cs-path", "--k", "1", "--model", "scripted-faithful", judge=())
 
 
 def test_replay_from_a_results_file_compares_two_configurations_side_by_side(
