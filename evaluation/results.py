@@ -1,6 +1,7 @@
 """A results folder: one per evaluation run, `<root>/<UTC date-time>-<short id>/`, so anyone can
 audit a score and an interrupted run can be resumed.
 
+    judge_check.json     the judge's verdict on every labelled pair and its agreement (judge_check.py)
     manifest.json        what was run: dataset (path, sha256, item ids), git commit, researcher
                          models, judge (model, server, prompt hash, its agreement check), k, flags,
                          start and end times
@@ -136,6 +137,9 @@ class ResultsFolder:
     def finished(self) -> dict[str, dict]:
         """Items that ran to the end (an item stopped by an error is run again on --resume)."""
         return {i: row for i, row in self.items().items() if row.get("status") == "done"}
+
+    def write_file(self, name: str, data: dict) -> None:
+        _write(self.path / name, data)
 
     def write_summary(self, summary: dict) -> None:
         _write(self.path / "summary.json", summary)

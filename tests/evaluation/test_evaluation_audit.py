@@ -160,6 +160,9 @@ def test_a_run_writes_an_auditable_folder_item_by_item_and_resume_finishes_it(
         False,
     )
     assert judge["check"]["passed"] is True and set(judge["check"]["by_language"]) == {"en", "zh-hant"}
+    assert json.loads((folder / "judge_check.json").read_text())[
+        "disagreements"
+    ]  # the scripted judge errs a little
     assert (
         manifest["flags"]["allow_self_judge"] is False and manifest["started_at"] and manifest["finished_at"]
     )

@@ -343,6 +343,7 @@ class Command(BaseCommand):
         check = self._judge_check(judging, min_kappa)  # before any scoring: refused below the threshold
         manifest["judge"]["check"] = {key: value for key, value in check.items() if key != "disagreements"}
         folder = ResultsFolder.create(Path(o["out"] or settings.UEDU_EVAL_RESULTS_DIR), manifest)
+        folder.write_file("judge_check.json", check)
         self.stdout.write(f"results folder: {folder.path}")
         results = evaluate(
             items,
