@@ -261,12 +261,16 @@ def _fact_topics(code: str, lang: int) -> str:
     return f"{code} 的每週主題為" + "、".join(c["topics"][1]) + "。"
 
 
-def _passage(documents: list[dict], name: str, fact: str) -> dict:
-    """The paragraph of `name` stating `fact`: topics in the third paragraph of a course entry,
-    credits, prerequisites and curriculum goals in the second."""
+def _passages(documents: list[dict], name: str, fact: str) -> list[dict]:
+    """The paragraphs of `name` stating `fact`: the first names the course or topic; topics are
+    in the third paragraph of a course entry, credits, prerequisites and curriculum goals in the
+    second."""
     paragraphs = next(d for d in documents if d["name"] == name)["pages"][0]["paragraphs"]
     topics = ("weekly topics" in fact or "每週主題" in fact) and len(paragraphs) > 2
-    return {"document": name, "page": 0, "paragraph": 2 if topics else 1}
+    return [
+        {"document": name, "page": 0, "paragraph": 0},
+        {"document": name, "page": 0, "paragraph": 2 if topics else 1},
+    ]
 
 
 def _fact_goal(key: str, lang: int) -> str:
@@ -307,9 +311,12 @@ def items() -> list[dict]:
                     "category": "catalogue",
                     "question": question,
                     "documents": documents,
-                    # every catalogue fact is stated in the second paragraph of its entry
                     "gold_facts": [
-                        {"fact": f, "documents": d, "passages": [_passage(documents, n, f) for n in d]}
+                        {
+                            "fact": f,
+                            "documents": d,
+                            "passages": [p for n in d for p in _passages(documents, n, f)],
+                        }
                         for f, d in facts
                     ],
                     **traps,
