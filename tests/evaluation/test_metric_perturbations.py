@@ -428,3 +428,15 @@ def test_no_test_pins_a_score_to_more_than_two_decimals():
         if pin.search(line) and any(s in line for s in scores) and "pin = re.compile" not in line
     ]
     assert found == []
+
+
+def test_retrieval_tells_a_search_that_missed_the_gold_from_a_writer_that_dropped_it(judge):
+    found = answer(DESIGN, good_design())
+    found.retrieved = list(found.sources.values()) + [source(DESIGN, NOTICE, 9)]
+    missed = answer(DESIGN, good_design())
+    missed.retrieved = [source(DESIGN, NOTICE, 9)]  # the search only brought back the notice
+    dropped = answer(DESIGN, ABSTAIN)  # the gold was found, the writer said nothing of it
+    dropped.retrieved = found.retrieved
+    found, missed, dropped = (score(o, DESIGN, judge) for o in (found, missed, dropped))
+    _worse(found, missed, "retrieval")
+    assert dropped["retrieval"] == found["retrieval"] and dropped["fact_recall"] < found["fact_recall"]
