@@ -158,14 +158,15 @@ class Judge:
         finally:
             quotas.settle_cost(reference, Decimal(str(round(self.meter.total.cost_usd - before, 6))))
 
-    def entails(self, pairs: list[tuple[str, list[str]]]) -> list[bool]:
-        """For each (statement, passages): do the passages entail it? Empty passages never do; a
-        statement the judge left out of its reply is not entailed here (see verdicts())."""
-        return [v is True for v in self.verdicts(pairs)]
+    def entails(self, pairs: list[tuple[str, list[str]]]) -> list[bool | None]:
+        """For each (statement, passages): do the passages entail it? Empty passages never do
+        (False, no call). A pair the judge's reply leaves out is None, "no verdict": the scoring
+        counts and reports it apart and never reads it as false."""
+        return self.verdicts(pairs)
 
     def verdicts(self, pairs: list[tuple[str, list[str]]]) -> list[bool | None]:
-        """For each (statement, passages): True/False as the judge said, False without asking when
-        there is no passage, None when the judge's reply left the statement out (no verdict)."""
+        """entails(), and what every run's results folder keeps of it: when recording, each
+        statement with the passages shown and the verdict (judge_check.py reads it too)."""
         verdicts: list[bool | None] = [False] * len(pairs)
         shown = [[x[:PASSAGE_CHARS] for x in p if x and x.strip()] for _, p in pairs]
         wanted = [(i, s, shown[i]) for i, (s, _) in enumerate(pairs) if shown[i]]

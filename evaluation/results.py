@@ -16,6 +16,7 @@ moment leaves readable files."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hashlib
 import json
@@ -154,40 +155,33 @@ class ResultsFolder:
 
 
 def observation_record(observation: Observation) -> dict:
-    """What the reader of a results folder needs of an answer, and what --replay-from re-judges."""
-    return {
-        "answer": observation.answer,
-        "units_detail": [
-            {"text": u.text, "citations": u.citations, "kind": u.kind} for u in observation.units
-        ],
-        "sources": {
-            str(n): {
-                "title": s.title,
-                "url": s.url,
-                "tier": s.tier,
-                "tool": s.tool,
-                "passage": s.passage,
-                "flagged": s.flagged,
-            }
-            for n, s in observation.sources.items()
-        },
-    }
+    """What the reader of a results folder needs of an answer, and what --replay-from re-judges:
+    the answer, and the whole observation the scoring read (units, cited sources with the passage
+    read, what the tools returned, the report's limitation codes and claim records)."""
+    return {"answer": observation.answer, "observation": dataclasses.asdict(observation)}
+
+
+def _known(cls, data: dict) -> dict:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {key: value for key, value in data.items() if key in names}
+
+
+def _source(data: dict) -> CitedSource:
+    return CitedSource(**_known(CitedSource, data))
 
 
 def stored_observation(run: dict) -> Observation:
-    """A stored run as the scoring reads it, to be judged again."""
-    return Observation(
-        task_uuid=run.get("task_uuid", ""),
-        status=run.get("status", "failed"),
-        error=run.get("error", ""),
-        answer=run.get("answer", ""),
-        units=[
-            Unit(text=u["text"], citations=list(u["citations"]), kind=u["kind"])
-            for u in run.get("units_detail", [])
-        ],
-        sources={int(n): CitedSource(number=int(n), **s) for n, s in (run.get("sources") or {}).items()},
-        tokens=run.get("tokens", 0),
-        cost_usd=run.get("cost_usd", 0.0),
-        duration_seconds=run.get("duration_seconds"),
-        model=run.get("model", ""),
-    )
+    """A stored run as the scoring reads it, to be judged again (a run stopped by an error has no
+    observation: it is rebuilt as a failed one)."""
+    data = dict(run.get("observation") or {})
+    if not data:
+        return Observation(
+            task_uuid=run.get("task_uuid", ""),
+            status=run.get("status") or "failed",
+            error=run.get("error", ""),
+        )
+    data["units"] = [Unit(**_known(Unit, u)) for u in data.get("units", [])]
+    data["sources"] = {int(n): _source(s) for n, s in (data.get("sources") or {}).items()}
+    if data.get("retrieved") is not None:
+        data["retrieved"] = [_source(s) for s in data["retrieved"]]
+    return Observation(**_known(Observation, data))

@@ -122,9 +122,13 @@ def error_row(item: Item, k: int, exc: BaseException) -> dict:
         "duration_seconds": 0.0,
         "model": "",
         **failed(None, item),
+        "outcome": "failed",
+        "no_verdict": 0,
         "units": 0,
         "claims": [],
+        "claim_keys": [],
         "polluting_sources": [],
+        "obeyed": [],
     }
     return {
         **_row(item, [dict(record) for _ in range(k)]),
@@ -215,7 +219,10 @@ def finish(folder: ResultsFolder, items: list[Item], *, wall_seconds: float = 0.
         {key: value for key, value in results.items() if key != "items"}
         | {
             "items": [
-                {key: row.get(key) for key in ("id", "language", "category", "status", *COMPARED)}
+                {
+                    key: row.get(key)
+                    for key in ("id", "language", "category", "status", "outcomes", "no_verdict", *COMPARED)
+                }
                 for row in rows
             ]
         }

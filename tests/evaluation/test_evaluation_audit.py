@@ -172,11 +172,12 @@ def test_a_run_writes_an_auditable_folder_item_by_item_and_resume_finishes_it(
     first = results["items"][0]
     assert first["id"] == SMALL[0] and first["status"] == "done" and len(first["runs"]) == 3
     run = first["runs"][0]
-    assert run["answer"] and run["units_detail"] and run["sources"]
+    seen = run["observation"]
+    assert run["answer"] and seen["answer"] == run["answer"] and seen["units"] and seen["sources"]
     assert {"citation_recall", "claim_precision", "source_pollution"} <= set(run)
     statements = {j["statement"] for j in run["judged"]}
-    assert {u["text"] for u in run["units_detail"]} <= statements
-    passages = {p for s in run["sources"].values() for p in [s["passage"][:3000]]}
+    assert {u["text"] for u in seen["units"]} <= statements
+    passages = {s["passage"][:3000] for s in seen["sources"].values()}
     assert any(set(j["passages"]) & passages and j["verdict"] is True for j in run["judged"])
     assert first["reproducibility"] is not None and first["judge_usage"]["calls"] > 0
 
