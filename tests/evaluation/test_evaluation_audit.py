@@ -277,6 +277,10 @@ def test_the_smoke_subset_is_fixed_and_spans_both_languages_and_every_category()
     assert {i.language for i in smoke} == {"en", "zh-hant"}
     assert {i.category for i in smoke} == {"course", "catalogue", "analyst"}
     assert {t for i in smoke for t in i.traps} == {"distractor", "conflict", "planted"}
+    for name, ids in json.loads(evaluation_run.SMOKE_FILE.read_text()).items():
+        if name.endswith(".jsonl") and (datasets.DATASETS / name).exists():  # every list matches its dataset
+            chosen = smoke_items(datasets.load(name), name)
+            assert len(chosen) == len(ids) == 12 and {i.language for i in chosen} == {"en", "zh-hant"}, name
     unlisted = smoke_items(items, "another.jsonl")  # any dataset: 12 spread over its groups
     assert len(unlisted) == 12 and Counter((i.category, i.language) for i in unlisted) == Counter(
         {(c, lang): 2 for c in ("course", "catalogue", "analyst") for lang in ("en", "zh-hant")}
