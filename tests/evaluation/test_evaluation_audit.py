@@ -321,3 +321,36 @@ def test_make_eval_prints_the_estimate_and_refuses_what_is_missing(
     lines = preflight.check(model="scripted", judge=JudgeSettings("scripted", llm.url, "k"), cost=cost)
     assert [line.split(":")[0] for line in lines] == ["researcher", "judge", "daily cap", "embeddings"]
     assert "32 dimensions" in lines[-1] and fake_embeddings.requests
+
+
+def test_an_interrupted_run_keeps_its_finished_items_and_resume_runs_only_the_rest(
+    transactional_db, llm, fake_embeddings, tmp_path, monkeypatch
+):
+    _scripted(llm)
+    real_run_item = evaluation_run.run_item
+    ran: list[str] = []
+
+    def stopped(item, **kwargs):
+        ran.append(item.id)
+        if item.id == SMALL[1]:
+            raise KeyboardInterrupt  # the operator's Ctrl-C, a killed process: not an item's error
+        return real_run_item(item, **kwargs)
+
+    monkeypatch.setattr(evaluation_run, "run_item", stopped)
+    args = ("--only", *SMALL[:3], "--k", "1", "--model", "scripted-faithful", "--judge-model", "judge-x")
+    with pytest.raises(KeyboardInterrupt):
+        call_command("deep_research_eval", *args, "--out", str(tmp_path))
+    (folder,) = results_folders(tmp_path)
+    assert ran == SMALL[:2] and not (folder / "summary.json").exists()
+    assert [p.name for p in sorted((folder / "items").glob("*.json"))] == [f"001-{SMALL[0]}.json"]
+    assert json.loads((folder / "manifest.json").read_text())["finished_at"] is None
+
+    ran.clear()
+    monkeypatch.setattr(
+        evaluation_run, "run_item", lambda item, **kw: (ran.append(item.id), real_run_item(item, **kw))[1]
+    )
+    call_command("deep_research_eval", "--resume", str(folder), "--judge-model", "judge-x")
+    assert ran == SMALL[1:3]
+    resumed = read_results(folder)
+    assert [r["id"] for r in resumed["items"]] == SMALL[:3] and resumed["summary"]["completed_runs"] == 3
+    assert resumed["manifest"]["finished_at"] and resumed["manifest"]["k"] == 1
