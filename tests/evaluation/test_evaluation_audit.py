@@ -82,6 +82,16 @@ def test_judge_check_prints_agreement_and_refuses_a_judge_that_agrees_with_every
         call_command("deep_research_eval", "--judge-check", "--judge-model", "judge-x")
     assert re.search(r"not_supported\s+0\s+0\s+\d+", capsys.readouterr().out)
 
+    with pytest.raises(CommandError, match=r"the judge \(judge-x\) did not answer the agreement check"):
+        call_command(
+            "deep_research_eval",
+            "--judge-check",
+            "--judge-model",
+            "judge-x",
+            "--judge-base-url",
+            "http://127.0.0.1:9/v1",
+        )
+
     _scripted(llm, "labels")  # the threshold is a setting and a flag
     with pytest.raises(CommandError, match="kappa below 0.99"):
         call_command("deep_research_eval", "--judge-check", "--judge-model", "judge-x", "--min-kappa", "0.99")

@@ -16,6 +16,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from agent.engine.llm import LLMError
 from agent.llm_factory import llm_configured
 from channels_app.roles import platform_admins_q
 from evaluation import dataset as datasets
@@ -216,6 +217,10 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         except JudgeBudgetExceeded as exc:
             raise CommandError(str(exc)) from None
+        except LLMError as exc:
+            raise CommandError(
+                f"the judge ({judging.model}) did not answer the agreement check: {exc}"
+            ) from None
         for line in judge_check.describe(result):
             self.stdout.write(line)
         if not result["passed"]:
