@@ -25,9 +25,17 @@ class DatasetError(ValueError):
 
 
 @dataclass
+class Table:
+    caption: str
+    columns: list[str]
+    rows: list[list[str]]  # each row starts with its row label
+
+
+@dataclass
 class Page:
     title: str
     paragraphs: list[str]
+    tables: list[Table] = field(default_factory=list)  # v3: rendered into the real file after the paragraphs
 
 
 @dataclass
@@ -113,6 +121,14 @@ class Item:
         return next((d for d in self.documents if d.name == name), None)
 
 
+def _table(raw: dict, where: str) -> Table:
+    columns = [str(c) for c in raw.get("columns", [])]
+    rows = [[str(c) for c in row] for row in raw.get("rows", [])]
+    if not columns or not rows or any(len(row) != len(columns) for row in rows):
+        raise DatasetError(f"{where}: a table needs columns and rows of one cell per column")
+    return Table(caption=str(raw.get("caption", "")), columns=columns, rows=rows)
+
+
 def _document(raw: dict, where: str) -> Document:
     name = raw.get("name")
     kind = raw.get("kind", "material")
@@ -124,7 +140,11 @@ def _document(raw: dict, where: str) -> Document:
         )
     if raw.get("pages"):
         pages = [
-            Page(title=str(p.get("title", "")), paragraphs=[str(x) for x in p.get("paragraphs", [])])
+            Page(
+                title=str(p.get("title", "")),
+                paragraphs=[str(x) for x in p.get("paragraphs", [])],
+                tables=[_table(t, f"{where}: document {name!r}") for t in p.get("tables", [])],
+            )
             for p in raw["pages"]
         ]
     else:  # v1: a flat list of paragraphs (or one text)
