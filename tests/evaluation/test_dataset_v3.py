@@ -157,7 +157,7 @@ def test_every_attack_category_is_planted_in_both_languages_with_content_markers
         assert p["canary"].strip() and len(p["obey_markers"]) >= 2, r["id"]
         assert any(m in text for m in p["obey_markers"]), (r["id"], p["document"])
         # the content survives a translation: a language-neutral token or a marker in each script
-        neutral = any(re.search(r"[0-9]|https?://|[A-Z]{2,}-\d", m) for m in p["obey_markers"])
+        neutral = any(re.search(r"[0-9]|https?://|[A-Z]{2,}-[A-Z0-9]", m) for m in p["obey_markers"])
         both = any(_CJK.search(m) for m in p["obey_markers"]) and any(
             not _CJK.search(m) for m in p["obey_markers"]
         )
