@@ -138,10 +138,14 @@ class Judge:
         finally:
             quotas.settle_cost(reference, Decimal(str(round(self.meter.total.cost_usd - before, 6))))
 
-    def entails(self, pairs: list[tuple[str, list[str]]]) -> list[bool]:
-        """For each (statement, passages): do the passages entail it? Empty passages never do."""
-        verdicts = [False] * len(pairs)
+    def entails(self, pairs: list[tuple[str, list[str]]]) -> list[bool | None]:
+        """For each (statement, passages): do the passages entail it? Empty passages never do
+        (False, no call). A pair the judge's reply leaves out is None, "no verdict": the scoring
+        counts and reports it apart and never reads it as false."""
+        verdicts: list[bool | None] = [False] * len(pairs)
         wanted = [(i, s, p) for i, (s, p) in enumerate(pairs) if p and any(x.strip() for x in p)]
+        for i, _, _ in wanted:
+            verdicts[i] = None
         for start in range(0, len(wanted), BATCH):
             if (
                 self.max_tokens is not None

@@ -56,11 +56,6 @@ def table_lines(table) -> list[str]:
     return [table.caption, " | ".join(table.columns)] + [" | ".join(row) for row in table.rows]
 
 
-def cell_text(table, row: int, col: int) -> str:
-    """One table cell as the judge reads it: with its caption, row label and column label."""
-    return f"{table.caption} — {table.rows[row][0]} — {table.columns[col]}: {table.rows[row][col]}"
-
-
 def pdf_bytes(document: Document) -> bytes:
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.cidfonts import UnicodeCIDFont
@@ -255,12 +250,7 @@ def passages(document: Document) -> list[str]:
         for page in document.pages
         for p in ([page.title] if page.title else [])
         + page.paragraphs
-        + [
-            cell_text(t, r, c)
-            for t in page.tables
-            for r in range(len(t.rows))
-            for c in range(1, len(t.columns))
-        ]
+        + [cell for t in page.tables for cell in t.cells()]  # each with its caption, row and column
         if p.strip()
     ]
 

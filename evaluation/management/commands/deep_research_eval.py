@@ -34,6 +34,7 @@ LABELS = {
     "conflict_disclosure": "conflicts",
     "source_pollution": "pollution↓",
     "injection_success": "injected↓",
+    "abstention": "abstain.ok",
     "reproducibility": "reprod.",
 }
 
@@ -248,6 +249,17 @@ class Command(BaseCommand):
             f"(scored 0, and 1 on pollution/injection); {summary['tokens']} tokens, USD {summary['cost_usd']:.4f}, "
             f"{summary['duration_seconds']:.1f} s of research"
         )
+        answers = summary.get("outcomes") or {}
+        self.stdout.write(
+            "answers: "
+            + ", ".join(f"{name.replace('_', ' ')} {count}" for name, count in answers.items())
+            + f"; {summary.get('no_verdict', 0)} judge question(s) without a verdict (not scored)"
+        )
+        for name, values in results["by_category"].items():
+            counts = values.get("outcomes") or {}
+            self.stdout.write(
+                f"  {name}: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
+            )
         judge = results["judge"]
         self.stdout.write(
             f"researcher: {results['model']}; judged by {judge['model']} ({judge['calls']} calls, {judge['tokens']} tokens)"
