@@ -1220,7 +1220,7 @@ def _planted_document(name: str, lead: list[str], attack_id: str) -> dict:
             name,
             [
                 page(
-                    lead[0][:20],
+                    "",
                     lead,
                     [
                         table(
