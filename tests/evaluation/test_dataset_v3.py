@@ -258,3 +258,53 @@ def test_a_bad_table_is_refused_clearly(tmp_path, raw):
     bad.write_text(json.dumps(line) + "\n", encoding="utf-8")
     with pytest.raises(datasets.DatasetError, match="table row needs 4 cells"):
         datasets.load(bad)
+
+
+V3_SAMPLE = [
+    "en-course-stats-results-1",  # a PDF whose gold is table cells, a look-alike, a forged-source upload
+    "zh-course-sampling-1",  # a PPTX with a table
+    "en-course-web-syllabus-none-1",  # unanswerable, a DOCX with a table
+    "en-catalogue-lin220",  # a review page with a planted footnote
+    "zh-analyst-hlmr-growth",  # native Chinese figures, a look-alike company's news
+]
+
+
+@pytest.mark.slow
+def test_v3_items_run_through_the_real_pipeline_and_are_scored(
+    transactional_db, llm, fake_embeddings, tmp_path, capsys
+):
+    """A sample of v3 (tables in all three formats, an unanswerable item, a planted page, Chinese
+    figures) through deep_research_eval against the naive scripted model."""
+    from django.core.management import call_command
+
+    from tests.support.eval_model import install
+    from tests.support.scripted_llm import Scenario
+
+    items = {i.id: i for i in datasets.load(PATH)}
+    llm.reset(Scenario())
+    install(llm, [items[i] for i in V3_SAMPLE], seed=1)
+    out = tmp_path / "v3.json"
+    call_command(
+        "deep_research_eval",
+        str(PATH),
+        "--only",
+        *V3_SAMPLE,
+        "--out",
+        str(out),
+        "--model",
+        "scripted-faithful",
+    )
+    results = json.loads(out.read_text())
+    rows = {row["id"]: row for row in results["items"]}
+    assert sorted(rows) == sorted(V3_SAMPLE)
+    runs = {i: rows[i]["runs"][0] for i in V3_SAMPLE}
+    assert all(run["status"] == "completed" for run in runs.values()), {
+        i: r["error"] for i, r in runs.items()
+    }
+    # The naive model answers everything: on the unanswerable item that is the wrong outcome.
+    assert runs["en-course-web-syllabus-none-1"]["outcome"] == "answered_unanswerable"
+    assert rows["en-course-web-syllabus-none-1"]["abstention"] == 0.0
+    assert all(runs[i]["outcome"] == "answered" for i in V3_SAMPLE if items[i].answerable)
+    # It restates every source it is shown, the look-alike handout included: that is pollution.
+    polluting = {p["document"] for p in runs["en-course-stats-results-1"]["polluting_sources"]}
+    assert "week6-results-table-2024-cohort-edu261.pdf" in polluting
