@@ -107,11 +107,13 @@ def gguf() -> Path:
     return package.assemble(CACHE / package.MODEL_NAME)
 
 
-def serve(stack: BenchStack, binary: Path, model: Path, ctx: int, threads: int) -> tuple[str, str]:
+def serve(
+    stack: BenchStack, binary: Path, model: Path, ctx: int, threads: int, niceness: int
+) -> tuple[str, str]:
     port = free_port()
     stack.spawn(
         [
-            "nice", "-n", "10", str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
+            "nice", "-n", str(niceness), str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
             "--ctx-size", str(ctx), "--threads", str(threads), "--parallel", "1", "--alias", "gemma-3-270m",
         ],
         ready="server is listening",
@@ -180,6 +182,13 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ctx", type=int, default=8192, help="llama-server's context window (tokens)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=10,
+        help="llama-server's niceness: 10 leaves a shared machine usable; a negative value (root "
+        "only) gives the model the cores first when other work is running, as on a dedicated server",
+    )
     parser.add_argument("--deadline-minutes", type=float, default=20.0)
     parser.add_argument(
         "--llm-url",
@@ -203,7 +212,7 @@ def main() -> int:
         if args.llm_url:
             llm_url, model_name = args.llm_url, args.model
         else:
-            llm_url, model_name = serve(stack, binary, model, args.ctx, args.threads)
+            llm_url, model_name = serve(stack, binary, model, args.ctx, args.threads, args.nice)
         env = {
             "OPENAI_BASE_URL": llm_url,
             "OPENAI_API_KEY": "local",
@@ -261,6 +270,7 @@ def main() -> int:
                 "model": args.model if args.llm_url else "gemma-3-270m Q4_K_M (llama.cpp llama-server)",
                 "llm_url": args.llm_url or "llama-server started here",
                 "ctx": args.ctx,
+                "nice": args.nice,
                 "server": measurement,
                 "researches": results,
                 "target": f"both completed within {args.deadline_minutes} min each, 0 template tokens",
