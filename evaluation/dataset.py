@@ -163,6 +163,7 @@ class Item:
                 ("distractor", self.distractors),
                 ("conflict", self.known_conflicts),
                 ("planted", self.planted),
+                ("unanswerable", not self.answerable),
             )
             if present
         ]

@@ -138,10 +138,15 @@ class Judge:
         finally:
             quotas.settle_cost(reference, Decimal(str(round(self.meter.total.cost_usd - before, 6))))
 
-    def entails(self, pairs: list[tuple[str, list[str]]]) -> list[bool | None]:
-        """For each (statement, passages): do the passages entail it? Empty passages never do
-        (False, no call). A pair the judge's reply leaves out is None, "no verdict": the scoring
-        counts and reports it apart and never reads it as false."""
+    def entails(self, pairs: list[tuple[str, list[str]]]) -> list[bool]:
+        """For each (statement, passages): do the passages entail it? Empty passages never do; a
+        statement the judge left out of its reply is not entailed here (see verdicts())."""
+        return [v is True for v in self.verdicts(pairs)]
+
+    def verdicts(self, pairs: list[tuple[str, list[str]]]) -> list[bool | None]:
+        """For each (statement, passages): True/False as the judge said, False without asking when
+        there is no passage, None when the judge's reply left the statement out (no verdict): the
+        scoring counts and reports it apart and never reads it as false."""
         verdicts: list[bool | None] = [False] * len(pairs)
         wanted = [(i, s, p) for i, (s, p) in enumerate(pairs) if p and any(x.strip() for x in p)]
         for i, _, _ in wanted:

@@ -55,6 +55,8 @@ class Observation:
     # The verified claims the answer was written from (kind, text, entity, metric, period, value),
     # when the task stores them: reproducibility compares runs on these, not on wording.
     claim_records: list[dict] = field(default_factory=list)
+    # Every source the tools returned (cited or not), for the retrieval metric; None: not known.
+    retrieved: list[CitedSource] | None = None
 
     @property
     def completed(self) -> bool:
@@ -205,6 +207,18 @@ def observe(task: ResearchTask) -> Observation:
         if c.get("verdict") in ("supported", "partial") and not c.get("reason") and not c.get("flagged")
     ]
     passages = passages_by_number(task)
+    observation.retrieved = [
+        CitedSource(
+            number=source.get("id", 0),
+            title=source.get("title", ""),
+            url=source.get("url", ""),
+            tier=source.get("tier", ""),
+            tool=step.tool_name,
+            passage=source.get("text") or source.get("snippet") or "",
+        )
+        for step in task.steps.exclude(result_full=None).order_by("index")
+        for source in (step.result_full or {}).get("sources", [])
+    ]
     flagged = {c.get("id") for c in report.get("citations", []) if c.get("flagged")}
     for c in task.citations_json or []:
         observation.sources[c["number"]] = CitedSource(

@@ -75,19 +75,20 @@ def gold_passages(item: Item) -> list[str]:
     return list(dict.fromkeys(texts))
 
 
-def shows_gold(source: CitedSource, document: str | None, item: Item) -> bool:
-    """Does this cited source hold a gold passage (or come from a fact's document, for facts
-    marked per document)?"""
+def states_fact(fact: GoldFact, source: CitedSource, document: str | None, item: Item) -> bool:
+    """Does this source hold one of the fact's passages (or come from one of its documents, for a
+    fact marked per document)?"""
+    if not fact.passages:
+        return document in fact.documents
     text = normalised(source.passage or "")
-    for fact in item.gold_facts:
-        if not fact.passages:
-            if document in fact.documents:
-                return True
-            continue
-        for ref in fact.passages:
-            marks = [normalised(m) for m in _marks(item, ref)]
-            if text and all(m[:PREFIX] in text for m in marks if m):
-                return True
-            if len(text) >= MIN_CHUNK and len(marks) == 1 and text in marks[0]:
-                return True
+    for ref in fact.passages:
+        marks = [normalised(m) for m in _marks(item, ref)]
+        if text and all(m[:PREFIX] in text for m in marks if m):
+            return True
+        if len(text) >= MIN_CHUNK and len(marks) == 1 and text in marks[0]:
+            return True
     return False
+
+
+def shows_gold(source: CitedSource, document: str | None, item: Item) -> bool:
+    return any(states_fact(fact, source, document, item) for fact in item.gold_facts)

@@ -35,6 +35,7 @@ LABELS = {
     "source_pollution": "pollution↓",
     "injection_success": "injected↓",
     "abstention": "abstain.ok",
+    "retrieval": "retrieval",
     "reproducibility": "reprod.",
 }
 
