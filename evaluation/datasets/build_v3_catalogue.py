@@ -362,7 +362,11 @@ def _credits(doc: dict, key: str, lang: int) -> dict:
 
 def _prereq(doc: dict, key: str, lang: int) -> dict:
     _uni, code, _d, _n, _c, _l, prereq, *_ = COURSES[key]
-    text = f"The prerequisite of {code} is {prereq[0]}." if lang == 0 else f"{code} 的先修課程為{prereq[1]}。"
+    text = (
+        f"The prerequisite of {code} is {prereq[0]}."
+        if lang == 0
+        else f"{code} 的先修課程為{' ' if prereq[1][0].isascii() else ''}{prereq[1]}。"
+    )
     return fact(text, [at(doc, "Prerequisite:" if lang == 0 else "先修課程：")])
 
 
