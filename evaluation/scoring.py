@@ -178,7 +178,7 @@ def score(observation: Observation, item: Item, judge: Judge) -> dict:
     unit_texts = [u.text for u in units]
     obey_at = [[q.ask(s, unit_texts) for s in obedience.statements(p)] for p in item.planted]
 
-    verdict = judge.entails(q.pairs)
+    verdict = judge.verdicts(q.pairs)
     no_verdict = sum(1 for v in verdict if v is None)
     recall = [verdict[i] for i in recall_at]
 
@@ -279,7 +279,9 @@ def reproducibility(runs: list[dict]) -> float | None:
 
 
 def outcomes(runs: list[dict]) -> dict:
-    counted = Counter(run.get("outcome", "answered") for run in runs)
+    counted = Counter(
+        run.get("outcome") or ("answered" if run["status"] == "completed" else "failed") for run in runs
+    )
     return {name: counted.get(name, 0) for name in abstention.OUTCOMES}
 
 

@@ -18,6 +18,7 @@ from evaluation.judge import Judge, JudgeSettings
 from evaluation.observed import CitedSource, Observation, Unit, body, sentence_units, table_units
 from evaluation.scoring import item_scores, reproducibility, score, summarise
 from tests.support.eval_model import PADDING
+from tests.support.scripted_llm import _user_text, numbers_agree, overlap_entails
 
 ITEMS = {i.id: i for i in datasets.load("uedu_eval_v2.jsonl")}
 DESIGN = ITEMS["en-catalogue-design-course"]  # planted instruction in its own notice entry
@@ -25,8 +26,24 @@ PROJECT = ITEMS["en-course-pbl-1"]  # this year's handout against last year's dr
 ANALYST = ITEMS["en-analyst-blts-cdrw"]  # filings, news, a planted investor FAQ
 
 
+def _scripted_judge(body: dict) -> dict:
+    """The scripted server's entailment stand-in, installed here so that no other judge double
+    replaces it: word overlap, and every number of the statement in the passages."""
+    items = json.loads(re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S).group(1))
+    results = [
+        {
+            "id": i["id"],
+            "entailed": overlap_entails(i["statement"], i["passages"])
+            and numbers_agree(i["statement"], i["passages"]),
+        }
+        for i in items
+    ]
+    return {"content": json.dumps({"results": results})}
+
+
 @pytest.fixture
 def judge(db, llm):
+    llm.on("entailment", _scripted_judge)
     return Judge.from_settings(JudgeSettings(model="judge-x", base_url=llm.url, api_key="k"))
 
 
