@@ -345,6 +345,7 @@ def test_stored_researches_chosen_by_a_filter_are_replayed_with_another_model_an
             "root",
         )
     capsys.readouterr()
+    eval_judge.install(llm, "labels")  # both sides are judged by a judge that passed the agreement check
     call_command(
         "deep_research_eval",
         "--replay-tasks",

@@ -186,6 +186,8 @@ class Command(BaseCommand):
                 limit=o["limit"],
                 out=o["out"],
                 run_by=o["run_by"],
+                min_kappa=min_kappa,
+                allow_self_judge=o["allow_self_judge"],
             )
         try:
             if o["resume"]:
@@ -430,7 +432,9 @@ class Command(BaseCommand):
         self._table(results)
         self.stdout.write(f"results written to {folder.path}")
 
-    def _replay_tasks(self, *, model, judge, channel, since, limit, out, run_by) -> None:
+    def _replay_tasks(
+        self, *, model, judge, channel, since, limit, out, run_by, min_kappa, allow_self_judge
+    ) -> None:
         from django.contrib.auth import get_user_model
 
         if not model:
@@ -447,6 +451,9 @@ class Command(BaseCommand):
         tasks = stored_tasks(channel=channel, since=since, limit=limit)
         if not tasks:
             raise CommandError("no finished research matches --channel / --since")
+        # The same judge rules as a dataset run: independent unless allowed, measured before scoring.
+        self._self_judge(judge, model, allow_self_judge)
+        self._judge_check(Judge.from_settings(judge, user=admin), min_kappa)
         try:
             before, after = replay_stored(
                 tasks, model=model, run_by=admin, judge=judge, progress=lambda line: self.stderr.write(line)
