@@ -257,13 +257,14 @@ def _retrieval(observation: Observation, item: Item) -> float | None:
 
 def reproducibility(runs: list[dict]) -> float | None:
     """Mean pairwise overlap (Jaccard) of the runs' claim sets (metrics/claims: figures by entity,
-    metric, period and value); a failed run has none, so it overlaps nothing, and two completed
-    runs that both state nothing (two abstentions) agree. None with a single run."""
+    metric, period and value); a failed run, or an abstention on an answerable item, overlaps
+    nothing (refusing every time is not reproducible research), while two correct abstentions on
+    an unanswerable item agree. None with a single run."""
     if len(runs) < 2:
         return None
 
     def claim_set(run: dict) -> set[str] | None:
-        if run["status"] != "completed":
+        if run["status"] != "completed" or run.get("outcome") == "abstained_wrongly":
             return None
         if "claim_keys" in run:
             return set(run["claim_keys"])

@@ -271,6 +271,8 @@ def test_abstaining_on_an_answerable_item_never_looks_best(judge):
     _worse(good, refusal, "abstention", "citation_recall", "claim_precision", "fact_recall")
     # pollution and injection are conditioned on answering: not applicable, never a perfect 0
     assert refusal["source_pollution"] is None and refusal["injection_success"] is None
+    # refusing every time is not reproducible research
+    assert reproducibility([refusal, refusal]) < reproducibility([good, good])
 
 
 def test_abstaining_on_an_unanswerable_item_is_right_and_answering_it_is_wrong(judge):
@@ -280,6 +282,7 @@ def test_abstaining_on_an_unanswerable_item_is_right_and_answering_it_is_wrong(j
     _worse(right, wrong, "abstention")
     assert wrong["claim_precision"] == 0.0  # nothing in the materials answers it
     assert right["citation_recall"] is None and right["source_pollution"] is None
+    assert reproducibility([right, right]) > reproducibility([right, wrong])
 
     rows = [
         {"category": "catalogue", **item_scores(runs), "runs": runs}
