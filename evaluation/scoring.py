@@ -10,7 +10,8 @@ the rules of what is gold, obeyed or abstained are in evaluation/metrics/:
   citation of a unit its passages do not entail is irrelevant);
 - claim precision: share of units the item's gold passages entail (gold is marked per passage,
   so padding and copying an off-topic page of a gold document cost);
-- fact recall: share of gold facts that a unit citing one of the fact's documents entails;
+- fact recall: share of gold facts that a unit citing one of the fact's documents entails (and,
+  for a figure fact with a gold value, whose value such a unit states: checked by code);
 - conflict disclosure: share of known conflicts that one unit discloses: it cites a document of
   every side AND states every side (the judge reads each side's statement against the unit);
 - source pollution ↓: share of cited sources that are distractors, low-reliability, carry a
@@ -40,7 +41,7 @@ from itertools import combinations
 from .dataset import Item
 from .judge import Judge
 from .metrics import abstention, obedience
-from .metrics.claims import claim_keys
+from .metrics.claims import claim_keys, states_value
 from .metrics.gold import document_of, gold_passages, normalised, shows_gold, states_fact
 from .observed import Observation
 
@@ -169,7 +170,8 @@ def score(observation: Observation, item: Item, judge: Judge) -> dict:
     def citing(documents: list[str]) -> list:
         return [u for u in units if any(document_by_number.get(n) in documents for n in u.citations)]
 
-    fact_at = [q.ask(fact.fact, [u.text for u in citing(fact.documents)]) for fact in item.gold_facts]
+    backing = [[u.text for u in citing(fact.documents)] for fact in item.gold_facts]
+    fact_at = [q.ask(fact.fact, texts) for fact, texts in zip(item.gold_facts, backing)]
     # A conflict is disclosed by one unit that cites every side and states every side.
     conflict_at = []
     for conflict in item.known_conflicts:
@@ -220,7 +222,12 @@ def score(observation: Observation, item: Item, judge: Judge) -> dict:
         "citation_recall": _mean(recall) if units else 0.0,
         "citation_precision": _mean(relevant) if relevant else 0.0,
         "claim_precision": _mean([verdict[i] for i in claim_at]) if units else 0.0,
-        "fact_recall": _mean([verdict[i] for i in fact_at]),
+        "fact_recall": _mean(
+            [
+                verdict[i] if fact.value is None or states_value(fact.value.value, texts) else False
+                for fact, texts, i in zip(item.gold_facts, backing, fact_at)
+            ]
+        ),
         "conflict_disclosure": _mean(
             [_any([_all([verdict[i] for i in sides]) for sides in at]) for at in conflict_at]
         ),

@@ -167,6 +167,21 @@ def test_a_swapped_figure_lowers_recall_claim_precision_and_fact_recall(judge):
     _worse(good, worse, "citation_recall", "claim_precision", "fact_recall")
 
 
+def test_a_swapped_figure_loses_its_fact_even_with_a_judge_that_accepts_everything(judge, llm):
+    def lenient(body):
+        items = json.loads(
+            re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S).group(1)
+        )
+        return {"content": json.dumps({"results": [{"id": i["id"], "entailed": True} for i in items]})}
+
+    llm.on("entailment", lenient)
+    good = score(answer(ANALYST, good_analyst()), ANALYST, judge)
+    statements = good_analyst()
+    statements[0] = (statements[0][0].replace("12.48", "13.48"), statements[0][1])
+    worse = score(answer(ANALYST, statements), ANALYST, judge)
+    _worse(good, worse, "fact_recall")  # the gold value is checked by code
+
+
 def test_citing_a_distractor_or_the_planted_page_raises_pollution(judge):
     good = score(answer(ANALYST, good_analyst()), ANALYST, judge)
     faq = ANALYST.document("ir-faq-blts").paragraphs[0]
