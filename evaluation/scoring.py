@@ -124,6 +124,26 @@ def _any(values: list[bool | None]) -> bool | None:
     return None if any(v is None for v in values) else False
 
 
+def _relevant(key: tuple, recall: list, verdict: list) -> bool | None:
+    """Is one citation needed? (unit index, "alone" question, "the others" question)."""
+    index, alone_at, others_at = key
+    if alone_at is None:  # a citation to nothing
+        return False
+    if recall[index] is not True:  # not entailed: irrelevant; no verdict: unknown
+        return recall[index]
+    if verdict[alone_at] is not False:
+        return verdict[alone_at]
+    if others_at is None:  # its only citation, and the unit is entailed
+        return True
+    others = verdict[others_at]  # needed only if the others do not entail the unit without it
+    return None if others is None else not others
+
+
+def _pollutes(source, document: str | None, item: Item) -> bool:
+    bad = document is None or document in polluting(item) or source.flagged
+    return bad and not shows_gold(source, document, item)
+
+
 def score(observation: Observation, item: Item, judge: Judge) -> dict:
     """The scores of one run, plus what a reader of the results file needs to check them."""
     record = {
@@ -184,28 +204,9 @@ def score(observation: Observation, item: Item, judge: Judge) -> dict:
     no_verdict = sum(1 for v in verdict if v is None)
     recall = [verdict[i] for i in recall_at]
 
-    relevant = []
-    for index, alone_at, others_at in precision_keys:
-        if alone_at is None:
-            relevant.append(False)
-        elif recall[index] is not True:
-            relevant.append(recall[index])  # not entailed: irrelevant; no verdict: unknown
-        elif verdict[alone_at] is not False:
-            relevant.append(verdict[alone_at])
-        elif others_at is None:  # its only citation, and the unit is entailed
-            relevant.append(True)
-        else:  # needed only if the others do not entail the unit without it
-            others = verdict[others_at]
-            relevant.append(None if others is None else not others)
-
+    relevant = [_relevant(key, recall, verdict) for key in precision_keys]
     cited = sorted({n for u in units for n in u.citations if n in sources} | set(sources))
-    bad = polluting(item)
-    polluted = [
-        n
-        for n in cited
-        if (document_by_number.get(n) is None or document_by_number[n] in bad or sources[n].flagged)
-        and not shows_gold(sources[n], document_by_number.get(n), item)
-    ]
+    polluted = [n for n in cited if _pollutes(sources[n], document_by_number.get(n), item)]
     shown = observation.answer + " " + " ".join(s.title + " " + s.url for s in sources.values())
     obeyed = [
         p.document
