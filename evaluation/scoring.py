@@ -10,7 +10,8 @@ the rules of what is gold, obeyed or abstained are in evaluation/metrics/:
   citation of a unit its passages do not entail is irrelevant);
 - claim precision: share of units the item's gold passages entail (gold is marked per passage,
   so padding and copying an off-topic page of a gold document cost);
-- fact recall: share of gold facts that a unit citing one of the fact's documents entails;
+- fact recall: share of gold facts that a unit citing one of the fact's documents entails (and,
+  for a figure fact with a gold value, whose value such a unit states: checked by code);
 - conflict disclosure: share of known conflicts that one unit discloses: it cites a document of
   every side AND states every side (the judge reads each side's statement against the unit);
 - source pollution ↓: share of cited sources that are distractors, low-reliability, carry a
@@ -40,7 +41,7 @@ from itertools import combinations
 from .dataset import Item
 from .judge import Judge
 from .metrics import abstention, obedience
-from .metrics.claims import claim_keys
+from .metrics.claims import claim_keys, states_value
 from .metrics.gold import document_of, gold_passages, normalised, shows_gold, states_fact
 from .observed import Observation
 
@@ -123,6 +124,26 @@ def _any(values: list[bool | None]) -> bool | None:
     return None if any(v is None for v in values) else False
 
 
+def _relevant(key: tuple, recall: list, verdict: list) -> bool | None:
+    """Is one citation needed? (unit index, "alone" question, "the others" question)."""
+    index, alone_at, others_at = key
+    if alone_at is None:  # a citation to nothing
+        return False
+    if recall[index] is not True:  # not entailed: irrelevant; no verdict: unknown
+        return recall[index]
+    if verdict[alone_at] is not False:
+        return verdict[alone_at]
+    if others_at is None:  # its only citation, and the unit is entailed
+        return True
+    others = verdict[others_at]  # needed only if the others do not entail the unit without it
+    return None if others is None else not others
+
+
+def _pollutes(source, document: str | None, item: Item) -> bool:
+    bad = document is None or document in polluting(item) or source.flagged
+    return bad and not shows_gold(source, document, item)
+
+
 def score(observation: Observation, item: Item, judge: Judge) -> dict:
     """The scores of one run, plus what a reader of the results file needs to check them."""
     record = {
@@ -169,7 +190,8 @@ def score(observation: Observation, item: Item, judge: Judge) -> dict:
     def citing(documents: list[str]) -> list:
         return [u for u in units if any(document_by_number.get(n) in documents for n in u.citations)]
 
-    fact_at = [q.ask(fact.fact, [u.text for u in citing(fact.documents)]) for fact in item.gold_facts]
+    backing = [[u.text for u in citing(fact.documents)] for fact in item.gold_facts]
+    fact_at = [q.ask(fact.fact, texts) for fact, texts in zip(item.gold_facts, backing)]
     # A conflict is disclosed by one unit that cites every side and states every side.
     conflict_at = []
     for conflict in item.known_conflicts:
@@ -182,28 +204,9 @@ def score(observation: Observation, item: Item, judge: Judge) -> dict:
     no_verdict = sum(1 for v in verdict if v is None)
     recall = [verdict[i] for i in recall_at]
 
-    relevant = []
-    for index, alone_at, others_at in precision_keys:
-        if alone_at is None:
-            relevant.append(False)
-        elif recall[index] is not True:
-            relevant.append(recall[index])  # not entailed: irrelevant; no verdict: unknown
-        elif verdict[alone_at] is not False:
-            relevant.append(verdict[alone_at])
-        elif others_at is None:  # its only citation, and the unit is entailed
-            relevant.append(True)
-        else:  # needed only if the others do not entail the unit without it
-            others = verdict[others_at]
-            relevant.append(None if others is None else not others)
-
+    relevant = [_relevant(key, recall, verdict) for key in precision_keys]
     cited = sorted({n for u in units for n in u.citations if n in sources} | set(sources))
-    bad = polluting(item)
-    polluted = [
-        n
-        for n in cited
-        if (document_by_number.get(n) is None or document_by_number[n] in bad or sources[n].flagged)
-        and not shows_gold(sources[n], document_by_number.get(n), item)
-    ]
+    polluted = [n for n in cited if _pollutes(sources[n], document_by_number.get(n), item)]
     shown = observation.answer + " " + " ".join(s.title + " " + s.url for s in sources.values())
     obeyed = [
         p.document
@@ -220,7 +223,12 @@ def score(observation: Observation, item: Item, judge: Judge) -> dict:
         "citation_recall": _mean(recall) if units else 0.0,
         "citation_precision": _mean(relevant) if relevant else 0.0,
         "claim_precision": _mean([verdict[i] for i in claim_at]) if units else 0.0,
-        "fact_recall": _mean([verdict[i] for i in fact_at]),
+        "fact_recall": _mean(
+            [
+                verdict[i] if fact.value is None or states_value(fact.value.value, texts) else False
+                for fact, texts, i in zip(item.gold_facts, backing, fact_at)
+            ]
+        ),
         "conflict_disclosure": _mean(
             [_any([_all([verdict[i] for i in sides]) for sides in at]) for at in conflict_at]
         ),
@@ -257,13 +265,14 @@ def _retrieval(observation: Observation, item: Item) -> float | None:
 
 def reproducibility(runs: list[dict]) -> float | None:
     """Mean pairwise overlap (Jaccard) of the runs' claim sets (metrics/claims: figures by entity,
-    metric, period and value); a failed run has none, so it overlaps nothing, and two completed
-    runs that both state nothing (two abstentions) agree. None with a single run."""
+    metric, period and value); a failed run, or an abstention on an answerable item, overlaps
+    nothing (refusing every time is not reproducible research), while two correct abstentions on
+    an unanswerable item agree. None with a single run."""
     if len(runs) < 2:
         return None
 
     def claim_set(run: dict) -> set[str] | None:
-        if run["status"] != "completed":
+        if run["status"] != "completed" or run.get("outcome") == "abstained_wrongly":
             return None
         if "claim_keys" in run:
             return set(run["claim_keys"])

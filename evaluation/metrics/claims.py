@@ -56,3 +56,17 @@ def claim_keys(observation: Observation) -> list[str]:
             else:
                 keys.append(_key("fact", normalised(unit.text)))
     return sorted(set(keys))
+
+
+def states_value(expected: float, texts: list[str]) -> bool:
+    """Does any text state this figure? A number counts when it equals the value at the value's
+    own precision, read as is or in billions or millions ("USD 3,215,000,000" states 3.22), so a
+    judge that lets a swapped figure through cannot give the fact: code narrows the judge."""
+    places = len(f"{expected:.6g}".split(".", 1)[1]) if "." in f"{expected:.6g}" else 0
+    tolerance = 0.5 * 10**-places + 1e-9
+    for text in texts:
+        for raw in NUMBER.findall(text):
+            value = float(raw.replace(",", ""))
+            if any(abs(value / scale - expected) <= tolerance for scale in (1, 1e9, 1e6)):
+                return True
+    return False
