@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test stop messages
+.PHONY: run test stop messages eval eval-smoke
 
 # Rebuilt when a requirements file changes; an existing virtualenv (or a symlink to one) is reused.
 # `make run` installs the runtime only (requirements.txt); `make test` adds the development tools
@@ -41,3 +41,19 @@ stop: $(VENV)/.installed
 messages: $(VENV)/.installed
 	$(PY) manage.py makemessages -l zh_Hant -l en --ignore $(VENV) --ignore tests --ignore bench
 	$(PY) manage.py makemessages -d djangojs -l zh_Hant -l en --ignore $(VENV) --ignore tests --ignore bench --ignore staticfiles
+
+# A real model's evaluation (docs/evaluation.md): `make eval MODEL=<researcher> JUDGE=<judge model>`
+# checks the model, the judge, the daily cap and the embedding backend, prints the estimated calls,
+# tokens and cost, measures the judge against the labelled pairs, then runs the whole dataset with
+# k=3 into a dated results folder. SMOKE=1 (or `make eval-smoke`): the fixed 12-item subset, k=1.
+# JUDGE_URL / JUDGE_KEY: the judge's server when it is not the researcher's; EVAL_ARGS: anything else.
+eval: $(VENV)/.installed
+	@test -n "$(MODEL)" || { echo "make eval MODEL=<researcher model> JUDGE=<judge model> [SMOKE=1]"; exit 2; }
+	@test -n "$(JUDGE)" || { echo "make eval needs JUDGE=<judge model> (another model than MODEL)"; exit 2; }
+	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-uedu_dr.settings.dev} $(PY) manage.py deep_research_eval \
+		--preflight --model "$(MODEL)" --judge-model "$(JUDGE)" \
+		$(if $(JUDGE_URL),--judge-base-url "$(JUDGE_URL)") $(if $(JUDGE_KEY),--judge-api-key "$(JUDGE_KEY)") \
+		$(if $(SMOKE),--smoke) $(EVAL_ARGS)
+
+eval-smoke:
+	@$(MAKE) --no-print-directory eval SMOKE=1

@@ -6,6 +6,8 @@ is lenient with itself, so the results name the judge and warn when it is the re
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
 
@@ -45,6 +47,14 @@ SCHEMA = {
 
 BATCH = 8
 ANSWER_TOKENS = 1500  # the answer bound of one batch, sent as max tokens
+PASSAGE_CHARS = 3000  # each passage is cut to this before it is shown to the judge
+
+# What makes two judges' verdicts comparable besides the model: the instructions, the answer's
+# shape and what the judge is shown. A results folder records it; --resume and --replay-from
+# refuse to mix verdicts given under different ones.
+PROMPT_HASH = hashlib.sha256(
+    json.dumps([JUDGE_PROMPT, SCHEMA, BATCH, PASSAGE_CHARS], sort_keys=True).encode()
+).hexdigest()[:16]
 
 
 @dataclass
@@ -101,6 +111,16 @@ class Judge:
         self.max_tokens = max_tokens
         self.user = user
         self.calls = 0
+        self.missing = 0  # statements the judge was asked about and left out of its reply
+        self.transcript: list[dict] | None = None  # when recording: every question and its verdict
+
+    def record(self) -> None:
+        """Keep every statement, the passages shown with it and the verdict, until taken."""
+        self.transcript = []
+
+    def take_transcript(self) -> list[dict]:
+        taken, self.transcript = self.transcript or [], []
+        return taken
 
     @classmethod
     def from_settings(cls, judge: JudgeSettings, *, user=None) -> Judge:
@@ -138,10 +158,18 @@ class Judge:
         finally:
             quotas.settle_cost(reference, Decimal(str(round(self.meter.total.cost_usd - before, 6))))
 
-    def entails(self, pairs: list[tuple[str, list[str]]]) -> list[bool]:
-        """For each (statement, passages): do the passages entail it? Empty passages never do."""
-        verdicts = [False] * len(pairs)
-        wanted = [(i, s, p) for i, (s, p) in enumerate(pairs) if p and any(x.strip() for x in p)]
+    def entails(self, pairs: list[tuple[str, list[str]]]) -> list[bool | None]:
+        """For each (statement, passages): do the passages entail it? Empty passages never do
+        (False, no call). A pair the judge's reply leaves out is None, "no verdict": the scoring
+        counts and reports it apart and never reads it as false."""
+        return self.verdicts(pairs)
+
+    def verdicts(self, pairs: list[tuple[str, list[str]]]) -> list[bool | None]:
+        """entails(), and what every run's results folder keeps of it: when recording, each
+        statement with the passages shown and the verdict (judge_check.py reads it too)."""
+        verdicts: list[bool | None] = [False] * len(pairs)
+        shown = [[x[:PASSAGE_CHARS] for x in p if x and x.strip()] for _, p in pairs]
+        wanted = [(i, s, shown[i]) for i, (s, _) in enumerate(pairs) if shown[i]]
         for start in range(0, len(wanted), BATCH):
             if (
                 self.max_tokens is not None
@@ -153,7 +181,7 @@ class Judge:
                     f"the judge used its budget of {self.max_tokens} tokens (UEDU_EVAL_JUDGE_MAX_TOKENS)"
                 )
             batch = wanted[start : start + BATCH]
-            payload = [{"id": i, "statement": s, "passages": [x[:3000] for x in p]} for i, s, p in batch]
+            payload = [{"id": i, "statement": s, "passages": p} for i, s, p in batch]
             data = self._metered(
                 [
                     {"role": "system", "content": JUDGE_PROMPT},
@@ -162,7 +190,21 @@ class Judge:
             )
             self.calls += 1
             asked = {i for i, _, _ in batch}
-            for result in data["results"]:
-                if result["id"] in asked:
-                    verdicts[result["id"]] = bool(result["entailed"])
+            answered = {}
+            for result in data.get("results") or []:
+                if isinstance(result, dict) and result.get("id") in asked:
+                    answered[result["id"]] = bool(result.get("entailed"))
+            for i in asked:
+                verdicts[i] = answered.get(i)
+            self.missing += len(asked - set(answered))
+        if self.transcript is not None:
+            self.transcript += [
+                {
+                    "statement": statement,
+                    "passages": shown[i],
+                    "verdict": verdicts[i],
+                    "asked": bool(shown[i]),
+                }
+                for i, (statement, _) in enumerate(pairs)
+            ]
         return verdicts

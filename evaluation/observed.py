@@ -24,6 +24,8 @@ class Unit:
     text: str  # without citation markers
     citations: list[int]
     kind: str  # "sentence", "cell" or "conflict" (a reported conflict, its sides side by side)
+    label: str = ""  # cells: the row label (with the caption, when the table has one)
+    column: str = ""  # cells: the column header
 
 
 @dataclass
@@ -49,6 +51,12 @@ class Observation:
     cost_usd: float = 0.0
     duration_seconds: float | None = None
     model: str = ""
+    limitations: list[str] = field(default_factory=list)  # the report's limitation codes
+    # The verified claims the answer was written from (kind, text, entity, metric, period, value),
+    # when the task stores them: reproducibility compares runs on these, not on wording.
+    claim_records: list[dict] = field(default_factory=list)
+    # Every source the tools returned (cited or not), for the retrieval metric; None: not known.
+    retrieved: list[CitedSource] | None = None
 
     @property
     def completed(self) -> bool:
@@ -100,14 +108,32 @@ def body(markdown: str) -> str:
     return "\n".join(lines)
 
 
+_CAPTION = re.compile(r"^(#{1,6}\s+|\*\*|(Table|表)\s*\d*\s*[:：.]?)")
+
+
+def _caption(line: str) -> str:
+    """The line just above a table is its caption when it is a heading, a bold line or "Table …"
+    (a list item or a paragraph is not)."""
+    line = line.strip()
+    if not line or len(line) > 160 or not _CAPTION.match(line):
+        return ""
+    return _plain(re.sub(r"^#{1,6}\s+", "", line)).rstrip(":：")
+
+
 def table_units(markdown: str) -> list[Unit]:
-    """Each data cell of a Markdown table as a claim: "<row label> — <column header>: <cell>"."""
-    units, header, in_table = [], [], False
+    """Each data cell of a Markdown table as a claim: "[<caption> — ]<row label> — <column header>:
+    <cell>". A cell alone ("USD 44.06 billion") supports nothing; with its caption and labels the
+    judge can tell which company, quarter and figure it states."""
+    units, header, in_table, caption, previous = [], [], False, "", ""
     for line in markdown.splitlines():
         stripped = line.strip()
         if not stripped.startswith("|"):
             header, in_table = [], False
+            if stripped:
+                previous = stripped
             continue
+        if not header and not in_table:
+            caption = _caption(previous)
         if _SEPARATOR.match(stripped):
             in_table = True
             continue
@@ -116,6 +142,8 @@ def table_units(markdown: str) -> list[Unit]:
             header = cells
             continue
         label = _plain(cells[0]) if cells else ""
+        if caption:
+            label = f"{caption} — {label}"
         for column, cell in enumerate(cells[1:], start=1):
             value = _plain(cell)
             if not value or value in {"-", "–", "—", "n/a", "N/A"}:
@@ -126,6 +154,8 @@ def table_units(markdown: str) -> list[Unit]:
                     text=f"{label} — {head}: {value}",
                     citations=marker_ids(cell) or marker_ids(cells[0]),
                     kind="cell",
+                    label=label,
+                    column=head,
                 )
             )
     return units
@@ -168,7 +198,27 @@ def observe(task: ResearchTask) -> Observation:
     text = body(task.final_answer)
     report = getattr(task, "report_json", None) or {}
     observation.units = sentence_units(text) + table_units(text) + conflict_units(report)
+    observation.limitations = [
+        str(x.get("code", "")) if isinstance(x, dict) else str(x) for x in report.get("limitations") or []
+    ]
+    observation.claim_records = [
+        c
+        for c in (getattr(task, "verification_json", None) or {}).get("evidence_claims") or []
+        if c.get("verdict") in ("supported", "partial") and not c.get("reason") and not c.get("flagged")
+    ]
     passages = passages_by_number(task)
+    observation.retrieved = [
+        CitedSource(
+            number=source.get("id", 0),
+            title=source.get("title", ""),
+            url=source.get("url", ""),
+            tier=source.get("tier", ""),
+            tool=step.tool_name,
+            passage=source.get("text") or source.get("snippet") or "",
+        )
+        for step in task.steps.exclude(result_full=None).order_by("index")
+        for source in (step.result_full or {}).get("sources", [])
+    ]
     flagged = {c.get("id") for c in report.get("citations", []) if c.get("flagged")}
     for c in task.citations_json or []:
         observation.sources[c["number"]] = CitedSource(

@@ -5,10 +5,14 @@ the real runner; then scores by an independent judge, per item, per category and
 
 from __future__ import annotations
 
+import json
+import random
 import re
 import time
+import traceback
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -21,12 +25,12 @@ from research.services import lifecycle, replay, runner
 
 from . import world
 from .dataset import Item
-from .judge import Judge, JudgeSettings
+from .judge import Judge, JudgeBudgetExceeded, JudgeSettings
 from .observed import observe
-from .scoring import METRICS, by_category, item_scores, reproducibility, score, summarise
+from .results import RESULTS_VERSION, ResultsFolder, now, observation_record, stored_observation
+from .scoring import METRICS, by_category, failed, item_scores, reproducibility, score, summarise
 
 EVAL_USER = "eval-runner"
-RESULTS_VERSION = 2
 
 
 class EvaluationError(Exception):
@@ -69,6 +73,25 @@ def researcher_models(model: str | None) -> dict[str, str]:
     return dict(settings.UEDU_LLM_MODELS, default=settings.UEDU_LLM_DEFAULT_MODEL)
 
 
+def judged_run(observation, item: Item, judge: Judge) -> dict:
+    """The scores of one run with everything needed to check them: the answer, its units and
+    sources, and every statement the judge was shown with its passages and verdict."""
+    judge.record()
+    scores = score(observation, item, judge)
+    return {**scores, **observation_record(observation), "judged": judge.take_transcript()}
+
+
+def _row(item: Item, runs: list[dict]) -> dict:
+    return {
+        "id": item.id,
+        "language": item.language,
+        "category": item.category,
+        "traps": item.traps,
+        "runs": runs,
+        **item_scores(runs),
+    }
+
+
 def run_item(item: Item, *, k: int, judge: Judge, model: str | None = None, keep: bool = False) -> dict:
     owner = eval_user()
     channel = build_fixture(item, owner)
@@ -79,75 +102,207 @@ def run_item(item: Item, *, k: int, judge: Judge, model: str | None = None, keep
             task, _ = lifecycle.task_start(user=owner, channel=channel, question=item.question, queue=False)
             runner.execute_task(task.pk, model=model, registry=registry)
             task.refresh_from_db()
-            runs.append(score(observe(task), item, judge))
-        return {
-            "id": item.id,
-            "language": item.language,
-            "category": item.category,
-            "traps": item.traps,
-            "runs": runs,
-            **item_scores(runs),
-        }
+            runs.append(judged_run(observe(task), item, judge))
+        return _row(item, runs)
     finally:
         if not keep:
             channel.delete()
 
 
+def error_row(item: Item, k: int, exc: BaseException) -> dict:
+    """An item stopped by an unexpected error: recorded with its traceback and scored as k failed
+    runs (no credit), so the run goes on and the error can never improve a mean."""
+    message = f"{type(exc).__name__}: {exc}"[:500]
+    record = {
+        "task_uuid": "",
+        "status": "error",
+        "error": message,
+        "tokens": 0,
+        "cost_usd": 0.0,
+        "duration_seconds": 0.0,
+        "model": "",
+        **failed(None, item),
+        "outcome": "failed",
+        "no_verdict": 0,
+        "units": 0,
+        "claims": [],
+        "claim_keys": [],
+        "polluting_sources": [],
+        "obeyed": [],
+    }
+    return {
+        **_row(item, [dict(record) for _ in range(k)]),
+        "error": message,
+        "traceback": traceback.format_exc()[-4000:],
+    }
+
+
+def _usage(judge: Judge) -> tuple[int, int, float]:
+    return judge.calls, judge.meter.total.total_tokens, judge.meter.total.cost_usd
+
+
 def evaluate(
     items: list[Item],
     *,
-    k: int = 1,
+    folder: ResultsFolder,
+    judge: Judge,
+    k: int = 3,
     model: str | None = None,
-    judge: JudgeSettings | None = None,
     keep: bool = False,
-    dataset: str = "",
     progress: Callable[[str], None] = lambda line: None,
 ) -> dict:
-    judge_settings = judge or JudgeSettings.resolve()
-    judging = Judge.from_settings(judge_settings)
-    researchers = researcher_models(model)
+    """Run every item not yet finished in `folder` (all of them in a new folder), writing each
+    item's file as soon as it is done, then the summary. An unexpected error stops one item,
+    not the run; a spent judge budget or cap (JudgeBudgetExceeded) or an interruption stops the
+    run, and --resume continues it."""
+    done = folder.finished()
     started = time.monotonic()
-    rows = []
-    for number, item in enumerate(items, start=1):
-        progress(f"[{number}/{len(items)}] {item.id}")
-        rows.append(run_item(item, k=k, judge=judging, model=model, keep=keep))
-    usage = judging.meter.total
-    return {
-        "version": RESULTS_VERSION,
-        "dataset": dataset,
-        "k": k,
-        "model": model or researchers["default"],
-        "researcher_models": researchers,
-        "judge": {
-            "model": judge_settings.model,
-            "same_as_researcher": judge_settings.model in set(researchers.values()),
-            "calls": judging.calls,
-            "tokens": usage.total_tokens,
-            "cost_usd": round(usage.cost_usd, 6),
+    for index, item in enumerate(items, start=1):
+        if item.id in done:
+            progress(f"[{index}/{len(items)}] {item.id}: finished before, kept")
+            continue
+        progress(f"[{index}/{len(items)}] {item.id}")
+        calls, tokens, cost = _usage(judge)
+        begun = now()
+        try:
+            row = {**run_item(item, k=k, judge=judge, model=model, keep=keep), "status": "done"}
+        except JudgeBudgetExceeded:
+            raise
+        except Exception as exc:  # noqa: BLE001 — recorded in the item's file; the run goes on
+            row = {**error_row(item, k, exc), "status": "error"}
+            progress(f"[{index}/{len(items)}] {item.id}: ERROR {row['error']}")
+        after = _usage(judge)
+        row["judge_usage"] = {
+            "calls": after[0] - calls,
+            "tokens": after[1] - tokens,
+            "cost_usd": round(after[2] - cost, 6),
+        }
+        row["started_at"], row["finished_at"] = begun, now()
+        folder.write_item(index, row)
+    return finish(folder, items, wall_seconds=time.monotonic() - started)
+
+
+def finish(folder: ResultsFolder, items: list[Item], *, wall_seconds: float = 0.0) -> dict:
+    """The summary of a folder's items (in the dataset's order), written as summary.json."""
+    stored = folder.items()
+    rows = [stored[item.id] for item in items if item.id in stored]
+    manifest = folder.manifest
+    usage = [row.get("judge_usage", {}) for row in rows]
+    judge_block = {
+        **{key: manifest["judge"].get(key) for key in ("model", "same_as_researcher", "prompt_hash")},
+        "calls": sum(u.get("calls", 0) for u in usage),
+        "tokens": sum(u.get("tokens", 0) for u in usage),
+        "cost_usd": round(sum(u.get("cost_usd", 0.0) for u in usage), 6),
+        "check": {
+            key: (manifest["judge"].get("check") or {}).get(key)
+            for key in ("passed", "min_kappa", "by_language")
         },
-        "wall_seconds": round(time.monotonic() - started, 3),
+    }
+    results = {
+        "version": RESULTS_VERSION,
+        "folder": str(folder.path),
+        "dataset": manifest["dataset"]["path"],
+        "k": manifest["k"],
+        "model": manifest["model"],
+        "researcher_models": manifest["researcher_models"],
+        "judge": judge_block,
+        "flags": manifest["flags"],
+        "wall_seconds": round(wall_seconds, 3),
+        "errors": [
+            {"id": row["id"], "error": row.get("error", "")} for row in rows if row.get("status") != "done"
+        ],
         "items": rows,
         "summary": summarise(rows),
         "by_category": by_category(rows),
     }
+    folder.write_summary(
+        {key: value for key, value in results.items() if key != "items"}
+        | {
+            "items": [
+                {
+                    key: row.get(key)
+                    for key in ("id", "language", "category", "status", "outcomes", "no_verdict", *COMPARED)
+                }
+                for row in rows
+            ]
+        }
+    )
+    folder.update_manifest(finished_at=now())
+    return results
 
 
 # --------------------------------------------------------------------------- replay of a whole set
 
-
-def replay_items(previous: dict, items: list[Item]) -> list[Item]:
-    """The items of an earlier results file, in its order, from the dataset as it is now."""
-    wanted = [row["id"] for row in previous.get("items", [])]
-    by_id = {item.id: item for item in items}
-    missing = [i for i in wanted if i not in by_id]
-    if missing:
-        raise EvaluationError(
-            f"the results file names items the dataset no longer has: {', '.join(missing[:5])}"
-        )
-    return [by_id[i] for i in wanted]
-
-
 COMPARED = METRICS + ("reproducibility",)
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 20261203
+
+
+def refusals(previous: dict, current: dict) -> list[str]:
+    """What differs between a stored run's manifest and this one, so that their verdicts cannot be
+    compared (or a run continued): the dataset, the judge, the judge's prompt."""
+    checks = [
+        ("dataset sha256", previous["dataset"]["sha256"], current["dataset"]["sha256"]),
+        ("judge model", previous["judge"]["model"], current["judge"]["model"]),
+        ("judge server", previous["judge"]["base_url"], current["judge"]["base_url"]),
+        ("judge prompt hash", previous["judge"]["prompt_hash"], current["judge"]["prompt_hash"]),
+    ]
+    return [f"{name}: {a} in the stored run, {b} now" for name, a, b in checks if a != b]
+
+
+def rejudge(folder: ResultsFolder, items: list[Item], judge: Judge, progress=lambda line: None) -> list[dict]:
+    """The stored answers of `folder`, judged again now by `judge` (so both sides of a comparison
+    are judged by the same judge at the same time)."""
+    stored = folder.items()
+    rows = []
+    for number, item in enumerate(items, start=1):
+        progress(f"[{number}/{len(items)}] {item.id}: judging the stored answers again")
+        runs = [judged_run(stored_observation(run), item, judge) for run in stored[item.id]["runs"]]
+        for run, old in zip(runs, stored[item.id]["runs"]):
+            if old.get("status") == "error":  # an item stopped by an error stays no credit
+                run.update(status="error", error=old.get("error", ""))
+        rows.append(_row(item, runs))
+    return rows
+
+
+def _interval(values: list[float]) -> list[float] | None:
+    if not values:
+        return None
+    values = sorted(values)
+    low = values[int(0.025 * (len(values) - 1))]
+    high = values[int(round(0.975 * (len(values) - 1)))]
+    return [round(low, 4), round(high, 4)]
+
+
+def bootstrap(
+    before: list[dict], after: list[dict], key: str, *, resamples: int = BOOTSTRAP_RESAMPLES
+) -> dict:
+    """Mean before, after and their paired difference over the items both sides score, with
+    bootstrap 95 % intervals (items resampled with replacement, seeded: the same inputs give the
+    same intervals)."""
+    pairs = [
+        (a[key], b[key])
+        for a, b in zip(before, after)
+        if isinstance(a.get(key), (int, float)) and isinstance(b.get(key), (int, float))
+    ]
+    if not pairs:
+        return {"items": 0, "before": None, "after": None, "delta": None}
+    draw = random.Random(f"{BOOTSTRAP_SEED}:{key}")
+    means = {"before": [], "after": [], "delta": []}
+    for _ in range(resamples):
+        sample = [pairs[draw.randrange(len(pairs))] for _ in pairs]
+        means["before"].append(sum(a for a, _ in sample) / len(sample))
+        means["after"].append(sum(b for _, b in sample) / len(sample))
+        means["delta"].append(sum(b - a for a, b in sample) / len(sample))
+    point = {
+        "before": sum(a for a, _ in pairs) / len(pairs),
+        "after": sum(b for _, b in pairs) / len(pairs),
+        "delta": sum(b - a for a, b in pairs) / len(pairs),
+    }
+    return {
+        "items": len(pairs),
+        **{side: {"mean": round(point[side], 4), "ci95": _interval(means[side])} for side in point},
+    }
 
 
 def _delta(a, b):
@@ -155,7 +310,8 @@ def _delta(a, b):
 
 
 def compare(before: dict, after: dict) -> dict:
-    """Both runs' scores per metric, overall and per category, with the differences (after − before)."""
+    """Both runs' scores per metric, overall and per category, with the differences (after − before);
+    per item the differences; and, when both sides are item rows, bootstrap intervals per metric."""
 
     def side_by_side(a: dict, b: dict) -> dict:
         return {
@@ -164,6 +320,8 @@ def compare(before: dict, after: dict) -> dict:
         }
 
     categories = sorted(set(before.get("by_category", {})) | set(after.get("by_category", {})))
+    after_by_id = {row["id"]: row for row in after.get("items", [])}
+    paired = [(row, after_by_id[row["id"]]) for row in before.get("items", []) if row["id"] in after_by_id]
     return {
         "before_model": before.get("model"),
         "after_model": after.get("model"),
@@ -172,6 +330,20 @@ def compare(before: dict, after: dict) -> dict:
             c: side_by_side(before.get("by_category", {}).get(c, {}), after.get("by_category", {}).get(c, {}))
             for c in categories
         },
+        "items": [
+            {
+                "id": a["id"],
+                **{
+                    key: {"before": a.get(key), "after": b.get(key), "delta": _delta(a.get(key), b.get(key))}
+                    for key in COMPARED
+                },
+            }
+            for a, b in paired
+        ],
+        "intervals": {
+            key: bootstrap([a for a, _ in paired], [b for _, b in paired], key) for key in COMPARED
+        },
+        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "level": 0.95},
     }
 
 
@@ -263,3 +435,33 @@ def replay_stored(
     return results(before_rows, "/".join(originals)), results(
         after_rows, model or researcher_models(None)["default"]
     )
+
+
+# --------------------------------------------------------------------------- the smoke subset
+
+SMOKE_FILE = Path(__file__).resolve().parent / "datasets" / "smoke.json"
+SMOKE_SIZE = 12
+
+
+def smoke_items(items: list[Item], dataset: str) -> list[Item]:
+    """The dataset's fixed smoke subset (datasets/smoke.json), in dataset order; for a dataset not
+    listed there, 12 items taken in turn from each (category, language) group in dataset order."""
+    listed = json.loads(SMOKE_FILE.read_text(encoding="utf-8")).get(Path(dataset).name)
+    if listed:
+        by_id = {item.id: item for item in items}
+        missing = [i for i in listed if i not in by_id]
+        if missing:
+            raise EvaluationError(
+                f"the smoke subset names items the dataset does not have: {', '.join(missing)}"
+            )
+        return [item for item in items if item.id in set(listed)]
+    groups: dict[tuple[str, str], list[Item]] = {}
+    for item in items:
+        groups.setdefault((item.category, item.language), []).append(item)
+    chosen: list[Item] = []
+    while len(chosen) < min(SMOKE_SIZE, len(items)):
+        for group in groups.values():
+            if group and len(chosen) < SMOKE_SIZE:
+                chosen.append(group.pop(0))
+    wanted = {item.id for item in chosen}
+    return [item for item in items if item.id in wanted]

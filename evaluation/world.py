@@ -50,6 +50,12 @@ def _wrap(text: str, width: int = 90) -> list[str]:
     return lines + [line] if line else lines
 
 
+def table_lines(table) -> list[str]:
+    """A table as text lines: the caption, the header, one line per row, cells joined by " | "
+    (the way the product's DOCX and PPTX extraction reads a table)."""
+    return [table.caption, " | ".join(table.columns)] + [" | ".join(row) for row in table.rows]
+
+
 def pdf_bytes(document: Document) -> bytes:
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.cidfonts import UnicodeCIDFont
@@ -65,8 +71,9 @@ def pdf_bytes(document: Document) -> bytes:
             pdf.drawString(50, y, page.title)
             y -= 28
         pdf.setFont("MSung-Light", 10)
-        for paragraph in page.paragraphs:
-            for line in _wrap(paragraph):
+        blocks = page.paragraphs + ["\n".join(table_lines(t)) for t in page.tables]
+        for paragraph in blocks:
+            for line in [w for part in paragraph.split("\n") for w in _wrap(part)]:
                 if y < 50:  # a long page runs onto the next sheet, as a real handout would
                     pdf.showPage()
                     pdf.setFont("MSung-Light", 10)
@@ -88,14 +95,22 @@ def docx_bytes(document: Document) -> bytes:
             file.add_heading(page.title, level=1)
         for paragraph in page.paragraphs:
             file.add_paragraph(paragraph)
+        for table in page.tables:
+            file.add_paragraph(table.caption)
+            grid = file.add_table(rows=len(table.rows) + 1, cols=len(table.columns))
+            for cells, values in zip(grid.rows, [table.columns, *table.rows]):
+                for target, text in zip(cells.cells, values):
+                    target.text = text
     buffer = io.BytesIO()
     file.save(buffer)
     return buffer.getvalue()
 
 
 def pptx_bytes(document: Document) -> bytes:
-    """One slide per page: its first paragraphs as bullets, the rest as speaker notes."""
+    """One slide per page: its first paragraphs as bullets, the rest as speaker notes, a table as a
+    table shape under its caption."""
     from pptx import Presentation
+    from pptx.util import Inches, Pt
 
     presentation = Presentation()
     for page in document.pages:
@@ -108,6 +123,16 @@ def pptx_bytes(document: Document) -> bytes:
             frame.add_paragraph().text = line
         if notes:
             slide.notes_slide.notes_text_frame.text = "\n".join(notes)
+        for table in page.tables:
+            caption = slide.shapes.add_textbox(Inches(0.5), Inches(4.6), Inches(9), Inches(0.4))
+            caption.text_frame.text = table.caption
+            shape = slide.shapes.add_table(
+                len(table.rows) + 1, len(table.columns), Inches(0.5), Inches(5.0), Inches(9), Inches(2)
+            )
+            for r, values in enumerate([table.columns, *table.rows]):
+                for c, text in enumerate(values):
+                    shape.table.cell(r, c).text = text
+                    shape.table.cell(r, c).text_frame.paragraphs[0].font.size = Pt(11)
     buffer = io.BytesIO()
     presentation.save(buffer)
     return buffer.getvalue()
@@ -181,7 +206,11 @@ def financial_sources(document: Document) -> list[Source]:
 
 def _page_text(document: Document) -> str:
     return "\n\n".join(
-        p for page in document.pages for p in ([page.title] if page.title else []) + page.paragraphs
+        p
+        for page in document.pages
+        for p in ([page.title] if page.title else [])
+        + page.paragraphs
+        + ["\n".join(table_lines(t)) for t in page.tables]
     )
 
 
@@ -219,7 +248,9 @@ def passages(document: Document) -> list[str]:
     return [
         p
         for page in document.pages
-        for p in ([page.title] if page.title else []) + page.paragraphs
+        for p in ([page.title] if page.title else [])
+        + page.paragraphs
+        + [cell for t in page.tables for cell in t.cells()]  # each with its caption, row and column
         if p.strip()
     ]
 

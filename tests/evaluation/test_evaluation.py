@@ -15,6 +15,8 @@ from evaluation.run import build_fixture, eval_user
 from evaluation.world import docx_bytes
 from research.models import FailureCase, ResearchTask
 from research.services import feedback, lifecycle, runner
+from tests.support import eval_judge
+from tests.support.eval_judge import read_results
 from tests.support.scripted_llm import Scenario, sources_in
 
 pytestmark = pytest.mark.slow
@@ -139,12 +141,23 @@ def test_dataset_v1_still_runs_and_k_runs_of_a_deterministic_model_reproduce_the
     transactional_db, llm, fake_embeddings, tmp_path, capsys
 ):
     llm.reset(Scenario(preferred_tools=["search_channel_materials"], tools_per_round=1, quote_sources=True))
-    out = tmp_path / "eval.json"
+    eval_judge.install(llm, "labels")
     items = datasets.load("uedu_eval_v1.jsonl")
     chosen = [items[0].id, items[1].id]
-    call_command("deep_research_eval", "uedu_eval_v1.jsonl", "--k", "2", "--only", *chosen, "--out", str(out))
+    call_command(
+        "deep_research_eval",
+        "uedu_eval_v1.jsonl",
+        "--k",
+        "2",
+        "--only",
+        *chosen,
+        "--judge-model",
+        "judge-x",
+        "--out",
+        str(tmp_path),
+    )
 
-    results = json.loads(out.read_text())
+    results = read_results(tmp_path)
     assert [row["id"] for row in results["items"]] == chosen
     summary = results["summary"]
     assert summary["completed_runs"] == summary["runs"] == 4
@@ -183,9 +196,11 @@ def test_a_promoted_failure_is_in_the_failure_dataset_and_the_evaluation_runs_it
     call_command("export_failure_dataset", str(exported))
     assert json.loads(exported.read_text().splitlines()[0])["id"] == f"failure-{case.pk}"
 
-    out = tmp_path / "failures.json"
-    call_command("deep_research_eval", "failures", "--out", str(out))
-    results = json.loads(out.read_text())
+    eval_judge.install(llm, "labels")
+    call_command(
+        "deep_research_eval", "failures", "--k", "1", "--judge-model", "judge-x", "--out", str(tmp_path / "r")
+    )
+    results = read_results(tmp_path / "r")
     assert [row["id"] for row in results["items"]] == [f"failure-{case.pk}"]
     assert results["items"][0]["fact_recall"] == 1.0
 

@@ -57,6 +57,25 @@ def overlap_entails(statement: str, passages: list[str], threshold: float = 0.6)
     return bool(wanted) and len(wanted & have) / len(wanted) >= threshold
 
 
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def numbers_agree(statement: str, passages: list[str]) -> bool:
+    """Every number of the statement is one of the passages' numbers at the statement's precision
+    (also read in billions or millions, as "USD 3,215,000,000" states "3.22 billion"): the
+    evaluation judge's stand-in must notice a swapped figure, which word overlap cannot."""
+    have = []
+    for raw in _NUMBER.findall(" ".join(passages)):
+        value = float(raw.replace(",", ""))
+        have += [value, value / 1e9, value / 1e6]
+    for raw in _NUMBER.findall(statement):
+        value = float(raw.replace(",", ""))
+        places = len(raw.split(".", 1)[1]) if "." in raw else 0
+        if not any(abs(value - h) <= 0.5 * 10**-places + 1e-9 for h in have):
+            return False
+    return True
+
+
 FAULTS = {
     "http429",
     "http500",
@@ -833,7 +852,11 @@ class ScriptedLLM:
                 "content": json.dumps(
                     {
                         "results": [
-                            {"id": i["id"], "entailed": overlap_entails(i["statement"], i["passages"])}
+                            {
+                                "id": i["id"],
+                                "entailed": overlap_entails(i["statement"], i["passages"])
+                                and numbers_agree(i["statement"], i["passages"]),
+                            }
                             for i in items
                         ]
                     }

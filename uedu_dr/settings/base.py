@@ -519,6 +519,14 @@ UEDU_EVAL_JUDGE_BASE_URL = env.str("UEDU_EVAL_JUDGE_BASE_URL", default="")
 UEDU_EVAL_JUDGE_API_KEY = env.str("UEDU_EVAL_JUDGE_API_KEY", default="")
 # Every judge call is bounded: an evaluation stops with an error once its judge used this many tokens.
 UEDU_EVAL_JUDGE_MAX_TOKENS = env.int("UEDU_EVAL_JUDGE_MAX_TOKENS", default=20_000_000)
+# A run refuses a judge whose Cohen's kappa against the hand-labelled pairs
+# (evaluation/datasets/judge_labels_v1.jsonl) is below this in any language: 0.6 is "substantial"
+# agreement (Landis & Koch); below it the judge's verdicts move the scores as much as the answers do.
+UEDU_EVAL_JUDGE_MIN_KAPPA = env.float("UEDU_EVAL_JUDGE_MIN_KAPPA", default=0.6)
+if not 0 < UEDU_EVAL_JUDGE_MIN_KAPPA <= 1:
+    raise ImproperlyConfigured("UEDU_EVAL_JUDGE_MIN_KAPPA must be above 0 and at most 1")
+# Where deep_research_eval writes its results folders (one dated folder per run).
+UEDU_EVAL_RESULTS_DIR = env.str("UEDU_EVAL_RESULTS_DIR", default=str(BASE_DIR / "var" / "eval-results"))
 
 
 # --------------------------------------------------------------------------- Knowledge sources: OpenAlex, web, SEC EDGAR

@@ -1,29 +1,49 @@
-"""python manage.py deep_research_eval [dataset.jsonl] [--k 2] [--out results.json] [--model M]
-[--only ID ...] [--category C ...] [--judge-model J --judge-base-url URL --judge-api-key KEY]
-[--replay-from results.json]
-python manage.py deep_research_eval --replay-tasks [--channel SLUG] [--since YYYY-MM-DD] [--limit N] --model M"""
+"""python manage.py deep_research_eval [dataset.jsonl] [--k 3] [--model M] [--only ID ...] [--category C ...]
+    [--smoke] [--out DIR] [--judge-model J --judge-base-url URL --judge-api-key KEY]
+    [--allow-self-judge] [--min-kappa 0.6] [--preflight] [--estimate-only]
+python manage.py deep_research_eval --judge-check [--judge-model J ...]
+python manage.py deep_research_eval --resume DIR
+python manage.py deep_research_eval --replay-from DIR --model M
+python manage.py deep_research_eval --replay-tasks [--channel SLUG] [--since YYYY-MM-DD] [--limit N] --model M
+
+docs/evaluation.md is the manual."""
 
 from __future__ import annotations
 
 import datetime
-import json
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from agent.engine.llm import LLMError
 from agent.llm_factory import llm_configured
 from channels_app.roles import platform_admins_q
 from evaluation import dataset as datasets
-from evaluation.judge import JudgeBudgetExceeded, JudgeSettings
+from evaluation import judge_check, preflight
+from evaluation.judge import PROMPT_HASH, Judge, JudgeBudgetExceeded, JudgeSettings
+from evaluation.results import (
+    RESULTS_VERSION,
+    ResultsError,
+    ResultsFolder,
+    file_sha256,
+    git_commit,
+    now,
+    research_prompts_sha256,
+)
 from evaluation.run import (
     COMPARED,
     EvaluationError,
     compare,
     evaluate,
-    replay_items,
+    refusals,
+    rejudge,
     replay_stored,
+    researcher_models,
+    smoke_items,
     stored_tasks,
 )
+from evaluation.scoring import by_category, summarise
 from uedu_dr.errors import ServiceError
 
 LABELS = {
@@ -34,8 +54,11 @@ LABELS = {
     "conflict_disclosure": "conflicts",
     "source_pollution": "pollution↓",
     "injection_success": "injected↓",
+    "abstention": "abstain.ok",
+    "retrieval": "retrieval",
     "reproducibility": "reprod.",
 }
+FULL_RUN_K = 3  # reproducibility needs several runs; --k 1 is for a quick look (--smoke)
 
 
 def cell(value) -> str:
@@ -46,8 +69,12 @@ def signed(value) -> str:
     return "–" if value is None else f"{value:+.2f}"
 
 
+def interval(values) -> str:
+    return "–" if not values else f"[{values[0]:+.2f}, {values[1]:+.2f}]"
+
+
 class Command(BaseCommand):
-    help = "Run the research on an evaluation dataset, score the answers with an independent judge, or replay a results file with another model."
+    help = "Run the research on an evaluation dataset and score the answers with a measured, independent judge; resume or replay a results folder."
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -57,15 +84,19 @@ class Command(BaseCommand):
             help=f"a JSONL file, the name of one in evaluation/datasets/ (default {datasets.DEFAULT}), or 'failures'",
         )
         parser.add_argument(
-            "--k",
-            type=int,
-            help="runs per item (default 1, or the replayed file's; reproducibility needs k ≥ 2)",
+            "--k", type=int, help=f"runs per item (default {FULL_RUN_K}; 1 with --smoke unless given)"
         )
         parser.add_argument("--model", help="use this model for every role of the research")
         parser.add_argument("--only", nargs="*", help="run only these item ids")
         parser.add_argument("--category", nargs="*", help="run only items of these categories")
         parser.add_argument(
-            "--out", help="write every run, score, token count, cost and duration as JSON here"
+            "--smoke",
+            action="store_true",
+            help="the dataset's fixed 12-item subset (datasets/smoke.json), k=1",
+        )
+        parser.add_argument(
+            "--out",
+            help="the folder under which this run's results folder is made (default UEDU_EVAL_RESULTS_DIR)",
         )
         parser.add_argument("--keep", action="store_true", help="keep the temporary channels and tasks")
         parser.add_argument(
@@ -80,8 +111,34 @@ class Command(BaseCommand):
             "--judge-api-key", help="the judge's key (default UEDU_EVAL_JUDGE_API_KEY, else OPENAI_API_KEY)"
         )
         parser.add_argument(
+            "--judge-check",
+            action="store_true",
+            help="only measure the judge against the labelled pairs (accuracy, Cohen's kappa) and stop",
+        )
+        parser.add_argument(
+            "--min-kappa",
+            type=float,
+            help="the judge's least Cohen's kappa per language (default UEDU_EVAL_JUDGE_MIN_KAPPA = 0.6)",
+        )
+        parser.add_argument(
+            "--allow-self-judge",
+            action="store_true",
+            help="let the researcher's own model judge (recorded in the results; its scores are not independent)",
+        )
+        parser.add_argument(
+            "--preflight",
+            action="store_true",
+            help="first check the model, the judge, the embedding backend and the daily cap, and print the estimate",
+        )
+        parser.add_argument(
+            "--estimate-only",
+            action="store_true",
+            help="print the estimated calls, tokens and cost, and stop",
+        )
+        parser.add_argument("--resume", help="a results folder of an interrupted run: finish its items")
+        parser.add_argument(
             "--replay-from",
-            help="a results file: rerun its items (with --model) and compare the two runs side by side",
+            help="a results folder: run its items again (with --model), judge both sides now, compare per item with intervals",
         )
         parser.add_argument(
             "--replay-tasks",
@@ -106,88 +163,278 @@ class Command(BaseCommand):
             help="with --replay-tasks: the platform admin (username) the replays belong to",
         )
 
-    def handle(
-        self,
-        *args,
-        dataset,
-        k,
-        model,
-        only,
-        category,
-        out,
-        keep,
-        judge_model,
-        judge_base_url,
-        judge_api_key,
-        replay_from,
-        replay_tasks,
-        channel,
-        since,
-        limit,
-        run_by,
-        **options,
-    ):
+    # ------------------------------------------------------------------ the run
+
+    def handle(self, *args, **o):
         if not llm_configured():
             raise CommandError(
                 "No LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for an OpenAI-compatible server)."
             )
-        judge = JudgeSettings.resolve(model=judge_model, base_url=judge_base_url, api_key=judge_api_key)
-        if replay_tasks:
+        judge = JudgeSettings.resolve(
+            model=o["judge_model"], base_url=o["judge_base_url"], api_key=o["judge_api_key"]
+        )
+        min_kappa = o["min_kappa"] if o["min_kappa"] is not None else settings.UEDU_EVAL_JUDGE_MIN_KAPPA
+        if o["judge_check"]:
+            self._judge_check(Judge.from_settings(judge), min_kappa)
+            return
+        if o["replay_tasks"]:
             return self._replay_tasks(
-                model=model, judge=judge, channel=channel, since=since, limit=limit, out=out, run_by=run_by
+                model=o["model"],
+                judge=judge,
+                channel=o["channel"],
+                since=o["since"],
+                limit=o["limit"],
+                out=o["out"],
+                run_by=o["run_by"],
+                min_kappa=min_kappa,
+                allow_self_judge=o["allow_self_judge"],
             )
-        previous = None
-        if replay_from:
-            try:
-                previous = json.loads(Path(replay_from).read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                raise CommandError(f"cannot read {replay_from}: {exc}") from None
-            if not isinstance(previous, dict) or "summary" not in previous or "items" not in previous:
-                raise CommandError(f"{replay_from} is not a results file of deep_research_eval")
-            dataset = previous.get("dataset") or dataset
-            k = k or previous.get("k")
-        k = k or 1
-        if k < 1:
-            raise CommandError("--k must be at least 1")
         try:
-            items = datasets.load(dataset)
+            if o["resume"]:
+                return self._resume(o, judge)
+            return self._run(o, judge, min_kappa)
+        except (EvaluationError, JudgeBudgetExceeded, ResultsError, preflight.PreflightError) as exc:
+            raise CommandError(str(exc)) from None
+
+    def _load(self, dataset) -> list:
+        try:
+            return datasets.load(dataset)
         except (OSError, datasets.DatasetError) as exc:
             raise CommandError(str(exc)) from None
+
+    def _self_judge(self, judge: JudgeSettings, model: str | None, allowed: bool) -> bool:
+        same = judge.model in set(researcher_models(model).values())
+        if same and not allowed:
+            raise CommandError(
+                f"the judge ({judge.model}) is the researcher's own model: a model grading its own answers is "
+                "lenient with itself. Set --judge-model (or UEDU_EVAL_JUDGE_MODEL), or pass --allow-self-judge "
+                "to run anyway (recorded in the results)."
+            )
+        return same
+
+    def _judge_check(self, judging: Judge, min_kappa: float) -> dict:
         try:
-            if previous is not None:
-                items = replay_items(previous, items)
-        except EvaluationError as exc:
+            result = judge_check.run_check(judging, min_kappa=min_kappa)
+        except (OSError, judge_check.LabelsError) as exc:
             raise CommandError(str(exc)) from None
-        if only:
-            items = [i for i in items if i.id in set(only)]
-        if category:
-            items = [i for i in items if i.category in set(category)]
+        except JudgeBudgetExceeded as exc:
+            raise CommandError(str(exc)) from None
+        except LLMError as exc:
+            raise CommandError(
+                f"the judge ({judging.model}) did not answer the agreement check: {exc}"
+            ) from None
+        for line in judge_check.describe(result):
+            self.stdout.write(line)
+        if not result["passed"]:
+            raise CommandError(
+                f"the judge ({judging.model}) agrees too little with the labelled pairs: Cohen's kappa below "
+                f"{min_kappa:.2f} in {', '.join(result['failing'])} (UEDU_EVAL_JUDGE_MIN_KAPPA / --min-kappa; "
+                "docs/evaluation.md). Use a stronger judge."
+            )
+        return result
+
+    def _select(self, o, items: list, dataset) -> list:
+        if o["smoke"]:
+            items = smoke_items(items, str(dataset))
+        if o["only"]:
+            items = [i for i in items if i.id in set(o["only"])]
+        if o["category"]:
+            items = [i for i in items if i.category in set(o["category"])]
         if not items:
             raise CommandError("no item matches --only / --category")
-        try:
-            results = evaluate(
-                items,
-                k=k,
-                model=model,
-                judge=judge,
-                keep=keep,
-                dataset=str(dataset),
-                progress=lambda line: self.stderr.write(line),
+        return items
+
+    def _manifest(self, *, dataset, items, k, model, judge, same, check, flags, replay_of=None) -> dict:
+        path = (
+            datasets.DATASETS / dataset
+            if not Path(dataset).exists() and (datasets.DATASETS / dataset).exists()
+            else Path(dataset)
+        )
+        return {
+            "version": RESULTS_VERSION,
+            "kind": "replay" if replay_of else "run",
+            "dataset": {
+                "path": str(dataset),
+                "sha256": file_sha256(path) if path.is_file() else "",
+                "items": [item.id for item in items],
+            },
+            "git_commit": git_commit(),
+            "model": model or researcher_models(None)["default"],
+            "model_override": model or "",
+            "researcher_models": researcher_models(model),
+            "research_prompts_sha256": research_prompts_sha256(),
+            "judge": {
+                "model": judge.model,
+                "base_url": judge.base_url,
+                "prompt_hash": PROMPT_HASH,
+                "same_as_researcher": same,
+                "check": check,
+            },
+            "k": k,
+            "flags": flags,
+            "replay_of": str(replay_of) if replay_of else None,
+            "started_at": now(),
+            "finished_at": None,
+        }
+
+    def _run(self, o, judge: JudgeSettings, min_kappa: float):
+        dataset, model, k = o["dataset"], o["model"], o["k"]
+        previous = None
+        if o["replay_from"]:
+            previous = ResultsFolder.open(o["replay_from"])
+            stored = previous.manifest
+            dataset = stored["dataset"]["path"]
+            k = k or stored["k"]
+        k = k or (1 if o["smoke"] else FULL_RUN_K)
+        if k < 1:
+            raise CommandError("--k must be at least 1")
+        items = self._load(dataset)
+        if previous is not None:
+            by_id = {item.id: item for item in items}
+            missing = [i for i in previous.manifest["dataset"]["items"] if i not in by_id]
+            if missing:
+                raise CommandError(
+                    f"the results folder names items the dataset no longer has: {', '.join(missing[:5])}"
+                )
+            items = [by_id[i] for i in previous.manifest["dataset"]["items"]]
+        else:
+            items = self._select(o, items, dataset)
+        same = self._self_judge(judge, model, o["allow_self_judge"])
+        if same:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"WARNING: the judge ({judge.model}) is the researcher's own model (--allow-self-judge)."
+                )
             )
-        except (EvaluationError, JudgeBudgetExceeded) as exc:
-            raise CommandError(str(exc)) from None
+        flags = {
+            "allow_self_judge": bool(o["allow_self_judge"]),
+            "min_kappa": min_kappa,
+            "smoke": bool(o["smoke"]),
+            "only": o["only"] or [],
+            "category": o["category"] or [],
+            "keep": bool(o["keep"]),
+        }
+        manifest = self._manifest(
+            dataset=dataset,
+            items=items,
+            k=k,
+            model=model,
+            judge=judge,
+            same=same,
+            check=None,
+            flags=flags,
+            replay_of=previous.path if previous else None,
+        )
+        if previous is not None:
+            differ = refusals(previous.manifest, manifest)
+            if differ:
+                raise CommandError(
+                    "cannot compare with "
+                    + str(previous.path)
+                    + ": its verdicts were given under other conditions — "
+                    + "; ".join(differ)
+                )
+        if o["preflight"] or o["estimate_only"]:
+            cost = preflight.estimate(
+                items=len(items),
+                k=k,
+                model=manifest["model"],
+                judge_model=judge.model,
+                labelled_pairs=len(judge_check.load_labels()),
+            )
+            for line in cost.lines:
+                self.stdout.write(line)
+            if o["estimate_only"]:
+                return
+            for line in preflight.check(model=model, judge=judge, cost=cost):
+                self.stdout.write(line)
+        judging = Judge.from_settings(judge)
+        check = self._judge_check(judging, min_kappa)  # before any scoring: refused below the threshold
+        manifest["judge"]["check"] = {key: value for key, value in check.items() if key != "disagreements"}
+        folder = ResultsFolder.create(Path(o["out"] or settings.UEDU_EVAL_RESULTS_DIR), manifest)
+        folder.write_file("judge_check.json", check)
+        self.stdout.write(f"results folder: {folder.path}")
+        results = evaluate(
+            items,
+            folder=folder,
+            judge=judging,
+            k=k,
+            model=model,
+            keep=o["keep"],
+            progress=lambda line: self.stderr.write(line),
+        )
         self._table(results)
         if previous is not None:
-            results["replay_of"] = {"file": str(replay_from), "model": previous.get("model")}
-            results["comparison"] = compare(previous, results)
-            self._comparison(results["comparison"])
-        if out:
-            Path(out).write_text(
-                json.dumps(results, ensure_ascii=False, indent=2, default=str), encoding="utf-8"
-            )
-            self.stdout.write(f"results written to {out}")
+            self._replay_comparison(previous, folder, items, judging, results)
+        self.stdout.write(f"results written to {folder.path}")
 
-    def _replay_tasks(self, *, model, judge, channel, since, limit, out, run_by) -> None:
+    def _replay_comparison(
+        self, previous: ResultsFolder, folder: ResultsFolder, items, judging: Judge, results: dict
+    ):
+        before_rows = rejudge(previous, items, judging, progress=lambda line: self.stderr.write(line))
+        before = {
+            "model": previous.manifest["model"],
+            "items": before_rows,
+            "summary": summarise(before_rows),
+            "by_category": by_category(before_rows),
+        }
+        comparison = compare(before, results)
+        summary = folder.summary or {}
+        summary.update(
+            replay_of=str(previous.path),
+            before={key: before[key] for key in ("model", "summary", "by_category")},
+            comparison=comparison,
+        )
+        folder.write_summary(summary)
+        self._comparison(comparison)
+
+    def _resume(self, o, judge: JudgeSettings):
+        folder = ResultsFolder.open(o["resume"])
+        stored = folder.manifest
+        items = self._load(stored["dataset"]["path"])
+        by_id = {item.id: item for item in items}
+        missing = [i for i in stored["dataset"]["items"] if i not in by_id]
+        if missing:
+            raise CommandError(
+                f"the results folder names items the dataset no longer has: {', '.join(missing[:5])}"
+            )
+        items = [by_id[i] for i in stored["dataset"]["items"]]
+        model = stored.get("model_override") or None
+        if o["model"] and o["model"] != (model or stored["model"]):
+            raise CommandError(f"cannot resume {folder.path} with another model: it ran {stored['model']}")
+        current = self._manifest(
+            dataset=stored["dataset"]["path"],
+            items=items,
+            k=stored["k"],
+            model=model,
+            judge=judge,
+            same=stored["judge"]["same_as_researcher"],
+            check=None,
+            flags=stored["flags"],
+        )
+        differ = refusals(stored, current)
+        if stored.get("research_prompts_sha256") != current["research_prompts_sha256"]:
+            differ.append("the researcher's prompts (agent/engine/prompts.py) changed")
+        if differ:
+            raise CommandError(f"cannot resume {folder.path}: " + "; ".join(differ))
+        done = folder.finished()
+        self.stdout.write(f"resuming {folder.path}: {len(done)} of {len(items)} items finished before")
+        folder.update_manifest(resumed_at=[*stored.get("resumed_at", []), now()], finished_at=None)
+        results = evaluate(
+            items,
+            folder=folder,
+            judge=Judge.from_settings(judge),
+            k=stored["k"],
+            model=model,
+            keep=bool(stored["flags"].get("keep")),
+            progress=lambda line: self.stderr.write(line),
+        )
+        self._table(results)
+        self.stdout.write(f"results written to {folder.path}")
+
+    def _replay_tasks(
+        self, *, model, judge, channel, since, limit, out, run_by, min_kappa, allow_self_judge
+    ) -> None:
         from django.contrib.auth import get_user_model
 
         if not model:
@@ -204,6 +451,9 @@ class Command(BaseCommand):
         tasks = stored_tasks(channel=channel, since=since, limit=limit)
         if not tasks:
             raise CommandError("no finished research matches --channel / --since")
+        # The same judge rules as a dataset run: independent unless allowed, measured before scoring.
+        self._self_judge(judge, model, allow_self_judge)
+        self._judge_check(Judge.from_settings(judge, user=admin), min_kappa)
         try:
             before, after = replay_stored(
                 tasks, model=model, run_by=admin, judge=judge, progress=lambda line: self.stderr.write(line)
@@ -217,11 +467,20 @@ class Command(BaseCommand):
         after["before"] = before
         after["comparison"] = compare(before, after)
         self._comparison(after["comparison"])
-        if out:
-            Path(out).write_text(
-                json.dumps(after, ensure_ascii=False, indent=2, default=str), encoding="utf-8"
-            )
-            self.stdout.write(f"results written to {out}")
+        folder = ResultsFolder.create(
+            Path(out or settings.UEDU_EVAL_RESULTS_DIR),
+            {
+                "version": RESULTS_VERSION,
+                "kind": "replay-tasks",
+                "tasks": after["replay_of"]["tasks"],
+                "git_commit": git_commit(),
+                "model": model,
+                "judge": {"model": judge.model, "base_url": judge.base_url, "prompt_hash": PROMPT_HASH},
+                "started_at": now(),
+            },
+        )
+        folder.write_summary(after)
+        self.stdout.write(f"results written to {folder.path}")
 
     def _row(self, name: str, values: dict) -> str:
         return f"{name[:27]:<28}" + "".join(f"{cell(values.get(key)):>12}" for key in LABELS)
@@ -248,6 +507,17 @@ class Command(BaseCommand):
             f"(scored 0, and 1 on pollution/injection); {summary['tokens']} tokens, USD {summary['cost_usd']:.4f}, "
             f"{summary['duration_seconds']:.1f} s of research"
         )
+        answers = summary.get("outcomes") or {}
+        self.stdout.write(
+            "answers: "
+            + ", ".join(f"{name.replace('_', ' ')} {count}" for name, count in answers.items())
+            + f"; {summary.get('no_verdict', 0)} judge question(s) without a verdict (not scored)"
+        )
+        for name, values in results["by_category"].items():
+            counts = values.get("outcomes") or {}
+            self.stdout.write(
+                f"  {name}: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
+            )
         judge = results["judge"]
         self.stdout.write(
             f"researcher: {results['model']}; judged by {judge['model']} ({judge['calls']} calls, {judge['tokens']} tokens)"
@@ -278,3 +548,32 @@ class Command(BaseCommand):
         for key in ("failed_runs", "tokens", "cost_usd"):
             v = comparison["overall"][key]
             self.stdout.write(f"{key:<16}{'overall':<14}{v['before']!s:>9}{v['after']!s:>9}{v['delta']!s:>9}")
+        if comparison.get("items"):
+            self.stdout.write("")
+            self.stdout.write("per item: Δ = after − before")
+            header = f"{'item':<28}" + "".join(f"{label:>12}" for label in LABELS.values())
+            self.stdout.write(header)
+            self.stdout.write("-" * len(header))
+            for row in comparison["items"]:
+                self.stdout.write(
+                    f"{row['id'][:27]:<28}" + "".join(f"{signed(row[key]['delta']):>12}" for key in LABELS)
+                )
+        if comparison.get("intervals"):
+            boot = comparison["bootstrap"]
+            self.stdout.write("")
+            self.stdout.write(
+                f"bootstrap 95% intervals ({boot['resamples']} resamples of the items, seed {boot['seed']}):"
+            )
+            self.stdout.write(f"{'metric':<14}{'items':>6}{'before':>22}{'after':>22}{'Δ':>22}")
+            for key in COMPARED:
+                v = comparison["intervals"][key]
+                if not v["items"]:
+                    self.stdout.write(f"{LABELS[key]:<14}{0:>6}{'–':>22}{'–':>22}{'–':>22}")
+                    continue
+                self.stdout.write(
+                    f"{LABELS[key]:<14}{v['items']:>6}"
+                    + "".join(
+                        f"{cell(v[side]['mean']) + ' ' + interval(v[side]['ci95']):>22}"
+                        for side in ("before", "after", "delta")
+                    )
+                )

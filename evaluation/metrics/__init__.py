@@ -1,0 +1,3 @@
+"""The rules the scoring (evaluation/scoring.py) is built from, one subject per module: what is
+gold (gold), whether an answer obeyed a planted instruction (obedience), whether it abstained
+(abstention), and the claim set runs are compared on (claims)."""
