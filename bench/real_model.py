@@ -115,6 +115,10 @@ def serve(
         [
             "nice", "-n", str(niceness), str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
             "--ctx-size", str(ctx), "--threads", str(threads), "--parallel", "1", "--alias", "gemma-3-270m",
+            # This machine's CPU reports AMX, which a native build then uses to repack the weights;
+            # inside this VM that path segfaults at the first graph computation. Without repacking
+            # the plain AVX2 kernels run.
+            "--no-repack",
         ],
         ready="server is listening",
         timeout=300,
