@@ -120,7 +120,7 @@ def serve(
             # the plain AVX2 kernels run.
             "--no-repack",
         ],
-        ready="server is listening",
+        ready="listening on http",  # "llama_server: listening on http://…" (older builds: "server is listening on …")
         timeout=300,
     )  # fmt: skip
     return f"http://127.0.0.1:{port}/v1", "gemma-3-270m"

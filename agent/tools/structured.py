@@ -3,6 +3,8 @@ to the filing it came from (form, accession number, filing date, link to the fil
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
+
 from agent.connectors import edgar
 from agent.connectors.http import ExternalServiceError
 from agent.engine.types import Source, ToolResult
@@ -11,18 +13,26 @@ from . import REGISTRY
 from .registry import ToolContext
 
 
+def _half_up(value: Decimal, places: str = "0.01") -> Decimal:
+    """Rounded as a reader rounds (half away from zero), on the decimal value the filing states:
+    3,215,000,000 / 1e9 is 3.215 exactly in decimal but 3.2149… as a binary float, which format()
+    would round down to 3.21."""
+    return value.quantize(Decimal(places), rounding=ROUND_HALF_UP)
+
+
 def _amount(value: float, unit: str) -> str:
+    exact = Decimal(repr(value))
     if unit == "USD/shares":
-        return f"USD {value:.2f} per share"
+        return f"USD {_half_up(exact)} per share"
     words = next(
         (
-            f" (≈ USD {value / size:,.2f} {name})"
-            for size, name in ((1e9, "billion"), (1e6, "million"))
-            if abs(value) >= size
+            f" (≈ USD {_half_up(exact / size):,} {name})"
+            for size, name in ((10**9, "billion"), (10**6, "million"))
+            if abs(exact) >= size
         ),
         "",
     )
-    return f"USD {value:,.0f}{words}"
+    return f"USD {_half_up(exact, '1'):,}{words}"
 
 
 def _provenance(filings: list[edgar.Filing]) -> str:

@@ -95,5 +95,12 @@
     if (form && form.hasAttribute("data-autosubmit")) form.submit();
   });
 
+  /* Forms marked data-confirm (deleting a material) ask first; the question is the attribute's
+     text, rendered translated by the page. An inline onsubmit would be refused by the CSP. */
+  document.addEventListener("submit", function (event) {
+    var question = event.target.getAttribute && event.target.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) event.preventDefault();
+  });
+
   window.Uedu = { t: t, request: request, act: act, parse: parse, fragment: fragment, clock: clock, row: row };
 })();

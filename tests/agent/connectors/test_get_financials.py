@@ -139,3 +139,20 @@ def test_sec_is_sent_the_configured_user_agent_and_answers_are_cached(edgar):
 )
 def test_accepted_quarter_formats(text, period):
     assert parse_quarter(text) == period
+
+
+@pytest.mark.parametrize(
+    "value, unit, shown",
+    [
+        # 3.215 billion is 3.2149… as a binary float; a reader (and the evaluation's gold) rounds up.
+        (3_215_000_000.0, "USD", "USD 3,215,000,000 (≈ USD 3.22 billion)"),
+        (-3_215_000_000.0, "USD", "USD -3,215,000,000 (≈ USD -3.22 billion)"),
+        (61_505_000.0, "USD", "USD 61,505,000 (≈ USD 61.51 million)"),
+        (1.235, "USD/shares", "USD 1.24 per share"),
+        (999.0, "USD", "USD 999"),
+    ],
+)
+def test_a_figure_is_written_rounded_half_up_from_its_decimal_value(value, unit, shown):
+    from agent.tools.structured import _amount
+
+    assert _amount(value, unit) == shown
