@@ -179,6 +179,8 @@ def figures(task_uuid: str, language: str, wall_s: float) -> dict:
         "units_removed": sum((verification.get("removed") or {}).values()),
         "template_tokens": len(template_tokens_in(body)),
         "answer_chars": len(task.final_answer),
+        "answer_head": task.final_answer[:400],  # what the student reads first
+        "limitations": [item.get("code") for item in (task.report_json or {}).get("limitations", [])],
     }
 
 
