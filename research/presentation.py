@@ -151,6 +151,9 @@ LIMITATION_LABELS = {
     "action_failed": gettext_lazy(
         "The model's choice of the next search failed; the answer rests on what was found until then."
     ),
+    "searched_by_code": gettext_lazy(
+        "The model could not choose a search, so the engine searched each sub-question itself."
+    ),
     "plan_fallback": gettext_lazy(
         "The model could not make a research plan; the question itself was researched as one."
     ),

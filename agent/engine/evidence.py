@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from . import events, prompts, schemas
 from .boundaries import url_observed, url_permitted
 from .errors import LimitReached, PhaseFailed
-from .llm import LLMError
+from .llm import LLMError, ToolCallRequest
 from .sources import render_observations, render_tool_result
 from .state import RunContext
-from .types import Source, ToolResult
+from .types import TIER_RANK, Source, ToolResult
 
 TOOL_CALL_TIMEOUT_SECONDS = 90
 UNAVAILABLE = {
@@ -94,6 +94,59 @@ class Gatherer:
             return TurnOutcome(called=False)
         self.messages.append(reply.message)
         return self._dispatch(reply.tool_calls, purpose)
+
+    def search_by_code(self, round_no: int) -> TurnOutcome | None:
+        """The turn a model that cannot choose a tool did not make: each sub-question becomes the
+        query of the best-ranked search tool that needs nothing but a query (the lowest tier rank,
+        then the toolbox's order). Its results pass the same checks as any call; the claims and the
+        writing then run on them. None when no such tool is offered."""
+        tool = self._plain_search_tool()
+        if tool is None:
+            return None
+        questions = [sq.question for sq in self.run.plan.sub_questions] or [self.run.inp.question]
+        calls = []
+        for number, question in enumerate(questions, 1):
+            arguments = {"query": question[:300]}
+            calls.append(
+                ToolCallRequest(
+                    id=f"engine-search-{number}",  # the same on every run: a replay matches it
+                    name=tool,
+                    raw_arguments=json.dumps(arguments, ensure_ascii=False),
+                    arguments=arguments,
+                )
+            )
+        self.round_no = round_no
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": c.raw_arguments},
+                    }
+                    for c in calls
+                ],
+            }
+        )
+        return self._dispatch(calls, "evidence")
+
+    def _plain_search_tool(self) -> str | None:
+        ranked = []
+        for order, spec in enumerate(self.specs):
+            function = spec.get("function") or {}
+            name, parameters = function.get("name", ""), function.get("parameters") or {}
+            traits = self.run.tool_traits(name)
+            query = (parameters.get("properties") or {}).get("query") or {}
+            if (
+                traits
+                and traits.search
+                and query.get("type") == "string"
+                and set(parameters.get("required") or ["query"]) <= {"query"}
+            ):
+                ranked.append((TIER_RANK.get(traits.tier, len(TIER_RANK)), order, name))
+        return min(ranked)[2] if ranked else None
 
     def _dispatch(self, calls, purpose: str) -> TurnOutcome:
         run = self.run

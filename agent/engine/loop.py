@@ -80,6 +80,7 @@ class ResearchRun:
         self.skipped: list[str] = []
         self.failed_turns: list[str] = []  # the kinds of LLM error that ended action turns
         self.plan_fallback = False
+        self.searched_by_code = False  # the model could not choose a tool; the engine searched
 
     # ------------------------------------------------------------------ the state machine
 
@@ -240,6 +241,9 @@ class ResearchRun:
                     if isinstance(exc.cause, LLMUnavailable):
                         # No server to talk to is not a research that found nothing.
                         raise PhaseFailed("action", exc.cause) from None
+                    # A model that answers but cannot choose a tool (a small local model) would
+                    # leave nothing to draw claims from: the engine searches each sub-question itself.
+                    self.search_by_code(gatherer)
                     return "action_failed"
                 continue
             if not outcome.called:
@@ -270,6 +274,18 @@ class ResearchRun:
                 + "\nCall tools to fill these gaps, or reply DONE if no tool can."
             )
             gatherer.compact()
+
+    def search_by_code(self, gatherer: Gatherer) -> None:
+        if not self.ctx.budget_left() or self.ctx.tool_calls_left() <= 0:
+            return
+        self.ctx.counters.rounds += 1
+        outcome = gatherer.search_by_code(self.ctx.counters.rounds)
+        if outcome is None:
+            return
+        self.ctx.counters.tool_calls += outcome.tool_calls
+        self.ctx.counters.searches += outcome.searches
+        self.failures.extend(outcome.failures)
+        self.searched_by_code = True
 
     def record_failed_turn(self, gatherer: Gatherer, exc: TurnFailed) -> None:
         """The failed turn as a step of its own (status "error"), so the steps say where the
@@ -434,6 +450,8 @@ class ResearchRun:
             out.append({"code": "plan_fallback", "detail": {}})
         if self.failed_turns:
             out.append({"code": "action_failed", "detail": {"kind": self.failed_turns[-1]}})
+        if self.searched_by_code:
+            out.append({"code": "searched_by_code", "detail": {}})
         return out
 
     def _result(

@@ -336,3 +336,28 @@ def test_a_failed_action_turn_and_a_failed_plan_end_in_an_answer_not_a_failed_re
     assert server.calls("claims") and server.calls("synthesizer")
     codes = [item["code"] for item in task.report_json.get("limitations", [])]
     assert "plan_fallback" in codes and "action_failed" in codes
+
+
+@pytest.mark.slow
+def test_a_model_that_cannot_choose_a_tool_still_gets_its_question_searched_by_the_engine(
+    transactional_db, personas, fake_openalex, django_capture_on_commit_callbacks
+):
+    """Every action turn rambles to the token limit (the 270M model on the JSON tool choice): after
+    the second, the engine itself runs the plan's sub-question through the best-ranked search tool
+    that needs only a query, and the claims and the writing run on what it found."""
+    server = ScriptedLLM(Scenario(preferred_tools=["search_external_papers"])).start()
+    server.on("action", lambda body: {"content": '{"tool": "search_', "finish_reason": "length"})
+    try:
+        task, worker = run_on_worker(personas, server, fake_openalex, django_capture_on_commit_callbacks)
+    finally:
+        server.stop()
+    assert task.status == "completed", f"{task.error}\n{worker.log()[-3000:]}"
+    assert task.stop_reason == "action_failed"
+    assert task.steps.filter(status="error").count() == 2  # the two failed turns, each a step
+    searched = list(task.steps.exclude(status="error"))
+    sub_questions = [sq["question"] for sq in task.plan_json["sub_questions"]]
+    assert sorted(s.args["query"] for s in searched) == sorted(sub_questions)
+    assert len({s.tool_name for s in searched}) == 1
+    assert server.calls("claims") and server.calls("synthesizer")
+    codes = [item["code"] for item in task.report_json.get("limitations", [])]
+    assert "action_failed" in codes and "searched_by_code" in codes
