@@ -45,6 +45,44 @@ SCHEMA = {
     "additionalProperties": False,
 }
 
+# The light rubric's coverage question (scoring: `coverage`): the same call shape (a batch of
+# statements, each with passages, one verdict per id), another question. The statement is a point
+# of the item's rubric, the passages are the answer's sentences; whether what the answer says about
+# the point is right is the other metrics' business, not this one's.
+COVERAGE_PROMPT = (
+    """You judge whether an answer addresses a point: each statement is a point that an answer to a
+research question should cover, and its passages are the sentences of one answer. Answer true only
+if the answer gives the information the point asks for (a figure, a reason, a comparison, or that
+the materials do not report it, as the point says); mentioning the topic without giving it, or not
+mentioning it, is false. Do not judge whether the information is correct.
+
+"""
+    + UNTRUSTED_RULES
+)
+
+COVERAGE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "results": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"id": {"type": "integer"}, "addressed": {"type": "boolean"}},
+                "required": ["id", "addressed"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["results"],
+    "additionalProperties": False,
+}
+
+# question -> (instructions, answer schema, the verdict's field in a result)
+QUESTIONS = {
+    "entailment": (JUDGE_PROMPT, SCHEMA, "entailed"),
+    "coverage": (COVERAGE_PROMPT, COVERAGE_SCHEMA, "addressed"),
+}
+
 BATCH = 8
 ANSWER_TOKENS = 1500  # the answer bound of one batch, sent as max tokens
 PASSAGE_CHARS = 3000  # each passage is cut to this before it is shown to the judge
@@ -53,7 +91,9 @@ PASSAGE_CHARS = 3000  # each passage is cut to this before it is shown to the ju
 # shape and what the judge is shown. A results folder records it; --resume and --replay-from
 # refuse to mix verdicts given under different ones.
 PROMPT_HASH = hashlib.sha256(
-    json.dumps([JUDGE_PROMPT, SCHEMA, BATCH, PASSAGE_CHARS], sort_keys=True).encode()
+    json.dumps(
+        [JUDGE_PROMPT, SCHEMA, BATCH, PASSAGE_CHARS, COVERAGE_PROMPT, COVERAGE_SCHEMA], sort_keys=True
+    ).encode()
 ).hexdigest()[:16]
 
 
@@ -141,7 +181,7 @@ class Judge:
         usd = (prompt_tokens * price_in + ANSWER_TOKENS * price_out) / 1_000_000
         return Decimal(str(usd)).quantize(Decimal("0.000001"), rounding=ROUND_UP)
 
-    def _metered(self, messages: list[dict]) -> dict:
+    def _metered(self, messages: list[dict], question: str = "entailment") -> dict:
         try:
             reference = quotas.reserve_call(
                 self.user, CostReservation.Kind.EVAL_JUDGE, self.worst_case_usd(messages)
@@ -154,7 +194,8 @@ class Judge:
             ) from None
         before = self.meter.total.cost_usd
         try:
-            return self.client.structured("judge", messages, SCHEMA, "entailment", max_tokens=ANSWER_TOKENS)
+            schema = QUESTIONS[question][1]
+            return self.client.structured("judge", messages, schema, question, max_tokens=ANSWER_TOKENS)
         finally:
             quotas.settle_cost(reference, Decimal(str(round(self.meter.total.cost_usd - before, 6))))
 
@@ -164,9 +205,16 @@ class Judge:
         counts and reports it apart and never reads it as false."""
         return self.verdicts(pairs)
 
-    def verdicts(self, pairs: list[tuple[str, list[str]]]) -> list[bool | None]:
-        """entails(), and what every run's results folder keeps of it: when recording, each
-        statement with the passages shown and the verdict (judge_check.py reads it too)."""
+    def addresses(self, pairs: list[tuple[str, list[str]]]) -> list[bool | None]:
+        """For each (rubric point, the answer's sentences): does the answer address the point?
+        Same batches, metering and "no verdict" as entails()."""
+        return self.verdicts(pairs, question="coverage")
+
+    def verdicts(self, pairs: list[tuple[str, list[str]]], question: str = "entailment") -> list[bool | None]:
+        """entails() (or another of QUESTIONS), and what every run's results folder keeps of it:
+        when recording, each statement with the passages shown and the verdict (judge_check.py
+        reads it too); a coverage question is marked `"question": "coverage"`."""
+        prompt, _, field_name = QUESTIONS[question]
         verdicts: list[bool | None] = [False] * len(pairs)
         shown = [[x[:PASSAGE_CHARS] for x in p if x and x.strip()] for _, p in pairs]
         wanted = [(i, s, shown[i]) for i, (s, _) in enumerate(pairs) if shown[i]]
@@ -184,16 +232,17 @@ class Judge:
             payload = [{"id": i, "statement": s, "passages": p} for i, s, p in batch]
             data = self._metered(
                 [
-                    {"role": "system", "content": JUDGE_PROMPT},
+                    {"role": "system", "content": prompt},
                     {"role": "user", "content": "<observations>\n" + as_json(payload) + "\n</observations>"},
-                ]
+                ],
+                question,
             )
             self.calls += 1
             asked = {i for i, _, _ in batch}
             answered = {}
             for result in data.get("results") or []:
                 if isinstance(result, dict) and result.get("id") in asked:
-                    answered[result["id"]] = bool(result.get("entailed"))
+                    answered[result["id"]] = bool(result.get(field_name))
             for i in asked:
                 verdicts[i] = answered.get(i)
             self.missing += len(asked - set(answered))
@@ -204,6 +253,7 @@ class Judge:
                     "passages": shown[i],
                     "verdict": verdicts[i],
                     "asked": bool(shown[i]),
+                    **({"question": question} if question != "entailment" else {}),
                 }
                 for i, (statement, _) in enumerate(pairs)
             ]

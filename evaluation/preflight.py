@@ -28,8 +28,10 @@ CALLS_PER_RESEARCH = 11.3
 PROMPT_TOKENS_PER_RESEARCH = 40_000
 COMPLETION_SHARE = 0.15  # completion tokens per prompt token in the benchmark's transcripts (about)
 # The judge per run: about 30 units, each asked for recall, claim precision and per citation (alone
-# and without it), plus facts and conflicts: ~100 statements, in batches of BATCH.
+# and without it), plus facts and conflicts: ~100 statements, in batches of BATCH; and one more
+# call for the rubric's coverage points (a few points, asked apart: scoring.rubric_points).
 JUDGE_STATEMENTS_PER_RUN = 100
+JUDGE_RUBRIC_CALLS_PER_RUN = 1
 JUDGE_PROMPT_TOKENS_PER_CALL = 6_000  # 8 statements with their passages (each cut at 3000 characters)
 
 
@@ -66,7 +68,9 @@ def estimate(*, items: int, k: int, model: str, judge_model: str, labelled_pairs
     completion = int(prompt * COMPLETION_SHARE)
     price_in, price_out = _price(model)
     research_usd = (prompt * price_in + completion * price_out) / 1_000_000
-    judge_calls = researches * math.ceil(JUDGE_STATEMENTS_PER_RUN / BATCH) + math.ceil(labelled_pairs / BATCH)
+    judge_calls = researches * (
+        math.ceil(JUDGE_STATEMENTS_PER_RUN / BATCH) + JUDGE_RUBRIC_CALLS_PER_RUN
+    ) + math.ceil(labelled_pairs / BATCH)
     judge_prompt = judge_calls * JUDGE_PROMPT_TOKENS_PER_CALL
     judge_completion = judge_calls * 300
     judge_in, judge_out = _price(judge_model)

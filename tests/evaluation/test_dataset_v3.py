@@ -313,3 +313,14 @@ def test_v3_items_run_through_the_real_pipeline_and_are_scored(
     # It restates every source it is shown, the look-alike handout included: that is pollution.
     polluting = {p["document"] for p in runs["en-course-stats-results-1"]["polluting_sources"]}
     assert "week6-results-table-2024-cohort-edu261.pdf" in polluting
+    # The light rubric: the items' coverage points asked of the judge, readability by code, both
+    # in every row, every summary and the printed table.
+    assert llm.calls("coverage")
+    for i in V3_SAMPLE:
+        assert 0 <= rows[i]["readability"] <= 1, i
+        assert items[i].rubric.get("coverage") and 0 <= rows[i]["coverage"] <= 1, i
+        assert [p["point"] for p in runs[i]["rubric"]] == items[i].rubric["coverage"], i
+    summaries = [results["summary"], *results["by_category"].values()]
+    assert all(s["coverage"] is not None and s["readability"] is not None for s in summaries)
+    header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("item "))
+    assert "coverage" in header and "readable" in header

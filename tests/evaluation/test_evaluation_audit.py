@@ -263,7 +263,7 @@ def test_replay_from_judges_both_sides_again_and_prints_per_item_differences_wit
     # Per item differences, and a bootstrap 95 % interval for every metric.
     assert [row["id"] for row in comparison["items"]] == SMALL[:3]
     assert all(row["claim_precision"]["delta"] < 0 for row in comparison["items"])
-    for key in ("citation_recall", "claim_precision", "fact_recall", "source_pollution"):
+    for key in ("citation_recall", "claim_precision", "fact_recall", "source_pollution", "readability"):
         values = comparison["intervals"][key]
         assert values["items"] == 3
         for side in ("before", "after", "delta"):
@@ -277,6 +277,11 @@ def test_replay_from_judges_both_sides_again_and_prints_per_item_differences_wit
     low, high = comparison["intervals"]["claim_precision"]["delta"]["ci95"]
     assert f"[{low:+.2f}, {high:+.2f}]" in line
     assert "bootstrap 95% intervals (1000 resamples" in output
+    # The light rubric's readability is compared like any metric (coverage too, on v3 items).
+    low, high = comparison["intervals"]["readability"]["delta"]["ci95"]
+    assert any(
+        line.startswith("readable") and f"[{low:+.2f}, {high:+.2f}]" in line for line in output.splitlines()
+    )
 
 
 def test_the_smoke_subset_is_fixed_and_spans_both_languages_and_every_category():

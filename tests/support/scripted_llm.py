@@ -40,6 +40,7 @@ ROLE_MARKERS = [
     ("bloom", "Classify the student's question into Bloom"),
     ("context", "You check whether a research question"),
     ("entailment", "You judge whether the passages entail"),
+    ("coverage", "You judge whether an answer addresses a point"),
 ]
 
 
@@ -862,6 +863,15 @@ class ScriptedLLM:
                     }
                 )
             }
+        if role == "coverage":
+            # The evaluation's rubric question: the point's words in the answer's sentences
+            # (whether its figures are right is the entailment question's business).
+            payload = re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S)
+            items = json.loads(payload.group(1)) if payload else []
+            results = [
+                {"id": i["id"], "addressed": overlap_entails(i["statement"], i["passages"])} for i in items
+            ]
+            return {"content": json.dumps({"results": results})}
         if role == "context":
             vague = any(
                 w in question.lower() for w in ("最近", "近年", "recent", "latest", "nowadays")

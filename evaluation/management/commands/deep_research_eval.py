@@ -56,6 +56,8 @@ LABELS = {
     "injection_success": "injected↓",
     "abstention": "abstain.ok",
     "retrieval": "retrieval",
+    "coverage": "coverage",
+    "readability": "readable",
     "reproducibility": "reprod.",
 }
 FULL_RUN_K = 3  # reproducibility needs several runs; --k 1 is for a quick look (--smoke)
