@@ -133,6 +133,7 @@ LIMITATION_LABELS = {
     ),
     "no_sources": gettext_lazy("No source that could be cited was found."),
     "claims_not_drawn": gettext_lazy("No time or tokens were left to draw claims from the sources."),
+    "claims_failed": gettext_lazy("The model could not state claims from the sources found."),
     "written_from_claims": gettext_lazy(
         "No time or tokens were left for the writer: the findings are the verified claims themselves."
     ),

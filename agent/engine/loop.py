@@ -339,6 +339,13 @@ class ResearchRun:
         except OutOfBudget:
             new = []
             self.skip("claims_not_drawn")
+        except PhaseFailed as exc:
+            if not isinstance(exc.cause, LLMError) or isinstance(exc.cause, LLMUnavailable):
+                raise  # a server that does not answer (or a deadline) is not a weak model's claims
+            # A weak model that cannot state claims (cut off, malformed twice) yields none: nothing
+            # is verified, and the answer says so in the reader's language instead of failing.
+            new = []
+            self.skip("claims_failed")
         ctx.note_limits()
         ctx.finishing("verification", after=2)
         check = verify_claims(ctx, new)  # a batch out of time or tokens leaves its claims unverified

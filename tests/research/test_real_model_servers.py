@@ -379,3 +379,23 @@ def test_a_model_that_cannot_choose_a_tool_still_gets_its_question_searched_by_t
     assert server.calls("claims") and server.calls("synthesizer")
     codes = [item["code"] for item in task.report_json.get("limitations", [])]
     assert "action_failed" in codes and "searched_by_code" in codes
+
+
+@pytest.mark.slow
+def test_claims_a_weak_model_cannot_state_end_in_an_honest_answer_not_a_failed_research(
+    transactional_db, personas, fake_openalex, django_capture_on_commit_callbacks
+):
+    """The claims call rambles to its token limit twice (the 270M model did): the research still
+    completes, states nothing as verified, lists what it consulted and says why."""
+    server = ScriptedLLM(Scenario(preferred_tools=["search_external_papers"])).start()
+    server.on("claims", lambda body: {"content": '{"claims": [{"text": "Dash', "finish_reason": "length"})
+    try:
+        task, worker = run_on_worker(personas, server, fake_openalex, django_capture_on_commit_callbacks)
+    finally:
+        server.stop()
+    assert task.status == "completed", f"{task.error}\n{worker.log()[-3000:]}"
+    assert len(server.calls("claims")) == 2  # tried again once, then given up
+    codes = [item["code"] for item in task.report_json.get("limitations", [])]
+    assert "claims_failed" in codes and "no_verified_claims" in codes
+    assert task.steps.filter(status="ok").exists()  # what it consulted is kept
+    assert not (task.verification_json or {}).get("evidence_claims")
