@@ -136,7 +136,10 @@ def measure_model(timeout: float = 300.0) -> dict:
         usage = record["response"].get("usage") or {}
         first = (record["response"].get("stream") or {}).get("first_token_seconds") or 0.0
         prompt, completion = usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0
-        writing = record["seconds"] - first
+        # A local server can answer within the clock's resolution: a millisecond is the floor, so
+        # the speed reads as a (huge) lower bound rather than as unmeasured.
+        first = max(first, 0.001) if prompt else first
+        writing = max(record["seconds"] - first, 0.001)
         out["prompt_tokens_per_second"] = round(prompt / first, 1) if prompt and first > 0 else None
         out["generation_tokens_per_second"] = (
             round((completion - 1) / writing, 1) if completion > 1 and writing > 0 else None

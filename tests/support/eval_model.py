@@ -8,7 +8,9 @@ random.Random seeded with (seed, item id) picks how the writer behaves:
 
 - "faithful" (most items): the above;
 - "verbose": the above plus padding sentences no document supports (claim precision must fall);
-- "fail": malformed replies from the writer, so the run fails (it must count as 0).
+- "fail": the model server fails every claims call (HTTP 500), so the run fails (it must count
+  as 0). Malformed replies would not do: a weak model's unreadable claims end in an honest
+  "nothing verified" answer, not a failed run.
 
 The model name can force a behaviour for every item ("scripted-verbose", "scripted-faithful"),
 which is how a replay compares two configurations.
@@ -108,7 +110,7 @@ class EvalModel:
         item = self.item_for(body)
         how = self.behaviour_for(body, item)
         if how == "fail":
-            return {"content": '{"claims": [unterminated'}
+            return {"http_status": 500}
         out = []
 
         def claim(text, source_id, kind="fact", **figure):

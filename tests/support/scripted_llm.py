@@ -302,7 +302,8 @@ class ScriptedLLM:
             self.faults[role].extend([fault] * times)
 
     def on(self, role: str, handler: Handler) -> None:
-        """Answer `role` with handler(request_body) -> {"content": …} or {"tool_calls": [...]}."""
+        """Answer `role` with handler(request_body) -> {"content": …}, {"tool_calls": [...]} or
+        {"http_status": 500} (the server fails the call)."""
         self.handlers[role] = handler
 
     def calls(self, role: str | None = None) -> list[dict]:
@@ -529,6 +530,9 @@ class ScriptedLLM:
             reply = {"content": json.dumps(choice, ensure_ascii=False)}
         else:
             reply = self.handlers[role](body) if role in self.handlers else self._default(role, body, fault)
+        if reply.get("http_status"):  # a handler can make the server itself fail this call
+            status = reply["http_status"]
+            return status, {"error": {"message": "internal error", "type": "server_error"}}, {}
         if role == "synthesizer":
             reply = _with_report_fields(reply)
         if role == "claims":
