@@ -292,6 +292,14 @@ class ResearchClaim(models.Model):
     action = models.CharField(_("shown as"), max_length=12, choices=Action.choices, default=Action.KEPT)
     kind = models.CharField(_("kind"), max_length=12, choices=Kind.choices, default=Kind.SENTENCE)
 
+    @property
+    def is_plan_heading(self) -> bool:
+        """A heading that repeats the question or a sub-question: checked against the plan by
+        code, kept in the answer, but no factual statement (not in the ledger or its metrics)."""
+        from agent.engine.verification import PLAN_HEADING
+
+        return self.kind == self.Kind.HEADING and self.reason == PLAN_HEADING
+
     class Meta:
         db_table = "deep_research_claims"
         ordering = ["task", "index"]

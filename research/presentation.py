@@ -717,6 +717,8 @@ def ledger_view(task: ResearchTask) -> LedgerView:
     verdicts = dict(ResearchClaim.Verdict.choices)
     claims = []
     for claim in task.claims.order_by("index"):
+        if claim.is_plan_heading:
+            continue  # a heading that repeats the plan states nothing to check
         cited = []
         for n in claim.citations or []:
             if isinstance(n, int):

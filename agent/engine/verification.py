@@ -47,6 +47,8 @@ UNVERIFIED = "unverified"
 NOT_IN_CLAIMS = "not_in_claims"  # words that no claim the unit cites states (code)
 SUPERSEDED = "superseded"  # states the losing side of a conflict the engine settled
 INSTRUCTION_TEXT = "instruction found in source"
+# A heading that repeats the question or a sub-question: structure, passed by code, not a fact.
+PLAN_HEADING = "plan"
 # Why code failed a claim before any model read it (the page words them in the reader's language).
 CLAIM_REASONS = (
     QUOTE_NOT_FOUND,
@@ -326,7 +328,7 @@ def check_draft(
             unit.verdict, unit.detail = INSTRUCTION, INSTRUCTION_TEXT
             continue
         if part.heading and _plan_heading(run, part.claim):
-            unit.verdict, unit.detail, unit.claim_ids, unit.source_ids = "supported", "plan", [], []
+            unit.verdict, unit.detail, unit.claim_ids, unit.source_ids = "supported", PLAN_HEADING, [], []
             continue
         if not claim_ids and not source_ids:
             unit.verdict, unit.detail = NO_CITATION, "no claim or source cited"

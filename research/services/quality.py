@@ -64,6 +64,7 @@ def _ratio(part: int, whole: int) -> float | None:
 def compute_metrics(task: ResearchTask, claims: list[ResearchClaim] | None = None) -> dict:
     """`claims`: the task's claims when the caller has just written them (not read back)."""
     claims = list(task.claims.all()) if claims is None else claims
+    claims = [c for c in claims if not c.is_plan_heading]  # structure, not statements
     shown = [c for c in claims if c.action != "dropped"]
     cited = [c for c in shown if c.citations]
     unsupported = [c for c in claims if c.verdict in UNSUPPORTED]

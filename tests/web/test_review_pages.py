@@ -424,3 +424,37 @@ def test_only_the_owner_gets_the_plan_review_controls_in_the_progress_card(clien
     client.force_login(personas.teacher)
     card = client.get(f"{result_url(task)}/outcome").content.decode()
     assert 'data-owner="false"' in card and 'data-role="review-form"' not in card
+
+
+def test_a_heading_that_repeats_the_plan_is_no_claim_in_the_ledger_or_its_metrics(client, personas):
+    """The writer's heading "What is learning analytics?" is the plan's sub-question: code passes
+    it as structure (verdict supported, reason "plan"); it is not a statement to check, so it
+    neither shows in the ledger nor lowers the citation coverage."""
+    from agent.engine.verification import PLAN_HEADING
+
+    task = ledger_research(personas)
+    ResearchClaim.objects.create(
+        task=task,
+        index=99,
+        text="What is learning analytics?",
+        citations=[],
+        verdict="supported",
+        action="kept",
+        kind=ResearchClaim.Kind.HEADING,
+        reason=PLAN_HEADING,
+    )
+    quality.save_metrics(task)
+    client.force_login(personas.teacher)
+    page = client.get(result_url(task), **EN).content.decode()
+    ledger = page[page.index('id="ledger"') :]
+    ledger = ledger[: ledger.index("</section>")]
+    assert "What is learning analytics?" not in ledger and "Learning analytics studies" in ledger
+    metrics = page[page.index('class="metrics"') : page.index('class="claims"')]
+    assert "2 of 2 factual sentences and table cells cite a source (0 cells)" in metrics
+    assert "Unsupported claims" in metrics and "67%" in metrics
+    # A heading that states something is checked like a sentence and stays in the ledger.
+    ResearchClaim.objects.filter(task=task, index=99).update(reason="", verdict="no_citation")
+    quality.save_metrics(task)
+    page = client.get(result_url(task), **EN).content.decode()
+    ledger = page[page.index('id="ledger"') :]
+    assert "What is learning analytics?" in ledger[: ledger.index("</section>")]
