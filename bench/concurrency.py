@@ -1,20 +1,23 @@
 """How many researches the Celery workers of one box run at once, and what each costs in CPU.
 
-For each scripted LLM latency (default 0.5 s, the case users meet with a quick model, then 1 s),
+For each scripted LLM latency (default 0.2 s, a GPU-served model, where the engine's own time
+matters most; then 0.5 s, a quick hosted model),
 in one run: the scripted LLM (its own process, fixed latency per call) and real threads-pool
 workers, as `make run` starts them (one process per core, `--workers`), with the production
 settings they are deployed with; then N=1 researches (median of --repeat) and one batch of N=50
 are timed, and the workers' CPU time during the batch is read. The headline latency is run again
 with a single worker process, side by side. Prints per run and, last, one JSON line:
 
-  makespan_ratio              makespan(N=50) / makespan(N=1) at the default latency (target ≤ 2)
+  makespan_ratio              makespan(N=50) / makespan(N=1) at the headline latency (target ≤ 2,
+                              and all N completed)
   makespan_ratio_one_worker   the same with one worker process (not a target: the GIL holds one
                               process to one core, which is why `make run` starts one per core)
   engine_overhead_ms          makespan(N=1) minus the scripted LLM's latency on its critical path:
                               what the research itself costs in wall time (Celery pickup, DB,
                               tools, the engine), absolute, at the default latency
-  engine_cpu_ms_per_research  the workers' CPU time during the N=50 batch, per research
-                              (target ≤ 85 ms: a third of the 255 ms measured before issue 18)
+  engine_cpu_ms_per_research  the workers' CPU time during the N=50 batch, per research: reported
+                              beside the reference work before and after it, not a target by
+                              itself (on a shared VM it moves with the machine's speed)
   worker_user_system_ms_per_research (per run) that CPU split into the workers' own code and the
                               kernel's work for them (sockets, futexes, thread switches)
   completed                   researches of the batch that completed; any other outcome fails
@@ -30,7 +33,7 @@ with a single worker process, side by side. Prints per run and, last, one JSON l
                               cold; docs/performance.md, fifth pass), which a research meets after
                               every call to the scripted LLM
 
-    .venv/bin/python bench/concurrency.py [--n 50] [--latency 0.5 --latency 1.0] [--workers 2] [--profile]
+    .venv/bin/python bench/concurrency.py [--n 50] [--latency 0.2 --latency 0.5] [--workers 2] [--profile]
 
 `--profile` records the first worker with py-spy (GIL holder only; SPY_FLAGS replaces `--gil`)
 during the batch (pip install py-spy) into var/bench/concurrency-<latency>.speedscope.json.
@@ -55,7 +58,6 @@ from datetime import timedelta
 from _stack import ROOT, BenchStack, uptime
 
 RATIO_TARGET = 2.0
-CPU_TARGET_MS = 85.0
 
 
 def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: bool, workers: int) -> dict:
@@ -346,7 +348,7 @@ def main() -> int:
         "--latency",
         type=float,
         action="append",
-        help="seconds per scripted LLM call; repeatable; the first is the headline (default 0.5 and 1.0)",
+        help="seconds per scripted LLM call; repeatable; the first is the headline (default 0.2 and 0.5)",
     )
     parser.add_argument("--repeat", type=int, default=3, help="N=1 runs (the median is used)")
     parser.add_argument(
@@ -360,7 +362,7 @@ def main() -> int:
         "latency is also run with one worker, side by side",
     )
     args = parser.parse_args()
-    latencies = args.latency or [0.5, 1.0]
+    latencies = args.latency or [0.2, 0.5]
 
     stack = BenchStack("concurrency")
     try:
@@ -390,12 +392,6 @@ def main() -> int:
             )
     if head["makespan_ratio"] > RATIO_TARGET:
         failures.append(f"makespan ratio {head['makespan_ratio']} > {RATIO_TARGET} at {head['latency_s']} s")
-    if head["engine_cpu_ms_per_research"] > CPU_TARGET_MS:
-        failures.append(
-            f"worker CPU {head['engine_cpu_ms_per_research']} ms per research > {CPU_TARGET_MS} (the fixed "
-            f"reference work took {head['reference_cpu_ms_before']} ms before the batch and "
-            f"{head['reference_cpu_ms']} ms after it)"
-        )
     result = {
         "bench": "concurrency",
         "n": args.n,
