@@ -5,6 +5,7 @@ labels, conflicts with links to their citations, the verification counts with la
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -705,6 +706,57 @@ def _metrics(task: ResearchTask) -> list[MetricView]:
     ]
 
 
+# What code wrote as a check's detail (agent/engine/verification.py), worded in the reader's
+# language; a detail the verifier model wrote is its data and is shown as written.
+DETAIL_LABELS = {
+    "instruction found in source": gettext_lazy("instruction found in source"),
+    "no claim or source cited": gettext_lazy("no claim or source cited"),
+    "states a side that lost a settled conflict": gettext_lazy("states a side that lost a settled conflict"),
+    "no verified claim says this": gettext_lazy("no verified claim says this"),
+    "the figure differs from the verified claims it cites": gettext_lazy(
+        "the figure differs from the verified claims it cites"
+    ),
+    "the verifier gave no verdict": gettext_lazy("the verifier gave no verdict"),
+    "the verified claims it cites do not say this": gettext_lazy(
+        "the verified claims it cites do not say this"
+    ),
+    "partly supported by the claims it cites": gettext_lazy("partly supported by the claims it cites"),
+    "the claim quotes nothing": gettext_lazy("the claim quotes nothing"),
+    "its quotes do not state this figure": gettext_lazy("its quotes do not state this figure"),
+    "its quotes and sources do not name this period": gettext_lazy(
+        "its quotes and sources do not name this period"
+    ),
+    "its quotes and sources do not name this entity": gettext_lazy(
+        "its quotes and sources do not name this entity"
+    ),
+    "its quotes say the opposite direction": gettext_lazy("its quotes say the opposite direction"),
+    "restates_quote": gettext_lazy("restates its quote"),
+}
+DETAIL_PATTERNS = (
+    (
+        re.compile(r"words no cited claim states: (?P<words>.+)", re.S),
+        gettext_lazy("words no cited claim states: %(words)s"),
+    ),
+    (re.compile(r"quote (?P<n>\d+) is not in source \d+"), gettext_lazy("quote %(n)s is not in its source")),
+)
+
+
+def detail_label(detail: str) -> str:
+    """A ledger row's detail in the reader's language: the engine's own phrases (alone or joined
+    with "; ") translated, anything else (the verifier's words) as it is."""
+
+    def one(part: str) -> str:
+        if part in DETAIL_LABELS:
+            return str(DETAIL_LABELS[part])
+        for pattern, label in DETAIL_PATTERNS:
+            found = pattern.fullmatch(part)
+            if found:
+                return str(label) % found.groupdict()
+        return part
+
+    return "; ".join(one(part) for part in detail.split("; ")) if detail else ""
+
+
 def ledger_view(task: ResearchTask) -> LedgerView:
     """The claim ledger, the quality metrics and the counter-evidence check of a finished task."""
     anchor = citation_anchor(task)
@@ -730,7 +782,7 @@ def ledger_view(task: ResearchTask) -> LedgerView:
                 citations=cited,
                 verdict=claim.verdict,
                 verdict_label=str(verdicts.get(claim.verdict, claim.verdict)),
-                reason=claim.reason,
+                reason=detail_label(claim.reason),
                 tiers=[str(TIER_LABELS.get(t, t)) for t in claim.tiers or []],
                 confidence_percent=round((claim.confidence or 0) * 100),
                 action=claim.action,

@@ -458,3 +458,32 @@ def test_a_heading_that_repeats_the_plan_is_no_claim_in_the_ledger_or_its_metric
     page = client.get(result_url(task), **EN).content.decode()
     ledger = page[page.index('id="ledger"') :]
     assert "What is learning analytics?" in ledger[: ledger.index("</section>")]
+
+
+def test_the_ledger_words_what_code_found_in_the_readers_language_and_keeps_the_verifiers_words(
+    client, personas
+):
+    """A check's detail written by code (agent/engine/verification.py) is a phrase the page
+    translates, alone, joined with "; " or with the words it names; a reason the verifier model
+    wrote is its data, shown as written."""
+    task = ledger_research(personas)
+    details = {
+        1: "the verifier gave no verdict",
+        2: "quote 2 is not in source 7; its quotes do not state this figure",
+        3: "words no cited claim states: dashboards, daily",
+    }
+    for index, detail in details.items():
+        ResearchClaim.objects.filter(task=task, index=index).update(reason=detail)
+    ResearchClaim.objects.create(
+        task=task, index=4, text="A model's reason.", citations=[1], verdict="partial", reason="見第二段"
+    )
+    client.force_login(personas.student)
+    zh = client.get(result_url(task), HTTP_ACCEPT_LANGUAGE="zh-Hant").content.decode()
+    ledger = zh[zh.index('id="ledger"') :]
+    assert "查核模型未給出判定" in ledger and "the verifier gave no verdict" not in ledger
+    assert "第 2 段引用原文不在其來源中; 引用的原文沒有這個數字" in ledger
+    assert "所引用的主張沒有說過的詞語：dashboards, daily" in ledger
+    assert "見第二段" in ledger
+    en = client.get(result_url(task), **EN).content.decode()
+    assert "quote 2 is not in its source; its quotes do not state this figure" in en
+    assert "words no cited claim states: dashboards, daily" in en
