@@ -14,6 +14,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from agent.engine import verification
 from agent.engine.types import TIERS
 from research.models import AnswerFeedback, ResearchClaim, ResearchMetrics, ResearchTask
 from research.rendering import render_markdown
@@ -706,38 +707,33 @@ def _metrics(task: ResearchTask) -> list[MetricView]:
     ]
 
 
-# What code wrote as a check's detail (agent/engine/verification.py), worded in the reader's
-# language; a detail the verifier model wrote is its data and is shown as written.
+# What code wrote as a check's detail, worded in the reader's language; a detail the verifier
+# model wrote is its data and is shown as written.
 DETAIL_LABELS = {
-    "instruction found in source": gettext_lazy("instruction found in source"),
-    "no claim or source cited": gettext_lazy("no claim or source cited"),
-    "states a side that lost a settled conflict": gettext_lazy("states a side that lost a settled conflict"),
-    "no verified claim says this": gettext_lazy("no verified claim says this"),
-    "the figure differs from the verified claims it cites": gettext_lazy(
-        "the figure differs from the verified claims it cites"
-    ),
-    "the verifier gave no verdict": gettext_lazy("the verifier gave no verdict"),
-    "the verified claims it cites do not say this": gettext_lazy(
-        "the verified claims it cites do not say this"
-    ),
-    "partly supported by the claims it cites": gettext_lazy("partly supported by the claims it cites"),
-    "the claim quotes nothing": gettext_lazy("the claim quotes nothing"),
-    "its quotes do not state this figure": gettext_lazy("its quotes do not state this figure"),
-    "its quotes and sources do not name this period": gettext_lazy(
-        "its quotes and sources do not name this period"
-    ),
-    "its quotes and sources do not name this entity": gettext_lazy(
-        "its quotes and sources do not name this entity"
-    ),
-    "its quotes say the opposite direction": gettext_lazy("its quotes say the opposite direction"),
-    "restates_quote": gettext_lazy("restates its quote"),
+    verification.INSTRUCTION_TEXT: gettext_lazy("instruction found in source"),
+    verification.NO_CITATION_TEXT: gettext_lazy("no claim or source cited"),
+    verification.SUPERSEDED_TEXT: gettext_lazy("states a side that lost a settled conflict"),
+    verification.NO_CLAIM_SAYS_TEXT: gettext_lazy("no verified claim says this"),
+    verification.FIGURE_MISMATCH_TEXT: gettext_lazy("the figure differs from the verified claims it cites"),
+    verification.NO_VERDICT_TEXT: gettext_lazy("the verifier gave no verdict"),
+    verification.CLAIMS_DO_NOT_SAY_TEXT: gettext_lazy("the verified claims it cites do not say this"),
+    verification.PARTLY_SUPPORTED_TEXT: gettext_lazy("partly supported by the claims it cites"),
+    verification.QUOTES_NOTHING_TEXT: gettext_lazy("the claim quotes nothing"),
+    verification.FIGURE_NOT_QUOTED_TEXT: gettext_lazy("its quotes do not state this figure"),
+    verification.PERIOD_NOT_QUOTED_TEXT: gettext_lazy("its quotes and sources do not name this period"),
+    verification.ENTITY_NOT_QUOTED_TEXT: gettext_lazy("its quotes and sources do not name this entity"),
+    verification.OPPOSITE_DIRECTION_TEXT: gettext_lazy("its quotes say the opposite direction"),
+    verification.RESTATES_QUOTE_TEXT: gettext_lazy("restates its quote"),
 }
 DETAIL_PATTERNS = (
     (
-        re.compile(r"words no cited claim states: (?P<words>.+)", re.S),
+        re.compile(re.escape(verification.NOT_IN_CLAIMS_TEXT) + r"(?P<words>.+)", re.S),
         gettext_lazy("words no cited claim states: %(words)s"),
     ),
-    (re.compile(r"quote (?P<n>\d+) is not in source \d+"), gettext_lazy("quote %(n)s is not in its source")),
+    (
+        re.compile(verification.QUOTE_MISSING_TEXT.format(n=r"(?P<n>\d+)", source=r"\d+")),
+        gettext_lazy("quote %(n)s is not in its source"),
+    ),
 )
 
 

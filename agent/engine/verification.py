@@ -49,6 +49,23 @@ SUPERSEDED = "superseded"  # states the losing side of a conflict the engine set
 INSTRUCTION_TEXT = "instruction found in source"
 # A heading that repeats the question or a sub-question: structure, passed by code, not a fact.
 PLAN_HEADING = "plan"
+# What code writes as a check's detail (the page words each in the reader's language:
+# research/presentation.py, DETAIL_LABELS); a detail the verifier model writes is its own.
+NO_VERDICT_TEXT = "the verifier gave no verdict"
+QUOTES_NOTHING_TEXT = "the claim quotes nothing"
+QUOTE_MISSING_TEXT = "quote {n} is not in source {source}"
+FIGURE_NOT_QUOTED_TEXT = "its quotes do not state this figure"
+PERIOD_NOT_QUOTED_TEXT = "its quotes and sources do not name this period"
+ENTITY_NOT_QUOTED_TEXT = "its quotes and sources do not name this entity"
+OPPOSITE_DIRECTION_TEXT = "its quotes say the opposite direction"
+RESTATES_QUOTE_TEXT = "restates_quote"
+NO_CITATION_TEXT = "no claim or source cited"
+SUPERSEDED_TEXT = "states a side that lost a settled conflict"
+NO_CLAIM_SAYS_TEXT = "no verified claim says this"
+FIGURE_MISMATCH_TEXT = "the figure differs from the verified claims it cites"
+NOT_IN_CLAIMS_TEXT = "words no cited claim states: "  # followed by the words
+CLAIMS_DO_NOT_SAY_TEXT = "the verified claims it cites do not say this"
+PARTLY_SUPPORTED_TEXT = "partly supported by the claims it cites"
 # Why code failed a claim before any model read it (the page words them in the reader's language).
 CLAIM_REASONS = (
     QUOTE_NOT_FOUND,
@@ -108,7 +125,7 @@ def verify_claims(run: RunContext, claims: list[Claim]) -> ClaimCheck:
             continue
         if checks.restates(claim.text, [_quoted(run, q) for q in claim.quotes]):
             claim.verdict, claim.verifier_confidence, claim.verified_by = "supported", 1.0, "code"
-            claim.detail = "restates_quote"
+            claim.detail = RESTATES_QUOTE_TEXT
             continue
         to_model.append(claim)
     verdicts, contradictions, check.incomplete = _ask_verifier(
@@ -119,7 +136,7 @@ def verify_claims(run: RunContext, claims: list[Claim]) -> ClaimCheck:
     for claim in to_model:
         verdict = verdicts.get(claim.id)
         if verdict is None:
-            claim.verdict, claim.reason, claim.detail = UNVERIFIED, UNVERIFIED, "the verifier gave no verdict"
+            claim.verdict, claim.reason, claim.detail = UNVERIFIED, UNVERIFIED, NO_VERDICT_TEXT
             continue
         claim.verdict, claim.verifier_confidence, claim.detail = (
             verdict["verdict"],
@@ -152,12 +169,12 @@ def _code_checks(run: RunContext, claim: Claim) -> bool:
     """Locate the claim's quotes and check it against them; False (with the claim failed and its
     reason set) at the first check it does not pass."""
     if not claim.quotes:
-        _fail(claim, QUOTE_NOT_FOUND, "the claim quotes nothing")
+        _fail(claim, QUOTE_NOT_FOUND, QUOTES_NOTHING_TEXT)
         return False
     for n, quote in enumerate(claim.quotes, start=1):
         source = run.registry.get(quote.source_id) if quote.source_id in claim.source_ids else None
         if not quotes.locate(quote, source):
-            _fail(claim, QUOTE_NOT_FOUND, f"quote {n} is not in source {quote.source_id}")
+            _fail(claim, QUOTE_NOT_FOUND, QUOTE_MISSING_TEXT.format(n=n, source=quote.source_id))
             return False
     # A claim cites what it quotes: a source it names but does not quote backs nothing.
     claim.source_ids = [i for i in claim.source_ids if any(q.source_id == i for q in claim.quotes)]
@@ -175,16 +192,16 @@ def _code_checks(run: RunContext, claim: Claim) -> bool:
     )
     value = claim.value if claim.kind == "figure" else None
     if checks.figures_missing(claim.text, value, claim.unit, evidence):
-        _fail(claim, FIGURE_NOT_IN_SOURCE, "its quotes do not state this figure")
+        _fail(claim, FIGURE_NOT_IN_SOURCE, FIGURE_NOT_QUOTED_TEXT)
         return False
     if checks.period_missing(claim.text, claim.period, evidence):
-        _fail(claim, PERIOD_NOT_IN_QUOTE, "its quotes and sources do not name this period")
+        _fail(claim, PERIOD_NOT_IN_QUOTE, PERIOD_NOT_QUOTED_TEXT)
         return False
     if checks.entity_missing(claim.text, claim.entity, evidence):
-        _fail(claim, ENTITY_NOT_IN_QUOTE, "its quotes and sources do not name this entity")
+        _fail(claim, ENTITY_NOT_IN_QUOTE, ENTITY_NOT_QUOTED_TEXT)
         return False
     if checks.direction_contradicts(claim.text, evidence):
-        _fail(claim, DIRECTION_CONTRADICTS_QUOTE, "its quotes say the opposite direction")
+        _fail(claim, DIRECTION_CONTRADICTS_QUOTE, OPPOSITE_DIRECTION_TEXT)
         return False
     return True
 
@@ -331,7 +348,7 @@ def check_draft(
             unit.verdict, unit.detail, unit.claim_ids, unit.source_ids = "supported", PLAN_HEADING, [], []
             continue
         if not claim_ids and not source_ids:
-            unit.verdict, unit.detail = NO_CITATION, "no claim or source cited"
+            unit.verdict, unit.detail = NO_CITATION, NO_CITATION_TEXT
             continue
         named = [c for c in (claims.get(i) for i in claim_ids) if c is not None]
         by_source = [c for c in claims.claims if set(c.source_ids) & set(source_ids)]
@@ -341,12 +358,12 @@ def check_draft(
             if candidates and all(c.reason == INSTRUCTION for c in candidates):
                 unit.verdict, unit.detail = INSTRUCTION, INSTRUCTION_TEXT
             elif any(c.id in superseded for c in candidates):
-                unit.verdict, unit.detail = SUPERSEDED, "states a side that lost a settled conflict"
+                unit.verdict, unit.detail = SUPERSEDED, SUPERSEDED_TEXT
             else:
                 unit.verdict = UNSUPPORTED
                 unit.detail = (
                     "; ".join(dict.fromkeys(c.detail for c in candidates if c.detail))[:300]
-                    or "no verified claim says this"
+                    or NO_CLAIM_SAYS_TEXT
                 )
             continue
         good_ids = {c.id for c in good}
@@ -357,7 +374,7 @@ def check_draft(
         if any(not any(q.matches(a, exact=False) for a in allowed) for q in stated):
             unit.verdict, unit.detail = (
                 FIGURE_MISMATCH,
-                "the figure differs from the verified claims it cites",
+                FIGURE_MISMATCH_TEXT,
             )
             continue
         if kind == "judgement":
@@ -366,7 +383,7 @@ def check_draft(
             new = body.novel_words(part.claim, body.grounds(good))
         if new:
             unit.verdict = NOT_IN_CLAIMS
-            unit.detail = ("words no cited claim states: " + ", ".join(new))[:300]
+            unit.detail = (NOT_IN_CLAIMS_TEXT + ", ".join(new))[:300]
             continue
         if kind in ("heading",) or part.role in ("header", "label", "figure_table"):
             unit.verdict = "supported"  # a title or a label: its words are its claims' words
@@ -386,16 +403,16 @@ def check_draft(
         for unit, good in to_model:
             answer = answers.get(unit.part)
             if answer is None:
-                unit.verdict, unit.detail = UNVERIFIED, "the verifier gave no verdict"
+                unit.verdict, unit.detail = UNVERIFIED, NO_VERDICT_TEXT
             elif answer["verdict"] == "unsupported":
                 unit.verdict, unit.detail = (
                     UNSUPPORTED,
-                    answer["reason"] or "the verified claims it cites do not say this",
+                    answer["reason"] or CLAIMS_DO_NOT_SAY_TEXT,
                 )
             else:
                 unit.verdict = answer["verdict"]
                 if unit.verdict == "partial":
-                    unit.detail = answer["reason"] or "partly supported by the claims it cites"
+                    unit.detail = answer["reason"] or PARTLY_SUPPORTED_TEXT
                 weigh = run.credibility or tier_weight
                 weight = max(
                     (weigh(run.registry.get(i)) for c in good for i in c.source_ids if run.registry.get(i)),
