@@ -142,10 +142,8 @@ def measure_model(timeout: float = 300.0) -> dict:
         # the speed reads as a (huge) lower bound rather than as unmeasured.
         first = max(first, 0.001) if prompt else first
         writing = max(record["seconds"] - first, 0.001)
-        out["prompt_tokens_per_second"] = round(prompt / first, 1) if prompt and first > 0 else None
-        out["generation_tokens_per_second"] = (
-            round((completion - 1) / writing, 1) if completion > 1 and writing > 0 else None
-        )
+        out["prompt_tokens_per_second"] = round(prompt / first, 1) if prompt else None
+        out["generation_tokens_per_second"] = round((completion - 1) / writing, 1) if completion > 1 else None
     schema = {
         "type": "object",
         "properties": {"colour": {"type": "string", "enum": ["red", "green", "blue"]}},

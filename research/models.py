@@ -10,6 +10,7 @@ from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.utils.translation import gettext_lazy as _
 
+from agent.engine.verification import PLAN_HEADING
 from channels_app.models import Channel
 
 
@@ -296,8 +297,6 @@ class ResearchClaim(models.Model):
     def is_plan_heading(self) -> bool:
         """A heading that repeats the question or a sub-question: checked against the plan by
         code, kept in the answer, but no factual statement (not in the ledger or its metrics)."""
-        from agent.engine.verification import PLAN_HEADING
-
         return self.kind == self.Kind.HEADING and self.reason == PLAN_HEADING
 
     class Meta:
