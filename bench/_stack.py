@@ -128,6 +128,14 @@ class BenchStack:
             **env,
         )
 
+    def print_log_tails(self, lines: int = 15) -> None:
+        """The last lines of every process's log, on stderr: what a failed run's processes said."""
+        for proc in self.processes:
+            path = getattr(proc, "log_path", None)
+            if path:
+                tail = Path(path).read_text(errors="replace").splitlines()[-lines:]
+                print(f"--- {' '.join(map(str, proc.args))[:120]}", *tail, sep="\n", file=sys.stderr)
+
     def close(self) -> None:
         for proc in reversed(self.processes):
             if proc.poll() is None:

@@ -23,8 +23,13 @@ stored before the student's socket was asked for (the first status changes, whil
 is on its way) cannot reach anyone earlier; the connect, authentication and catch-up from the
 table count. `p95_event_latency_from_creation_ms` is the same without that correction.
 
+A start that gets no answer within 60 s is counted by exception in `start_errors` (the client's
+pool holds a connection per student, so it never queues a start itself); failed socket attempts,
+retried up to five times, in `socket_errors`.
+
 Exits non-zero when events are lost or duplicated, a quota or the cap is overrun, an unexpected
-5xx is answered, or the p95 event latency exceeds 250 ms.
+5xx is answered, a start gets no answer, or the p95 event latency exceeds 250 ms; the processes'
+last log lines are then printed.
 
     .venv/bin/python bench/load.py [--students 300] [--window 60] [--latency 0.5] [--daphne 2] [--workers 2]
 """
@@ -169,12 +174,21 @@ def main() -> int:
             "window_s",
             "latency_s",
             "statuses",
+            "start_errors",
+            "socket_errors",
             "uptime",
         )
         ordered = {k: result[k] for k in keys}
         failures = [
             k
-            for k in ("lost_events", "duplicate_events", "quota_overruns", "cap_overruns", "http_5xx")
+            for k in (
+                "lost_events",
+                "duplicate_events",
+                "quota_overruns",
+                "cap_overruns",
+                "http_5xx",
+                "start_errors",
+            )
             if ordered[k]
         ]
         if ordered["p95_event_latency_ms"] is None or ordered["p95_event_latency_ms"] > P95_TARGET_MS:
@@ -184,6 +198,7 @@ def main() -> int:
         ordered["ok"] = not failures
         if failures:
             print("targets missed: " + ", ".join(failures), file=sys.stderr)
+            stack.print_log_tails(lines=15)
         print(json.dumps(ordered))
         return 1 if failures else 0
     finally:
@@ -241,6 +256,8 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
     tasks: list[str] = []
     received: dict[str, list[tuple[int, float, str]]] = {}
     committed: list[float] = []
+    start_errors: dict[str, int] = {}  # exception name -> starts that got no answer
+    socket_errors: dict[str, int] = {}  # exception name -> socket attempts that failed
     stop = threading.Event()
     threading.Thread(target=_watch_cap, args=(committed, stop), daemon=True).start()
 
@@ -263,7 +280,10 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
                             last = event["seq"]
                         if event["type"] in TERMINAL:
                             return
-            except (OSError, websockets.ConnectionClosed):
+            except (OSError, websockets.WebSocketException) as exc:
+                # A refused or unanswered handshake is retried like a dropped socket; what
+                # was not delivered in the end is counted as lost.
+                socket_errors[type(exc).__name__] = socket_errors.get(type(exc).__name__, 0) + 1
                 await asyncio.sleep(0.5)
 
     async def student(
@@ -273,14 +293,19 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
         base, stream_base = bases[number % len(bases)], bases[(number + 1) % len(bases)]
         await asyncio.sleep(delay)
         for attempt in range(2):  # the second attempt is over the quota of one
-            response = await client.post(
-                f"{base}/api/deep_research/start",
-                headers={"Authorization": f"Token {user['token']}", "Accept": "application/json"},
-                json={
-                    "question": f"請比較學習分析與布魯姆分類法（第 {attempt + 1} 次）",
-                    "channel_id": channel_id,
-                },
-            )
+            try:
+                response = await client.post(
+                    f"{base}/api/deep_research/start",
+                    headers={"Authorization": f"Token {user['token']}", "Accept": "application/json"},
+                    json={
+                        "question": f"請比較學習分析與布魯姆分類法（第 {attempt + 1} 次）",
+                        "channel_id": channel_id,
+                    },
+                )
+            except httpx.HTTPError as exc:
+                # No answer within the client's timeout: a failure of the run, counted, not a crash.
+                start_errors[type(exc).__name__] = start_errors.get(type(exc).__name__, 0) + 1
+                continue
             codes.append(response.status_code)
             if response.status_code == 201:
                 uuid = response.json()["task_uuid"]
@@ -297,8 +322,10 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
 
     random.seed(7)
     streams: list = []
-    limits = httpx.Limits(max_connections=200, max_keepalive_connections=50)
-    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+    # One connection per student at most, so that the client's own pool never queues a start:
+    # what is timed is the product's answer.
+    limits = httpx.Limits(max_connections=len(users), max_keepalive_connections=len(users))
+    async with httpx.AsyncClient(timeout=httpx.Timeout(60, pool=None), limits=limits) as client:
         await asyncio.gather(
             *(student(i, u, random.uniform(0, args.window), client, streams) for i, u in enumerate(users))
         )
@@ -311,6 +338,8 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
         "tasks": tasks,
         "received": received,
         "committed": committed,
+        "start_errors": start_errors,
+        "socket_errors": socket_errors,
     }
 
 
