@@ -177,9 +177,61 @@ def _semantic_sql(dim: int, channel_id: int, strategy: str) -> str:
         ) nearest"""
 
 
+def _channel_scan_sql(dim: int) -> str:
+    """Both sides of a search on a channel below the index threshold, in one pass over its rows.
+
+    The channel's rows are read once through the (channel, embedding_dim) btree; each gets its
+    distance (only a vector of the configured model and dimension) and, when it matches the
+    candidate query, its rank. Nothing here reads the platform-wide GIN index, whose posting lists
+    grow with every other channel's chunks: the cost is the channel's own size."""
+    return f"""
+    WITH scored AS MATERIALIZED (
+        SELECT id,
+               CASE WHEN embedding_dim = {int(dim)} AND embedding_model = %(model)s
+                    THEN embedding <=> %(vector)s::vector END AS distance,
+               CASE WHEN search_vector @@ %(candidates)s::tsquery
+                    THEN ts_rank_cd(search_vector, %(ranking)s::tsquery, 1) END AS score
+        FROM channels_app_materialchunk
+        WHERE channel_id = %(channel)s
+    ),
+    semantic AS (
+        SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM (
+            SELECT id, distance FROM scored WHERE distance IS NOT NULL ORDER BY distance, id LIMIT %(pool)s
+        ) nearest
+    ),
+    lexical AS (
+        SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
+            SELECT id, score FROM scored WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT %(pool)s
+        ) matched
+    ),
+    {_FUSED_SQL}"""
+
+
+# RRF over the two ranked lists, the k best kept before the chunk rows are read for their text.
+# The channel id is checked once more on the rows returned.
+_FUSED_SQL = """
+    fused AS (
+        SELECT COALESCE(s.id, l.id) AS id,
+               COALESCE(1.0 / (%(rrf_k)s + s.rank), 0) + COALESCE(1.0 / (%(rrf_k)s + l.rank), 0) AS score,
+               s.rank AS vector_rank, l.rank AS lexical_rank
+        FROM semantic s FULL OUTER JOIN lexical l ON s.id = l.id
+        ORDER BY score DESC, id
+        LIMIT %(k)s
+    )
+    SELECT c.id, c.material_id, m.original_name, m.kind, c.page, c.text, f.score, f.vector_rank, f.lexical_rank
+    FROM fused f
+    JOIN channels_app_materialchunk c ON c.id = f.id
+    JOIN channels_app_material m ON m.id = c.material_id
+    WHERE c.channel_id = %(channel)s
+    ORDER BY f.score DESC, c.id
+    """
+
+
 def _hybrid_sql(
     dim: int, *, semantic: bool, lexical_side: bool, channel_id: int = 0, strategy: str = SHARED_INDEX
 ) -> str:
+    if semantic and lexical_side and strategy == EXACT:
+        return _channel_scan_sql(dim)
     semantic_sql = _semantic_sql(dim, channel_id, strategy) if semantic else ""
     lexical_sql = """
         SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
@@ -192,20 +244,7 @@ def _hybrid_sql(
     return f"""
     WITH semantic AS ({semantic_sql if semantic else nothing}),
     lexical AS ({lexical_sql if lexical_side else nothing}),
-    fused AS (
-        SELECT COALESCE(s.id, l.id) AS id,
-               COALESCE(1.0 / (%(rrf_k)s + s.rank), 0) + COALESCE(1.0 / (%(rrf_k)s + l.rank), 0) AS score,
-               s.rank AS vector_rank, l.rank AS lexical_rank
-        FROM semantic s FULL OUTER JOIN lexical l ON s.id = l.id
-    )
-    SELECT c.id, c.material_id, m.original_name, m.kind, c.page, c.text, f.score, f.vector_rank, f.lexical_rank
-    FROM fused f
-    JOIN channels_app_materialchunk c ON c.id = f.id
-    JOIN channels_app_material m ON m.id = c.material_id
-    WHERE c.channel_id = %(channel)s
-    ORDER BY f.score DESC, c.id
-    LIMIT %(k)s
-    """
+    {_FUSED_SQL}"""
 
 
 def hybrid_search(

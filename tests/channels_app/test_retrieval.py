@@ -281,3 +281,77 @@ def test_a_small_channel_is_searched_exactly_and_a_big_one_through_its_own_index
     assert {p.chunk_id for p in found} >= set(exact[:1])
     assert _sets_hnsw(big)  # the walk of its own index gets ef_search and the strict-order scan
     retrieval.forget_strategies()
+
+
+def test_a_small_channel_is_searched_in_one_pass_over_its_own_rows(course):
+    # Below the index threshold both sides read the channel's rows once, through its btree: the
+    # platform-wide GIN index (whose posting lists grow with every other channel) is not used,
+    # and the fused ranks are the ranks each side gives on its own.
+    channel, _ = course
+    retrieval.forget_strategies()
+    assert retrieval.semantic_strategy(channel.pk, 384) == retrieval.EXACT
+    query = "倒數排名融合 Bloom taxonomy"
+    both = hybrid_search(channel.pk, query, k=10)
+    vector_only = [p.chunk_id for p in hybrid_search(channel.pk, query, k=20, use_lexical=False)]
+    lexical_only = [p.chunk_id for p in hybrid_search(channel.pk, query, k=20, use_vectors=False)]
+    assert both and any(p.lexical_rank for p in both) and all(p.vector_rank for p in both)
+    for passage in both:
+        assert passage.vector_rank == vector_only.index(passage.chunk_id) + 1
+        if passage.lexical_rank:
+            assert passage.lexical_rank == lexical_only.index(passage.chunk_id) + 1
+        else:
+            assert passage.chunk_id not in lexical_only
+
+    with connection.cursor() as cursor:
+        candidates, ranking = retrieval._lexical_queries(cursor, query, channel.pk)
+    sql = retrieval._hybrid_sql(
+        384, semantic=True, lexical_side=True, channel_id=channel.pk, strategy="exact"
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a 7-row table would otherwise be scanned
+        cursor.execute(
+            "EXPLAIN " + sql,
+            {
+                "vector": "[" + ",".join(["0.05"] * 384) + "]",
+                "channel": channel.pk,
+                "model": "sentence-transformers/all-MiniLM-L6-v2",
+                "pool": 40,
+                "rrf_k": retrieval.RRF_K,
+                "k": 10,
+                "candidates": candidates,
+                "ranking": ranking,
+            },
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    # One read of the channel's rows (through its btree, never the GIN index), then the k rows
+    # returned fetched for their text (the table's alias `c`).
+    reads = [
+        line
+        for line in plan.splitlines()
+        if " on channels_app_materialchunk" in line and " on channels_app_materialchunk c " not in line
+    ]
+    assert len(reads) == 1 and "chunk_search_vector_gin" not in plan, plan
+
+
+def test_a_chunks_vector_and_text_stay_in_its_row(personas, index_file):
+    # A chunk's row passes PostgreSQL's 2 kB TOAST threshold (a 384-dimension vector alone is
+    # 1,540 bytes). Out of line, every distance of an exact channel scan would cost a TOAST lookup
+    # (migration channels_app 0009); in the row, the scan reads the channel's pages and nothing else.
+    paragraph = " ".join(
+        f"Week {n}: the seminar compares retrieval practice, spaced repetition and interleaving "
+        f"in the {n}th cohort, with the grading rubric and the attendance record."
+        for n in range(1, 9)
+    )
+    material = index_file(
+        personas.channel, personas.teacher, "long.docx", docx_bytes([("Long", [paragraph])])
+    )
+    assert material.status == "ready", material.error
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_column_size(c.*), pg_column_toast_chunk_id(embedding), "
+            "pg_column_toast_chunk_id(search_vector) FROM channels_app_materialchunk c WHERE material_id = %s",
+            [material.pk],
+        )
+        rows = cursor.fetchall()
+    assert rows and max(size for size, _, _ in rows) > 2100
+    assert all(vector_chunk is None and tsvector_chunk is None for _, vector_chunk, tsvector_chunk in rows)
