@@ -55,7 +55,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from _stack import ROOT, BenchStack, uptime
+from _stack import ROOT, BenchStack, reference_cpu_ms, uptime
 
 RATIO_TARGET = 2.0
 
@@ -164,7 +164,7 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     procs = [psutil.Process(worker.pid) for worker in pool]
     # The machine's speed just before the batch, as well as after it: it moves by up to 2x within
     # minutes here (docs/performance.md), and a batch is only comparable at a known speed.
-    reference_before = _reference_cpu_ms()
+    reference_before = reference_cpu_ms()
     own, valkey = psutil.Process(), psutil.Process(stack.valkey_process.pid)
     times_before = [proc.cpu_times() for proc in procs]
     box_before, llm_before, own_before = _box_cpu(), _cpu(stack.llm_process), _cpu(own)
@@ -188,7 +188,7 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     if spy is not None:
         spy.send_signal(2)
         spy.wait(30)
-    reference = _reference_cpu_ms()
+    reference = reference_cpu_ms()
     after_wait = _reference_after_wait()
     for worker in pool:  # the next run gets workers of its own, pointed at its own LLM server
         worker.terminate()
@@ -239,24 +239,6 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         "reference_cpu_ms_before": reference_before,
         "reference_after_wait": after_wait,
     }
-
-
-def _reference_cpu_ms() -> float:
-    """CPU ms of a fixed piece of Python work (JSON, dicts, strings), the best of three."""
-    doc = {
-        "claims": [
-            {"text": f"claim {i} " * 8, "citations": [i, i + 1], "verdict": "supported"} for i in range(200)
-        ]
-    }
-    best = float("inf")
-    for _ in range(3):
-        started = time.thread_time()
-        for _ in range(40):
-            text = json.dumps(doc, ensure_ascii=False)
-            back = json.loads(text)
-            sum(len(c["text"].split()) for c in back["claims"])
-        best = min(best, time.thread_time() - started)
-    return round(best * 1000, 1)
 
 
 def _reference_after_wait(wait: float = 0.5, repeat: int = 7) -> dict:
