@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 
 from uedu_dr import jobs
 
-from . import embeddings, lexical, retrieval, term_shares, vector_index
+from . import channel_text_index, embeddings, lexical, retrieval, term_shares, vector_index
 from .chunking import chunk_units
 from .extraction import MaterialError, extract, kind_from_name, sniff
 from .models import Channel, Material, MaterialChunk
@@ -251,14 +251,20 @@ def _refresh_term_shares(channel_id: int) -> None:
 
 
 def _ensure_channel_index(dim: int, channel_id: int) -> None:
-    """A channel that has grown past UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS gets its own HNSW index
-    (docs/retrieval.md). Searches work without it (through the shared index), so a failure is
+    """A channel that has grown past UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS gets its own HNSW and GIN
+    indexes (docs/retrieval.md). Searches work without it (through the shared index), so a failure is
     logged, not raised: the next indexed material tries again."""
     try:
         if vector_index.ensure_channel_index(dim, channel_id):
             retrieval.forget_strategies()
     except Exception:
         log.exception("could not create the HNSW index of channel %s", channel_id)
+    # Its own full-text index too (channels_app.channel_text_index); without it the lexical side
+    # reads the platform-wide one, slower but correct.
+    try:
+        channel_text_index.ensure(channel_id)
+    except Exception:
+        log.exception("could not create the full-text index of channel %s", channel_id)
 
 
 # --------------------------------------------------------------------------- re-embedding (backend change)

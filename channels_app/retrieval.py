@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection, transaction
 
-from . import embeddings, lexical, term_shares, vector_index
+from . import channel_text_index, embeddings, lexical, term_shares, vector_index
 
 RRF_K = 60
 MAX_K = 20
@@ -233,11 +233,16 @@ def _hybrid_sql(
     if semantic and lexical_side and strategy == EXACT:
         return _channel_scan_sql(dim)
     semantic_sql = _semantic_sql(dim, channel_id, strategy) if semantic else ""
-    lexical_sql = """
+    # A channel big enough for its own HNSW index has its own GIN index too
+    # (channels_app.channel_text_index): the predicate with the literal lets the planner use it.
+    channel = (
+        channel_text_index.predicate(channel_id) if strategy == CHANNEL_INDEX else "channel_id = %(channel)s"
+    )
+    lexical_sql = f"""
         SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
             SELECT id, ts_rank_cd(search_vector, %(ranking)s::tsquery, 1) AS score
             FROM channels_app_materialchunk
-            WHERE channel_id = %(channel)s AND search_vector @@ %(candidates)s::tsquery
+            WHERE {channel} AND search_vector @@ %(candidates)s::tsquery
             ORDER BY score DESC, id LIMIT %(pool)s
         ) matched"""
     nothing = "SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false"

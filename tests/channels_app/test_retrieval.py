@@ -6,7 +6,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from channels_app import lexical, materials, retrieval, vector_index
+from channels_app import channel_text_index, lexical, materials, retrieval, vector_index
 from channels_app.models import ChannelTermShare
 from channels_app.retrieval import hybrid_search, snippet
 from tests.support.documents import docx_bytes, pdf_bytes
@@ -273,6 +273,32 @@ def test_a_small_channel_is_searched_exactly_and_a_big_one_through_its_own_index
     assert vector_index.channel_index_name(384, channel.pk) in _semantic_plan(
         channel.pk, retrieval.CHANNEL_INDEX
     )
+    # ... and a full-text index of its own, which its lexical side reads instead of the platform's.
+    assert channel.pk in channel_text_index.existing()
+    with connection.cursor() as cursor:
+        candidates, ranking = retrieval._lexical_queries(cursor, "Bloom taxonomy", channel.pk)
+    lexical_sql = retrieval._hybrid_sql(
+        384, semantic=False, lexical_side=True, channel_id=channel.pk, strategy=retrieval.CHANNEL_INDEX
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        # A few rows would otherwise be read through the channel's btree or scanned: left with
+        # the two GIN indexes, the planner must choose the channel's own.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("DROP INDEX chunk_channel_dim")  # rolled back with the test
+        cursor.execute(
+            "EXPLAIN " + lexical_sql,
+            {
+                "channel": channel.pk,
+                "candidates": candidates,
+                "ranking": ranking,
+                "pool": 40,
+                "rrf_k": 60,
+                "k": 5,
+            },
+        )
+        lexical_plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert channel_text_index.index_name(channel.pk) in lexical_plan, lexical_plan
+    assert "chunk_search_vector_gin" not in lexical_plan
     # Another channel's rows never come back through it, and the old passages are still found.
     other = make_channel(owner=personas.teacher)
     assert retrieval.semantic_strategy(other.pk, 384) == retrieval.EXACT

@@ -1,0 +1,71 @@
+"""A big channel's own full-text index (docs/retrieval.md).
+
+The platform-wide GIN index on `search_vector` holds every channel's chunks: the posting list of
+a word grows with the whole platform, and a search of one channel reads the other channels'
+entries before its channel filter drops them. A channel from UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS
+chunks on (the size that gives it its own HNSW index, channels_app.vector_index) also gets a partial
+GIN index of its own, which its lexical side reads instead. Smaller channels need none: both sides
+of their search read their rows once (retrieval._channel_scan_sql)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import connection
+
+from .vector_index import TABLE
+
+_PREFIX = "chunk_channel_gin_"
+
+
+def index_name(channel_id: int) -> str:
+    return f"{_PREFIX}{int(channel_id)}"
+
+
+def predicate(channel_id: int) -> str:
+    """The partial index's predicate; queries repeat it with the literal so the planner can match it."""
+    return f"channel_id = {int(channel_id)}"
+
+
+def create_sql(channel_id: int, *, concurrently: bool = False) -> str:
+    return (
+        f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS {index_name(channel_id)} "
+        f"ON {TABLE} USING gin (search_vector) WHERE {predicate(channel_id)}"
+    )
+
+
+def existing() -> set[int]:
+    """Channel ids that have their own GIN index."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexname LIKE 'chunk\\_channel\\_gin\\_%%'",
+            [TABLE],
+        )
+        return {int(name.removeprefix(_PREFIX)) for (name,) in cursor.fetchall()}
+
+
+def channels_needing_one() -> list[int]:
+    """Channels with enough chunks for an index of their own and none yet."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT channel_id FROM {TABLE} GROUP BY channel_id HAVING count(*) >= %s",
+            [settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS],
+        )
+        wanted = {int(channel_id) for (channel_id,) in cursor.fetchall()}
+    return sorted(wanted - existing())
+
+
+def ensure(channel_id: int) -> bool:
+    """Give a channel its own GIN index once it holds enough chunks; True when it was created."""
+    if channel_id in existing():
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {TABLE} WHERE {predicate(channel_id)}")
+        if cursor.fetchone()[0] < settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS:
+            return False
+        if connection.in_atomic_block:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # see vector_index.ensure_index
+            cursor.execute(create_sql(channel_id))
+        else:
+            # Outside a transaction (the indexing task): build without blocking other channels' writes.
+            cursor.execute(create_sql(channel_id, concurrently=True))
+    return True
