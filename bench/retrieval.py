@@ -268,6 +268,20 @@ def ensure_term_shares(db_name: str) -> dict:
     return {"channels": len(missing), "seconds": round(time.monotonic() - t, 1)}
 
 
+def ensure_channel_text_indexes() -> None:
+    """The big channels' own GIN indexes (channels_app.channel_text_index), as indexing their
+    materials would have built them; only the missing ones."""
+    from django.db import connection
+
+    from channels_app import channel_text_index
+
+    for channel_id in channel_text_index.channels_needing_one():
+        log(f"building the full-text index of channel {channel_id} …")
+        with connection.cursor() as cursor:
+            cursor.execute(channel_text_index.create_sql(channel_id))
+            cursor.execute("ANALYZE channels_app_materialchunk")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=40, help="queries per case")
@@ -298,6 +312,7 @@ def main() -> int:
             log(f"building the cached data set {db_name} ({state}) …")
             build(admin_url, db_name, state, n)
         term_timings[str(n)] = ensure_term_shares(db_name)
+        ensure_channel_text_indexes()
         build_timings[str(n)] = stored_build_timings()
     if args.build_only:
         print(
@@ -367,11 +382,11 @@ def main() -> int:
                 got = [
                     p.chunk_id for p in retrieval.hybrid_search(channel_id, text, k=K, query_vector=vector)
                 ]
-                hybrid_recall.append(len(set(got) & set(truth)) / len(truth))
+                hybrid_recall.append(passage_recall(got, truth))
                 vector_only = retrieval.hybrid_search(
                     channel_id, text, k=K, query_vector=vector, use_lexical=False
                 )
-                vector_recall.append(len({p.chunk_id for p in vector_only} & set(vector_pool[:K])) / K)
+                vector_recall.append(distance_recall([p.chunk_id for p in vector_only], vector_pool, vector))
             case = {
                 "n": n,
                 "channel_share": share,
@@ -432,6 +447,39 @@ def main() -> int:
         log("targets missed: " + "; ".join(failures))
     print(json.dumps(result))
     return 0 if not failures else 1
+
+
+# Recall where the data set has exact copies. 3 % of chunks are re-uploads of a passage (the same
+# text and vector); in the 10 % channel of the 1M platform each passage has ~50 copies, so the
+# exact top 10 is often one passage's copies in id order, and any other 10 of them are as right.
+# The vector side counts a result as found when its distance is within the 10th exact distance
+# (the rule of ann-benchmarks); the hybrid output counts passages by their text.
+def distance_recall(got: list[int], exact_pool: list[int], vector) -> float:
+    from django.db import connection
+
+    from channels_app import retrieval
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, embedding <=> %s::vector FROM channels_app_materialchunk WHERE id = ANY(%s)",
+            [retrieval._vector_literal(vector), list(set(got) | set(exact_pool[:K]))],
+        )
+        distance = dict(cursor.fetchall())
+    tenth = distance[exact_pool[K - 1]]
+    return sum(1 for chunk_id in got[:K] if distance[chunk_id] <= tenth + 1e-6) / K
+
+
+def passage_recall(got: list[int], truth: list[int]) -> float:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, md5(text) FROM channels_app_materialchunk WHERE id = ANY(%s)",
+            [list(set(got) | set(truth))],
+        )
+        text_of = dict(cursor.fetchall())
+    wanted = {text_of[chunk_id] for chunk_id in truth}
+    return len(wanted & {text_of[chunk_id] for chunk_id in got}) / len(wanted)
 
 
 def ms(seconds: float) -> float:
