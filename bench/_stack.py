@@ -156,6 +156,18 @@ class BenchStack:
                 tail = Path(path).read_text(errors="replace").splitlines()[-lines:]
                 print(f"--- {' '.join(map(str, proc.args))[:120]}", *tail, sep="\n", file=sys.stderr)
 
+    def keep_logs(self) -> Path:
+        """Copy every process's log to var/bench/<name>-<time>/ (a failed run's evidence; the
+        scratch directory goes with close())."""
+        target = (
+            ROOT / "var" / "bench" / f"{self.tmp.name.rsplit('-', 1)[0]}-{time.strftime('%Y%m%dT%H%M%S')}"
+        )
+        target.mkdir(parents=True, exist_ok=True)
+        for log in self.tmp.glob("proc-*.log"):
+            shutil.copy(log, target / log.name)
+        print(f"logs kept in {target}", file=sys.stderr)
+        return target
+
     def close(self) -> None:
         for proc in reversed(self.processes):
             if proc.poll() is None:

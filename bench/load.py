@@ -25,7 +25,10 @@ table count. `p95_event_latency_from_creation_ms` is the same without that corre
 
 A start that gets no answer within 60 s is counted by exception in `start_errors` (the client's
 pool holds a connection per student, so it never queues a start itself); failed socket attempts,
-retried up to five times, in `socket_errors`.
+retried up to five times, in `socket_errors`; a socket still open 300 s after the last start, closed
+then, in `streams_unfinished` (what it missed counts as lost). Any 5xx other than the cap's 503
+is counted by status and error code in `http_5xx_by_code`; a failed run keeps every process's
+log under var/bench/.
 
 Exits non-zero when events are lost or duplicated, a quota or the cap is overrun, an unexpected
 5xx is answered, a start gets no answer, or the p95 event latency exceeds 250 ms; the processes'
@@ -39,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import random
 import statistics
@@ -53,6 +57,7 @@ from _stack import BIN, BenchStack, uptime
 
 TERMINAL = {"completed", "failed", "cancelled"}
 P95_TARGET_MS = 250
+STREAM_GRACE_S = 300  # after the last start, for the sockets to see their researches end
 CAP_CODE = "platform_cap_reached"
 
 
@@ -99,6 +104,12 @@ def main() -> int:
     }
     stack = BenchStack("load")
     try:
+        # Each daphne and worker process holds a pool of database connections; as the operations
+        # guide asks, their sum stays below PostgreSQL's max_connections (with room for this
+        # process and the cap watcher).
+        common["UEDU_DB_POOL_MAX"] = str(
+            max(10, (_max_connections(stack) - 20) // (args.daphne + args.workers))
+        )
         os.environ.update(common)
         from django.conf import settings
 
@@ -122,13 +133,17 @@ def main() -> int:
         codes = result.pop("codes")
         committed = result.pop("committed")
         by_code: dict[str, int] = {}
+        other_5xx: dict[str, int] = {}  # "<status> <error code>" of every 5xx but the 503s
         for status, code in result.pop("errors"):
             if status == 503:
                 by_code[code] = by_code.get(code, 0) + 1
+            elif status >= 500:
+                other_5xx[f"{status} {code}"] = other_5xx.get(f"{status} {code}", 0) + 1
         result.update(
             http_429=sum(1 for status in codes if status == 429),
             http_503=sum(1 for status in codes if status == 503),
             http_503_by_code=by_code,
+            http_5xx_by_code=other_5xx,
             max_committed_usd=round(max(committed, default=0.0), 4),  # the product's own view, for comparison
             # A 503 is by design only when it is the cap refusing; any other 5xx is a failure.
             http_5xx=sum(1 for status in codes if status >= 500) - by_code.get(CAP_CODE, 0),
@@ -168,6 +183,7 @@ def main() -> int:
             "http_429",
             "http_503",
             "http_503_by_code",
+            "http_5xx_by_code",
             "recorded_cost_usd",
             "max_committed_usd",
             "cap_usd",
@@ -176,6 +192,7 @@ def main() -> int:
             "statuses",
             "start_errors",
             "socket_errors",
+            "streams_unfinished",
             "uptime",
         )
         ordered = {k: result[k] for k in keys}
@@ -199,10 +216,18 @@ def main() -> int:
         if failures:
             print("targets missed: " + ", ".join(failures), file=sys.stderr)
             stack.print_log_tails(lines=15)
+            stack.keep_logs()
         print(json.dumps(ordered))
         return 1 if failures else 0
     finally:
         stack.close()
+
+
+def _max_connections(stack: BenchStack) -> int:
+    import psycopg
+
+    with psycopg.connect(stack.admin_url, autocommit=True) as conn:
+        return int(conn.execute("SHOW max_connections").fetchone()[0])
 
 
 def _wait_http(url: str, timeout: float = 60) -> None:
@@ -320,6 +345,8 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
                 errors.append((response.status_code, code))
             await asyncio.sleep(random.uniform(0.5, 2.0))
 
+    # The client library logs every keepalive ping to a socket the server has just closed.
+    logging.getLogger("websockets").setLevel(logging.CRITICAL)
     random.seed(7)
     streams: list = []
     # One connection per student at most, so that the client's own pool never queues a start:
@@ -329,7 +356,15 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
         await asyncio.gather(
             *(student(i, u, random.uniform(0, args.window), client, streams) for i, u in enumerate(users))
         )
-    await asyncio.gather(*streams)
+    # Every research has finished long before this (the scripted model answers in seconds): a
+    # socket still open after the grace has missed its terminal event. It is closed, and what it
+    # did not deliver is counted as lost.
+    unfinished = 0
+    if streams:
+        _, pending = await asyncio.wait(streams, timeout=STREAM_GRACE_S)
+        unfinished = len(pending)
+        for task in pending:
+            task.cancel()
     stop.set()
     return {
         "codes": codes,
@@ -340,6 +375,7 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
         "committed": committed,
         "start_errors": start_errors,
         "socket_errors": socket_errors,
+        "streams_unfinished": unfinished,
     }
 
 
