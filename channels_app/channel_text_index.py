@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import connection
 
+from . import vector_index
 from .vector_index import TABLE
 
 _PREFIX = "chunk_channel_gin_"
@@ -35,12 +36,7 @@ def create_sql(channel_id: int, *, concurrently: bool = False) -> str:
 
 def existing() -> set[int]:
     """Channel ids that have their own GIN index."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexname LIKE 'chunk\\_channel\\_gin\\_%%'",
-            [TABLE],
-        )
-        return {int(name.removeprefix(_PREFIX)) for (name,) in cursor.fetchall()}
+    return {int(name.removeprefix(_PREFIX)) for name in vector_index.index_names(_PREFIX)}
 
 
 def channels_needing_one() -> list[int]:
@@ -58,14 +54,6 @@ def ensure(channel_id: int) -> bool:
     """Give a channel its own GIN index once it holds enough chunks; True when it was created."""
     if channel_id in existing():
         return False
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT count(*) FROM {TABLE} WHERE {predicate(channel_id)}")
-        if cursor.fetchone()[0] < settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS:
-            return False
-        if connection.in_atomic_block:
-            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # see vector_index.ensure_index
-            cursor.execute(create_sql(channel_id))
-        else:
-            # Outside a transaction (the indexing task): build without blocking other channels' writes.
-            cursor.execute(create_sql(channel_id, concurrently=True))
-    return True
+    return vector_index.build_when_big(
+        predicate(channel_id), lambda concurrently: create_sql(channel_id, concurrently=concurrently)
+    )

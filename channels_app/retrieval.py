@@ -233,11 +233,9 @@ def _hybrid_sql(
     if semantic and lexical_side and strategy == EXACT:
         return _channel_scan_sql(dim)
     semantic_sql = _semantic_sql(dim, channel_id, strategy) if semantic else ""
-    # A channel big enough for its own HNSW index has its own GIN index too
+    # A channel big enough for its own indexes has its own GIN index too
     # (channels_app.channel_text_index): the predicate with the literal lets the planner use it.
-    channel = (
-        channel_text_index.predicate(channel_id) if strategy == CHANNEL_INDEX else "channel_id = %(channel)s"
-    )
+    channel = channel_text_index.predicate(channel_id)
     lexical_sql = f"""
         SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
             SELECT id, ts_rank_cd(search_vector, %(ranking)s::tsquery, 1) AS score

@@ -53,14 +53,19 @@ def create_index_sql(dim: int, *, concurrently: bool = False) -> str:
     )
 
 
-def existing_dimensions() -> set[int]:
-    """Dimensions that have an HNSW index on the chunk table."""
+def index_names(prefix: str) -> list[str]:
+    """Names of the chunk table's indexes that start with `prefix` (taken literally)."""
+    like = prefix.replace("\\", "\\\\").replace("_", "\\_").replace("%", "\\%") + "%"
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexname LIKE 'chunk_embedding_hnsw_%%'",
-            [TABLE],
+            "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexname LIKE %s", [TABLE, like]
         )
-        return {int(name.rsplit("_", 1)[1]) for (name,) in cursor.fetchall()}
+        return [name for (name,) in cursor.fetchall()]
+
+
+def existing_dimensions() -> set[int]:
+    """Dimensions that have an HNSW index on the chunk table."""
+    return {int(name.rsplit("_", 1)[1]) for name in index_names("chunk_embedding_hnsw_")}
 
 
 def ensure_index(dim: int) -> bool:
@@ -115,16 +120,11 @@ def create_channel_index_sql(dim: int, channel_id: int, *, concurrently: bool = 
 
 def channel_indexes() -> set[tuple[int, int]]:
     """(dimension, channel id) of every per-channel HNSW index."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexname LIKE 'chunk\\_channel\\_hnsw\\_%%'",
-            [TABLE],
-        )
-        out = set()
-        for (name,) in cursor.fetchall():
-            dim, channel_id = name.removeprefix("chunk_channel_hnsw_").split("_")
-            out.add((int(dim), int(channel_id)))
-        return out
+    out = set()
+    for name in index_names("chunk_channel_hnsw_"):
+        dim, channel_id = name.removeprefix("chunk_channel_hnsw_").split("_")
+        out.add((int(dim), int(channel_id)))
+    return out
 
 
 def channels_needing_own_index() -> list[tuple[int, int]]:
@@ -142,18 +142,31 @@ def channels_needing_own_index() -> list[tuple[int, int]]:
 
 def ensure_channel_index(dim: int, channel_id: int) -> bool:
     """Give a channel its own HNSW index once it holds enough chunks; True when it was created."""
-    from django.conf import settings
-
     if (dim, channel_id) in channel_indexes():
         return False
+    return build_when_big(
+        channel_predicate(dim, channel_id),
+        lambda concurrently: create_channel_index_sql(dim, channel_id, concurrently=concurrently),
+    )
+
+
+def build_when_big(predicate: str, create_sql) -> bool:
+    """Run `create_sql(concurrently)` for a per-channel index once the rows under `predicate` reach
+    UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS; True when it ran. Inside a transaction the index is
+    built there; outside (the indexing task) CONCURRENTLY, without blocking other channels' writes."""
+    from django.conf import settings
+
+    threshold = settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT count(*) FROM {TABLE} WHERE {channel_predicate(dim, channel_id)}")
-        if cursor.fetchone()[0] < settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS:
+        # Counts at most the threshold's worth of rows, whatever the channel's size.
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {TABLE} WHERE {predicate} LIMIT %s) s", [threshold]
+        )
+        if cursor.fetchone()[0] < threshold:
             return False
         if connection.in_atomic_block:
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # see ensure_index
-            cursor.execute(create_channel_index_sql(dim, channel_id))
+            cursor.execute(create_sql(False))
         else:
-            # Outside a transaction (the indexing task): build without blocking other channels' writes.
-            cursor.execute(create_channel_index_sql(dim, channel_id, concurrently=True))
+            cursor.execute(create_sql(True))
     return True
