@@ -16,7 +16,7 @@ import re
 import pytest
 
 from research.services import lifecycle, runner
-from tests.support.planted import HOLES, LOSING_VALUE, QUESTION, planted_registry
+from tests.support.planted import HOLES, LOSING_VALUE, QUESTION, leaked_holes, planted_registry
 from tests.support.scripted_llm import Scenario
 
 # What the page lists as not verified: the report's own section and the ledger's removed rows.
@@ -55,7 +55,7 @@ def test_no_planted_statement_reaches_the_report_and_the_research_completes(plan
     report = task.report_json
     for section, content in body_of(report).items():
         text = json.dumps(content, ensure_ascii=False)
-        leaked = [hole for hole, token in HOLES[lang].items() if token in text]
+        leaked = leaked_holes(text, lang)
         assert not leaked, f"{section} carries the planted {leaked}"
     # ... and the research completed with what is verified
     findings = "\n".join(f["heading"] + "\n" + f["text"] for f in report["findings"])
@@ -106,6 +106,6 @@ def test_no_planted_statement_is_on_the_rendered_page_outside_the_not_verified_l
     assert "report-not-verified" in html
     for pattern in NOT_VERIFIED_ON_PAGE:
         html = pattern.sub("", html)
-    leaked = [hole for hole, token in HOLES[lang].items() if token in html]
+    leaked = leaked_holes(html, lang)
     assert not leaked, f"the page shows the planted {leaked}"
     assert ("1,200" in html) and ("superseded" in html if lang == "en" else "已被取代" in html)

@@ -14,6 +14,7 @@ opinion page from which no claim is drawn."""
 from __future__ import annotations
 
 import json
+import re
 
 from agent.engine.types import Source, ToolResult
 from agent.tools.registry import ToolContext, ToolRegistry
@@ -79,6 +80,17 @@ HOLES = {
     },
 }
 LOSING_VALUE = "4,321"
+
+
+def leaked_holes(text: str, lang: str) -> list[str]:
+    """The holes whose token stands in `text` as a token of its own: not inside a longer run of
+    ASCII letters and digits, so "917" is found in "Up 917%" and not in a task's UUID ending
+    "...818917" (a UUID holds "917" about once in 140 runs, and once failed CI on it)."""
+    return [
+        hole
+        for hole, token in HOLES[lang].items()
+        if re.search(rf"(?<![0-9A-Za-z]){re.escape(token)}(?![0-9A-Za-z])", text)
+    ]
 
 
 def planted_registry(lang: str) -> ToolRegistry:
