@@ -9,9 +9,6 @@ of their search read their rows once (retrieval._channel_scan_sql)."""
 
 from __future__ import annotations
 
-from django.conf import settings
-from django.db import connection
-
 from . import vector_index
 from .vector_index import TABLE
 
@@ -41,13 +38,7 @@ def existing() -> set[int]:
 
 def channels_needing_one() -> list[int]:
     """Channels with enough chunks for an index of their own and none yet."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT channel_id FROM {TABLE} GROUP BY channel_id HAVING count(*) >= %s",
-            [settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS],
-        )
-        wanted = {int(channel_id) for (channel_id,) in cursor.fetchall()}
-    return sorted(wanted - existing())
+    return sorted({channel_id for (channel_id,) in vector_index.big_groups("channel_id")} - existing())
 
 
 def ensure(channel_id: int) -> bool:

@@ -127,17 +127,23 @@ def channel_indexes() -> set[tuple[int, int]]:
     return out
 
 
-def channels_needing_own_index() -> list[tuple[int, int]]:
-    """(dimension, channel id) pairs with enough chunks for an index of their own and none yet."""
+def big_groups(*columns: str) -> set[tuple[int, ...]]:
+    """The values of `columns` (e.g. embedding_dim, channel_id) whose chunks reach
+    UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS: the groups that get an index of their own."""
     from django.conf import settings
 
+    names = ", ".join(columns)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT embedding_dim, channel_id FROM {TABLE} GROUP BY embedding_dim, channel_id HAVING count(*) >= %s",
+            f"SELECT {names} FROM {TABLE} GROUP BY {names} HAVING count(*) >= %s",
             [settings.UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS],
         )
-        wanted = {(int(dim), int(channel_id)) for dim, channel_id in cursor.fetchall()}
-    return sorted(wanted - channel_indexes())
+        return {tuple(int(value) for value in row) for row in cursor.fetchall()}
+
+
+def channels_needing_own_index() -> list[tuple[int, int]]:
+    """(dimension, channel id) pairs with enough chunks for an index of their own and none yet."""
+    return sorted(big_groups("embedding_dim", "channel_id") - channel_indexes())
 
 
 def ensure_channel_index(dim: int, channel_id: int) -> bool:
