@@ -96,10 +96,7 @@ def start_postgres() -> str:
 def use_database(db_name: str) -> None:
     """Point Django (and the subprocesses it starts) at one platform's database. The per-process
     caches of the retrieval code are keyed by channel id, which the two databases share."""
-    from uedu_dr import devstack
-
-    db = json.loads(os.environ["UEDU_BENCH_PG"])
-    os.environ["DATABASE_URL"] = devstack.postgres_url(dict(db, NAME=db_name))
+    use_database_env_only(db_name)
     from django.db import connection
 
     if connection.settings_dict.get("NAME") != db_name:
@@ -124,7 +121,6 @@ def database_state(admin_url: str, db_name: str) -> str:
 
 def build(admin_url: str, db_name: str, state: str, n: int) -> dict:
     """Create, migrate and fill one platform's cached database; returns build timings."""
-    import numpy as np
     import psycopg
 
     timings = {}
@@ -275,11 +271,13 @@ def ensure_channel_text_indexes() -> None:
 
     from channels_app import channel_text_index
 
-    for channel_id in channel_text_index.channels_needing_one():
-        log(f"building the full-text index of channel {channel_id} …")
-        with connection.cursor() as cursor:
+    missing = channel_text_index.channels_needing_one()
+    with connection.cursor() as cursor:
+        for channel_id in missing:
+            log(f"building the full-text index of channel {channel_id} …")
             cursor.execute(channel_text_index.create_sql(channel_id))
-            cursor.execute("ANALYZE channels_app_materialchunk")
+        if missing:
+            cursor.execute("ANALYZE channels_app_materialchunk")  # once, for all the new indexes
 
 
 def main() -> int:
