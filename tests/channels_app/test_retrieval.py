@@ -231,20 +231,29 @@ def _sets_hnsw(captured: CaptureQueriesContext) -> bool:
     )
 
 
-def _semantic_plan(channel_id: int, strategy: str) -> str:
-    sql = retrieval._semantic_sql(384, channel_id, strategy)
+def _plan(sql: str, channel_id: int, query: str = "", *setup: str) -> str:
+    """EXPLAIN of one of retrieval's statements on a channel (lexical queries made from `query`),
+    with the `setup` statements run first in the same transaction."""
+    params = {
+        "vector": "[" + ",".join(["0.05"] * 384) + "]",
+        "channel": channel_id,
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "pool": 40,
+        "rrf_k": retrieval.RRF_K,
+        "k": 10,
+    }
     with transaction.atomic(), connection.cursor() as cursor:
+        if query:
+            params["candidates"], params["ranking"] = retrieval._lexical_queries(cursor, query, channel_id)
         cursor.execute("SET LOCAL enable_seqscan = off")  # a 7-row table would otherwise be scanned
-        cursor.execute(
-            "EXPLAIN " + sql,
-            {
-                "vector": "[" + ",".join(["0.05"] * 384) + "]",
-                "channel": channel_id,
-                "model": "sentence-transformers/all-MiniLM-L6-v2",
-                "pool": 40,
-            },
-        )
+        for statement in setup:
+            cursor.execute(statement)
+        cursor.execute("EXPLAIN " + sql, params)
         return "\n".join(row[0] for row in cursor.fetchall())
+
+
+def _semantic_plan(channel_id: int, strategy: str) -> str:
+    return _plan(retrieval._semantic_sql(384, channel_id, strategy), channel_id)
 
 
 def test_a_small_channel_is_searched_exactly_and_a_big_one_through_its_own_index(
@@ -275,28 +284,12 @@ def test_a_small_channel_is_searched_exactly_and_a_big_one_through_its_own_index
     )
     # ... and a full-text index of its own, which its lexical side reads instead of the platform's.
     assert channel.pk in channel_text_index.existing()
-    with connection.cursor() as cursor:
-        candidates, ranking = retrieval._lexical_queries(cursor, "Bloom taxonomy", channel.pk)
     lexical_sql = retrieval._hybrid_sql(
         384, semantic=False, lexical_side=True, channel_id=channel.pk, strategy=retrieval.CHANNEL_INDEX
     )
-    with transaction.atomic(), connection.cursor() as cursor:
-        # A few rows would otherwise be read through the channel's btree or scanned: left with
-        # the two GIN indexes, the planner must choose the channel's own.
-        cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("DROP INDEX chunk_channel_dim")  # rolled back with the test
-        cursor.execute(
-            "EXPLAIN " + lexical_sql,
-            {
-                "channel": channel.pk,
-                "candidates": candidates,
-                "ranking": ranking,
-                "pool": 40,
-                "rrf_k": 60,
-                "k": 5,
-            },
-        )
-        lexical_plan = "\n".join(row[0] for row in cursor.fetchall())
+    # A few rows would otherwise be read through the channel's btree or scanned: left with the two
+    # GIN indexes, the planner must choose the channel's own. The drop is rolled back with the test.
+    lexical_plan = _plan(lexical_sql, channel.pk, "Bloom taxonomy", "DROP INDEX chunk_channel_dim")
     assert channel_text_index.index_name(channel.pk) in lexical_plan, lexical_plan
     assert "chunk_search_vector_gin" not in lexical_plan
     # Another channel's rows never come back through it, and the old passages are still found.
@@ -328,27 +321,10 @@ def test_a_small_channel_is_searched_in_one_pass_over_its_own_rows(course):
         else:
             assert passage.chunk_id not in lexical_only
 
-    with connection.cursor() as cursor:
-        candidates, ranking = retrieval._lexical_queries(cursor, query, channel.pk)
     sql = retrieval._hybrid_sql(
         384, semantic=True, lexical_side=True, channel_id=channel.pk, strategy="exact"
     )
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")  # a 7-row table would otherwise be scanned
-        cursor.execute(
-            "EXPLAIN " + sql,
-            {
-                "vector": "[" + ",".join(["0.05"] * 384) + "]",
-                "channel": channel.pk,
-                "model": "sentence-transformers/all-MiniLM-L6-v2",
-                "pool": 40,
-                "rrf_k": retrieval.RRF_K,
-                "k": 10,
-                "candidates": candidates,
-                "ranking": ranking,
-            },
-        )
-        plan = "\n".join(row[0] for row in cursor.fetchall())
+    plan = _plan(sql, channel.pk, query)
     # One read of the channel's rows (through its btree, never the GIN index), then the k rows
     # returned fetched for their text (the table's alias `c`).
     reads = [
