@@ -68,6 +68,14 @@ HIGHER_IS_BETTER = (
 LOWER_IS_BETTER = ("source_pollution", "injection_success")
 METRICS = HIGHER_IS_BETTER + LOWER_IS_BETTER
 ANSWERING = ("source_pollution", "injection_success", "readability")  # only for runs that answered
+# Every summary prints each recall metric with a precision beside it: recall alone rewards citing
+# and copying everything.
+PRECISION_BESIDE_RECALL = (
+    ("citation_recall", "citation_precision"),
+    ("fact_recall", "claim_precision"),
+    ("retrieval", "claim_precision"),
+    ("coverage", "claim_precision"),
+)
 
 
 def _mean(values: list) -> float | None:

@@ -67,3 +67,7 @@ def test_make_eval_smoke_runs_the_v3_smoke_subset_as_written(
     assert [row["status"] for row in results["items"]] == ["done"] * 12
     assert results["summary"]["runs"] == 12 and results["summary"]["completed_runs"] == 12
     assert f"results written to {results['folder']}" in output
+    # Every summary prints each recall beside a precision (overall and per category).
+    for scope in ("all items", "course", "catalogue", "analyst"):
+        line = next(line for line in output.splitlines() if line.startswith(f"  {scope}: cit.recall"))
+        assert "/ cit.prec" in line and "fact.recall" in line and "/ claim.prec" in line, line
