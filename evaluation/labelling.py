@@ -301,8 +301,13 @@ def main(argv: list[str] | None = None) -> int:
         second = read_labels(args.dir / "labels-2.jsonl", ids)
         if args.command == "agree":
             result = agree(pairs, first, second)
+            # Which files were compared: the protocol records each pass's hash when it is sealed.
+            result["files"] = {
+                name: hashlib.sha256((args.dir / name).read_bytes()).hexdigest()
+                for name in ("pairs.jsonl", "labels-1.jsonl", "labels-2.jsonl")
+            }
             (args.dir / "agreement.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
-            for scope in [k for k in result if k not in ("disagreements", "labels")]:
+            for scope in [k for k in result if k not in ("disagreements", "labels", "files")]:
                 v = result[scope]
                 print(
                     f"{scope:<8} {v['pairs']:>4} pairs  raw {v['raw']:.2f}  kappa {v['kappa']:.2f} {v['kappa_ci95']}"

@@ -129,6 +129,11 @@ def test_the_command_draws_sheets_and_measures_agreement(folder, tmp_path, capsy
             "".join(json.dumps({"id": r["id"], "label": "supported"}) + "\n" for r in rows)
         )
     assert labelling.main(["agree", str(out)]) == 0
-    assert json.loads((out / "agreement.json").read_text())["overall"]["raw"] == 1.0
+    measured = json.loads((out / "agreement.json").read_text())
+    assert measured["overall"]["raw"] == 1.0 and set(measured["files"]) == {
+        "pairs.jsonl",
+        "labels-1.jsonl",
+        "labels-2.jsonl",
+    }
     assert labelling.main(["export", str(out), "--to", str(tmp_path / "set.jsonl")]) == 0
     assert len((tmp_path / "set.jsonl").read_text().splitlines()) == 20
