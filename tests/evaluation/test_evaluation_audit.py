@@ -42,7 +42,9 @@ def _scripted(llm, judge: str = "labels") -> None:
 
 
 def _kappas(output: str) -> dict[str, float]:
-    found = re.findall(r"^(en|zh-hant|overall)\s+(\d+)\s+([0-9.]+)\s+(-?[0-9.]+)$", output, re.M)
+    found = re.findall(
+        r"^(en|zh-hant|overall)\s+(\d+)\s+([0-9.]+)\s+(-?[0-9.]+)\s+(?:\[[^\]]+\]|–)\s+[0-9.]+$", output, re.M
+    )
     return {name: float(kappa) for name, _, _, kappa in found}
 
 

@@ -41,7 +41,7 @@ def _folder(root, name_items: list) -> ResultsFolder:
         judged.append({**judged[0]})  # the same question asked twice: drawn once
         judged.append({"statement": "unasked", "passages": [], "verdict": False, "asked": False})
         judged.append(
-            {"statement": "a point", "passages": ["the answer"], "verdict": True, "question": "coverage"}
+            {"statement": f"{item.id} point", "passages": ["the answer"], "verdict": True, "question": "coverage"}
         )
         folder.write_item(
             index, {"id": item.id, "status": "done", "runs": [{"task_uuid": f"t-{index}", "judged": judged}]}
@@ -137,3 +137,36 @@ def test_the_command_draws_sheets_and_measures_agreement(folder, tmp_path, capsy
     }
     assert labelling.main(["export", str(out), "--to", str(tmp_path / "set.jsonl")]) == 0
     assert len((tmp_path / "set.jsonl").read_text().splitlines()) == 20
+
+
+def test_the_judge_is_measured_on_a_drawn_label_set_with_intervals_and_the_always_no_baseline(
+    folder, tmp_path, db, llm, capsys
+):
+    from django.core.management import CommandError, call_command
+
+    from tests.support import eval_judge
+
+    pairs = labelling.draw([folder], n=90, held_out=0.5)
+    first = {p["id"]: ("supported" if n % 3 == 0 else "not_supported") for n, p in enumerate(pairs)}
+    labels = tmp_path / "judge_labels_drawn.jsonl"
+    labels.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in labelling.export(pairs, first, first, {}))
+    )
+    eval_judge.install(llm, "agree")  # says "entailed" to every entailment question
+    llm.on("coverage", lambda body: {"content": json.dumps({"results": []})})  # and leaves points out
+    with pytest.raises(CommandError, match="agrees too little"):
+        call_command(
+            "deep_research_eval", "--judge-check", "--judge-model", "judge-x",
+            "--labels", str(labels), "--labels-split", "held_out",
+        )  # fmt: skip
+    output = capsys.readouterr().out
+    held_out = [p for p in pairs if p["split"] == "held_out"]
+    assert (
+        f"judge check on {len(held_out)} labelled pairs (judge_labels_drawn.jsonl, split held_out)" in output
+    )
+    assert "95% interval" in output and "always-no acc." in output and "coverage" in output
+    assert {p["language"] for p in held_out} == {"en", "zh-hant"}
+    assert llm.calls("coverage")  # the coverage pairs were asked as coverage questions
+    overall = next(line for line in output.splitlines() if line.startswith("overall"))
+    no_share = sum(first[p["id"]] != "supported" for p in held_out) / len(held_out)
+    assert overall.rstrip().endswith(f"{no_share:.2f}")  # the always-"no" baseline beside the judge

@@ -119,6 +119,15 @@ class Command(BaseCommand):
             help="only measure the judge against the labelled pairs (accuracy, Cohen's kappa) and stop",
         )
         parser.add_argument(
+            "--labels",
+            help=f"the labelled pairs the judge is measured on (default {judge_check.LABELS_FILE.name}; "
+            "a set drawn from real output by python -m evaluation.labelling)",
+        )
+        parser.add_argument(
+            "--labels-split",
+            help="only the pairs of this split of --labels (held_out: the pairs no prompt was tuned on)",
+        )
+        parser.add_argument(
             "--min-kappa",
             type=float,
             help="the judge's least Cohen's kappa per language (default UEDU_EVAL_JUDGE_MIN_KAPPA = 0.6)",
@@ -177,6 +186,7 @@ class Command(BaseCommand):
             model=o["judge_model"], base_url=o["judge_base_url"], api_key=o["judge_api_key"]
         )
         min_kappa = o["min_kappa"] if o["min_kappa"] is not None else settings.UEDU_EVAL_JUDGE_MIN_KAPPA
+        self.labels = (Path(o["labels"]) if o["labels"] else judge_check.LABELS_FILE, o["labels_split"])
         if o["judge_check"]:
             self._judge_check(Judge.from_settings(judge), min_kappa)
             return
@@ -217,7 +227,8 @@ class Command(BaseCommand):
 
     def _judge_check(self, judging: Judge, min_kappa: float) -> dict:
         try:
-            result = judge_check.run_check(judging, min_kappa=min_kappa)
+            path, split = getattr(self, "labels", (judge_check.LABELS_FILE, None))
+            result = judge_check.run_check(judging, min_kappa=min_kappa, path=path, split=split)
         except (OSError, judge_check.LabelsError) as exc:
             raise CommandError(str(exc)) from None
         except JudgeBudgetExceeded as exc:
@@ -343,7 +354,7 @@ class Command(BaseCommand):
                 k=k,
                 model=manifest["model"],
                 judge_model=judge.model,
-                labelled_pairs=len(judge_check.load_labels()),
+                labelled_pairs=len(judge_check.load_labels(*self.labels)),
             )
             for line in cost.lines:
                 self.stdout.write(line)
