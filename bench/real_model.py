@@ -16,6 +16,7 @@ JSON object with a `researches` list; the exit status is 1 when a target is miss
 
     .venv/bin/python bench/real_model.py [--ctx 8192] [--deadline-minutes 20] [--threads 2]
     .venv/bin/python bench/real_model.py --llm-url http://127.0.0.1:8080/v1 --model NAME   # a running server
+    .venv/bin/python bench/real_model.py --serve [--port 8080]   # only the server, for `make eval`
 """
 
 from __future__ import annotations
@@ -108,23 +109,43 @@ def gguf() -> Path:
     return package.assemble(CACHE / package.MODEL_NAME)
 
 
+def server_command(binary: Path, model: Path, ctx: int, threads: int, niceness: int, port: int) -> list[str]:
+    """llama-server as this bench runs it (and `--serve` starts it for `make eval`)."""
+    return [
+        "nice", "-n", str(niceness), str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
+        "--ctx-size", str(ctx), "--threads", str(threads), "--parallel", "1", "--alias", "gemma-3-270m",
+        # This machine's CPU reports AMX, which a native build then uses to repack the weights;
+        # inside this VM that path segfaults at the first graph computation. Without repacking
+        # the plain AVX2 kernels run.
+        "--no-repack",
+    ]  # fmt: skip
+
+
 def serve(
     stack: BenchStack, binary: Path, model: Path, ctx: int, threads: int, niceness: int
 ) -> tuple[str, str]:
     port = free_port()
     stack.spawn(
-        [
-            "nice", "-n", str(niceness), str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
-            "--ctx-size", str(ctx), "--threads", str(threads), "--parallel", "1", "--alias", "gemma-3-270m",
-            # This machine's CPU reports AMX, which a native build then uses to repack the weights;
-            # inside this VM that path segfaults at the first graph computation. Without repacking
-            # the plain AVX2 kernels run.
-            "--no-repack",
-        ],
+        server_command(binary, model, ctx, threads, niceness, port),
         ready="listening on http",  # "llama_server: listening on http://…" (older builds: "server is listening on …")
         timeout=300,
-    )  # fmt: skip
+    )
     return f"http://127.0.0.1:{port}/v1", "gemma-3-270m"
+
+
+def serve_forever(args) -> int:
+    """`--serve`: build and assemble what is missing, then run llama-server in the foreground on
+    --port until interrupted (an OpenAI-compatible server for `make eval MODEL=gemma-3-270m`)."""
+    command = server_command(llama_server(), gguf(), args.ctx, args.threads, args.nice, args.port)
+    print(
+        f"· serving gemma-3-270m at http://127.0.0.1:{args.port}/v1 (OPENAI_BASE_URL); Ctrl-C stops it",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        return subprocess.run(command).returncode
+    except KeyboardInterrupt:
+        return 0
 
 
 def _wait_http(url: str, timeout: float = 120) -> None:
@@ -232,7 +253,15 @@ def main() -> int:
         help="use this running OpenAI-compatible server instead of starting llama-server (with --model)",
     )
     parser.add_argument("--model", default="gemma-3-270m", help="the model name to ask --llm-url for")
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="only run llama-server (built and assembled as here) on --port, in the foreground",
+    )
+    parser.add_argument("--port", type=int, default=8080, help="with --serve: the port to listen on")
     args = parser.parse_args()
+    if args.serve:
+        return serve_forever(args)
     deadline_s = args.deadline_minutes * 60
     if not args.llm_url:
         binary, model = llama_server(), gguf()
