@@ -41,7 +41,12 @@ def _folder(root, name_items: list) -> ResultsFolder:
         judged.append({**judged[0]})  # the same question asked twice: drawn once
         judged.append({"statement": "unasked", "passages": [], "verdict": False, "asked": False})
         judged.append(
-            {"statement": f"{item.id} point", "passages": ["the answer"], "verdict": True, "question": "coverage"}
+            {
+                "statement": f"{item.id} point",
+                "passages": ["the answer"],
+                "verdict": True,
+                "question": "coverage",
+            }
         )
         folder.write_item(
             index, {"id": item.id, "status": "done", "runs": [{"task_uuid": f"t-{index}", "judged": judged}]}
