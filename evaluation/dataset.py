@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DATASETS = Path(__file__).resolve().parent / "datasets"
-DEFAULT = "uedu_eval_v2.jsonl"
+DEFAULT = "uedu_eval_v3.jsonl"  # the command's; a results folder names its own
 
 KINDS = ("material", "web", "financials", "catalogue")
 FORMATS = ("pdf", "docx", "pptx")
