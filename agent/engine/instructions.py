@@ -170,6 +170,19 @@ def flag(text: str) -> Flags:
     return flags
 
 
+def flag_pieces(pieces: list[str]) -> list[bool]:
+    """Which consecutive pieces of one flagged passage address the model, by the rule `flag`
+    applies to the passages of a paragraph: a piece that matches a pattern, and every piece after
+    one that takes the model over. (A passage is cut at a full stop followed by a space, so a
+    Chinese paragraph is one passage; its sentences are the pieces.)"""
+    out, taken_over = [], False
+    for piece in pieces:
+        codes = _codes(piece)
+        out.append(bool(codes) or taken_over)
+        taken_over = taken_over or bool(_TAKES_OVER & set(codes))
+    return out
+
+
 @functools.lru_cache(maxsize=4096)
 def _codes(passage: str) -> tuple[str, ...]:
     """The instruction patterns one passage matches. Cached per process: a course's passages come

@@ -35,8 +35,10 @@ How a text is cut (`segments`):
    of 10", "第 3 頁") is not a span, nor is a line that the tools add in brackets ("[…the page
    is longer; it was cut at the size limit]").
 
-A span is `flagged` when it overlaps a passage that addresses the model (instructions.py): it is
-never a candidate, never offered to a model and never a fact.
+A span is `flagged` when it overlaps a passage that addresses the model (instructions.py) and,
+where that passage holds several spans, when it is one that addresses the model by the same rule
+or follows one that takes the model over: it is never a candidate, never offered to a model and
+never a fact.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import vocabulary
-from .instructions import Flags, flag
+from .instructions import Flags, flag, flag_pieces
 from .sources import SourceRegistry, attribute, neutralise
 from .types import Source
 
@@ -123,10 +125,11 @@ def cut(source_id: int, source: Source, flags: Flags | None = None) -> list[Cut]
     text = source.text or source.snippet or ""
     if flags is None:
         flags = flag(f"{source.title}\n{text}")
-    flagged = flags.ranges(text) if flags else []
+    pieces = segments(text)
+    flagged = _flagged(text, pieces, flags.ranges(text) if flags else [])
     page = page_of(source)
     cuts = []
-    for n, (kind, start, end) in enumerate(segments(text), start=1):
+    for n, (kind, start, end) in enumerate(pieces, start=1):
         piece = text[start:end]
         cuts.append(
             Cut(
@@ -139,10 +142,23 @@ def cut(source_id: int, source: Source, flags: Flags | None = None) -> list[Cut]
                 text=piece,
                 language=language_of(piece),
                 page=page,
-                flagged=any(s < end and start < e for s, e in flagged),
+                flagged=n - 1 in flagged,
             )
         )
     return cuts
+
+
+def _flagged(text: str, pieces: list[tuple[str, int, int]], ranges: list[tuple[int, int]]) -> set[int]:
+    """The indexes of the pieces that overlap a flagged passage. Within a passage that holds
+    several pieces (a Chinese paragraph is one passage), the pieces are judged one by one by the
+    same rule (instructions.flag_pieces); when none of them matches alone, all of them are
+    flagged."""
+    out: set[int] = set()
+    for start, end in ranges:
+        inside = [i for i, (_, s, e) in enumerate(pieces) if s < end and start < e]
+        marks = flag_pieces([text[pieces[i][1] : pieces[i][2]] for i in inside])
+        out |= {i for i, mark in zip(inside, marks) if mark} if any(marks) else set(inside)
+    return out
 
 
 def page_of(source: Source) -> str:

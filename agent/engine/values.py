@@ -152,7 +152,7 @@ _BPS = re.compile(r"\s?(?:basis\s+points?|bps?)(?![A-Za-z])", re.I)
 _PERCENT = re.compile(r"\s?(?:%|percent(?![A-Za-z])|per\s?cent(?![A-Za-z])|pct(?![A-Za-z]))", re.I)
 _TENTHS = re.compile(r"成(?!長|长|績|绩|果|功|立|為|为|本|員|员|熟|分|就|人)")
 _EN_SCALE = re.compile(r"\s?(thousands?|millions?|billions?|trillions?|bn|mn|tn)(?![A-Za-z])", re.I)
-_CJK_SCALE = re.compile(r"[十百千萬万億亿兆]+")
+_CJK_SCALE = re.compile(r" ?([十百千萬万億亿兆]+)")
 
 _YEAR_WORDS = re.compile(
     r"(?i)(?:\b(?:in|since|by|until|till|from|during|before|after|around|circa|c\.|year|years|through|"
@@ -252,12 +252,12 @@ def fold(text: str) -> str:
     offset stays the input's); the full-width comma stays, as it separates no thousands."""
     out = []
     for c in text or "":
-        if c in "，、。；：":
-            out.append(c)
-            continue
-        n = unicodedata.normalize("NFKC", c)
-        n = "-" if n in ("−", "﹣") else n
-        out.append(n if len(n) == 1 else c)
+        if c in "−﹣":
+            out.append("-")
+        elif "\uff01" <= c <= "\uff5e" and c not in "，；：":
+            out.append(unicodedata.normalize("NFKC", c))
+        else:
+            out.append(c)  # superscripts (footnote marks) and the rest stay as they are
     return "".join(out)
 
 
@@ -405,8 +405,8 @@ def _suffixes(flat: str, f: _Found, *, currency: str = "", cjk_scale: bool = Tru
             pos += m.end()
         elif cjk_scale:
             m = _CJK_SCALE.match(rest)
-            if m and not rest.startswith("十分") and _cjk_multiplier(m.group(0)):
-                f.scale *= _cjk_multiplier(m.group(0))
+            if m and not rest.lstrip().startswith("十分") and _cjk_multiplier(m.group(1)):
+                f.scale *= _cjk_multiplier(m.group(1))
                 pos += m.end()
                 pos = _cjk_continuation(flat, f, pos)
     rest = flat[pos:]
@@ -480,27 +480,30 @@ def _arabic(flat: str, found: list[_Found], take, free) -> None:
             continue  # leading zeros: an identifier, not an amount
         if prev in ".,_@#/\\" or prev.isdigit():
             continue
+        hyphen_left = prev in "-–—" and len(before) >= 2 and before[-2].isalnum()
+        signed = prev in "-+" and not hyphen_left and before[-2:-1] in ("", " ", "(", "\n", "\t", "（", "±")
+        head = before[:-1] if signed else before
         currency = ""
-        prefix = _PREFIX.search(before[-12:])
+        prefix = _PREFIX.search(head[-12:])
         if prefix:
             index = int(next(k for k, v in prefix.groupdict().items() if v)[1:])
-            letters_before = before[: len(before) - len(prefix.group(0))][-1:]
+            letters_before = head[: len(head) - len(prefix.group(0))][-1:]
             if not (letters_before.isascii() and letters_before.isalpha()):
                 currency = _CURRENCY_PREFIX[index][1]
-                start -= len(prefix.group(0))
         if not currency and prev.isascii() and prev.isalpha():
             continue  # glued to letters: "EDS101", "Q3", "v2"
-        hyphen_left = prev in "-–—" and len(before) >= 2 and before[-2].isalnum()
-        if prev in "-–" and not hyphen_left and before[-2:-1] in ("", " ", "(", "\n", "\t") and not currency:
-            start -= 1  # a sign: "-3.2%"
-        if _LABELS.search(before[-40:]) or _CJK_LABELS.search(before[-6:]):
-            continue
+        if signed:
+            start -= 1  # a sign: "-3.2%", "USD -0.21 billion"
+        if currency:
+            start = len(head) - len(prefix.group(0))
+        label = bool(_LABELS.search(before[-40:]) or _CJK_LABELS.search(before[-6:]))
+        label = label or bool(re.search(r"(?i)\byear\s*$", before) and float(raw.replace(",", "")) < 13)
         if _LIST_START.search(before) and re.match(r"[.)）]\s", flat[end : end + 2] + " "):
             continue
         if prev in "(（" and flat[end : end + 1] in (")", "）") and len(raw) <= 2:
             continue  # "(2)": a list number
         number = float(raw.replace(",", ""))
-        if start < m.start() and flat[start] == "-":
+        if signed and prev == "-":
             number = -number
         f = _Found("number", number, "", start, end, decimals=len(raw.split(".")[1]) if "." in raw else 0)
         f.hyphen_left = hyphen_left
@@ -512,6 +515,8 @@ def _arabic(flat: str, found: list[_Found], take, free) -> None:
                 continue  # "112年": a Republic-era year or a duration; not read
         _suffixes(flat, f, currency=currency)
         after = flat[f.end :]
+        if f.bare and label:
+            continue  # "Week 3", "Table 2", "p. 4", "year 2", "第3章"
         if f.bare and _GLUED_AFTER.match(after):
             continue  # "3rd", "5G", "10-Q", "1/2", "3.2.1"
         if not f.bare and re.match(r"[A-Za-z]", after):
