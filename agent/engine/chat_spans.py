@@ -101,7 +101,7 @@ def sentence_is_span(sentence: str, source_text: str, *, source_id: int = 0) -> 
             window = normalise(source_text[first.start : group[-1].end])
             found = _clause(window, wanted)
             if found:
-                start, end = window.span(*found)
+                start, end = (first.start + offset for offset in window.span(*found))
                 owner = next(c for c in group if c.start <= start < c.end or c is group[-1])
                 return _located(owner, source_text, start, end)
     return None
