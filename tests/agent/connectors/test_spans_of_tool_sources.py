@@ -135,6 +135,7 @@ def test_indexed_materials_are_cut_ranked_rendered_and_linked_from_chat(personas
     assert f"[{irb.id}] {irb.text}" in shown and "Ignore all previous" not in shown
 
     source = registry.get(irb.source_id)
-    linked = sentence_is_span(f"{irb.text}[1]", source.text, source_id=irb.source_id)
-    assert linked is not None and linked.id == irb.id
+    linked = sentence_is_span(f"{irb.text}[1]", source.text, cuts=index.of_source(irb.source_id))
+    assert linked == irb
+    assert sentence_is_span(f"{order.text}[1]", source.text, cuts=index.of_source(order.source_id)) is None
     assert sentence_is_span("研究倫理審查委員會（IRB）在資料蒐集後審查研究計畫與知情同意書。[1]", source.text) is None
