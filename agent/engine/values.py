@@ -95,7 +95,7 @@ _CJK_NUM = "〇零一二兩两三四五六七八九十百千萬万億亿兆點�
 # Words a lone CJK digit must be followed by to be a count ("三個", "五名"); 月/日/號 make dates.
 _MEASURES = (
     "個 个 名 位 人 所 項 项 次 種 种 件 間 间 家 本 篇 門 门 堂 週 周 天 小時 小时 分鐘 分钟 秒 歲 岁 倍 元 塊 块 "
-    "場 场 層 层 類 类 章 節 节 頁 页 張 张 條 条 隻 只 顆 棵 句 段 份 組 组 班 屆 届 國 国 座 台 臺 部 筆 笔 題 题 "
+    "場 场 層 层 類 类 章 節 节 頁 页 張 张 條 条 隻 只 顆 棵 句 段 份 組 组 班 屆 届 座 台 臺 部 筆 笔 題 题 "
     "門課 學分 学分 年"
 ).split()
 _EN_UNITS = {
@@ -156,7 +156,7 @@ _CJK_SCALE = re.compile(r" ?([十百千萬万億亿兆]+)")
 
 _YEAR_WORDS = re.compile(
     r"(?i)(?:\b(?:in|since|by|until|till|from|during|before|after|around|circa|c\.|year|years|through|"
-    r"to|and|fiscal|fy|spring|summer|autumn|fall|winter|early|mid|late|between|of|for|the|jan(?:uary)?|"
+    r"fiscal|fy|spring|summer|autumn|fall|winter|early|mid|late|between|jan(?:uary)?|"
     r"feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|"
     r"nov(?:ember)?|dec(?:ember)?)|mid-)\.?\s*$"
 )
@@ -604,12 +604,10 @@ def _cjk(flat: str, found: list[_Found], marks: _Marks) -> None:
         before, rest = flat[:start], flat[end:]
         if run[0] not in _DIGITS and run[0] != "十":
             continue  # 千萬, 萬一, 百姓: words
-        if (
-            _CJK_LABELS.search(before[-6:])
-            or re.match(r"\s?(?:月|日|號|号|分之)", rest)
-            or before.endswith("週")
-        ):
+        if _CJK_LABELS.search(before[-6:]) or re.match(r"\s?(?:月|日|號|号|分之)", rest):
             continue
+        if before.endswith(("週", "周")) and not any(rest.startswith(w) for w in _MEASURES):
+            continue  # 週三: Wednesday (每週三次 is a count)
         value = _cjk_value(run)
         if value is None:
             continue

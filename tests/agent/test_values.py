@@ -43,6 +43,7 @@ def one(text: str) -> ParsedValue:
         ("平均三點五小時", 3.5, "三點五"),
         ("共有三個訊號", 3, "三"),
         ("兩所大學", 2, "兩"),
+        ("每週三次", 3, "三"),
         ("學生有 10萬 名", 100_000, "10萬"),
         ("總數 3億5千萬 筆", 350_000_000, "3億5千萬"),
         ("three signals", 3, "three"),
@@ -161,6 +162,7 @@ def test_years_are_read_when_the_text_says_they_are_years(text, years):
 
 def test_a_count_that_looks_like_a_year_stays_a_count():
     assert read("2000 students attended") == [("number", 2000, "", "2000")]
+    assert read("a total of 2000 students") == [("number", 2000, "", "2000")]
     assert read("In 2011 students protested") == [("year", 2011, "", "2011")]
     assert read("2,011 students") == [("number", 2011, "", "2,011")]
 
@@ -227,7 +229,7 @@ def test_a_range_gives_two_values_with_the_unit_either_side_states(text, expecte
         "agent 007",
         "the 1990s and 90年代",
         "1/2 of them, 三分之一",
-        "一個學生、一般、十分重要、千萬不要、萬一、三月、星期三",
+        "一個學生、一般、十分重要、千萬不要、萬一、三月、星期三、週三上課、三國時代",
         "one of them, half of them, two-thirds of them",
         "nineteen ninety-nine",
         "a three-year study",
