@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from agent.engine.sources import SourceRegistry
 from agent.engine.spans import MAX_SPAN_CHARS, SpanIndex, cut, language_of, page_of, parse_id, rank, segments
 from agent.engine.types import Source
+from agent.engine.values import parse
 
 
 def source(text: str, **kw) -> Source:
@@ -192,6 +193,15 @@ def test_filing_and_catalogue_lines_are_fields():
         ("sentence", "Weekly topics:"),
         ("field", "Week 1: 學習分析"),
         ("field", "學分數：3 學分。"),
+    ]
+
+
+def test_a_labelled_figure_line_is_a_field_whose_value_code_reads():
+    [span] = cut(1, source("Revenue for FY2025Q3: $35,082,000,000 (USD)."))
+    assert (span.kind, span.text) == ("field", "Revenue for FY2025Q3: $35,082,000,000 (USD).")
+    assert [(v.kind, v.value, v.unit, v.year) for v in parse(span.text)] == [
+        ("year", 2025, "", None),
+        ("currency", 35_082_000_000, "USD", 2025),
     ]
 
 

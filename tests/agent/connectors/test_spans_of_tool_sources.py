@@ -92,13 +92,18 @@ def test_an_openalex_work_is_cut_into_its_title_fields_and_abstract_sentences(op
     doi = next(c for c in cuts if c.text.startswith("DOI:"))
     assert parse(doi.text) == []
     abstract = next(c for c in cuts if "1,200" in c.text)
-    assert [(v.kind, v.value, v.year) for v in parse(abstract.text)] == [("number", 1200, 2019), ("year", 2019, None)]
+    assert [(v.kind, v.value, v.year) for v in parse(abstract.text)] == [
+        ("number", 1200, 2019),
+        ("year", 2019, None),
+    ]
 
 
 @pytest.mark.django_db
 def test_a_catalogue_course_is_cut_into_fields_and_its_weekly_topics(db):
     load_demo_catalogue()
-    result = REGISTRY.bind(ToolContext(user_id=1, channel_id=1)).call("get_course_overview", {"course": "eds101"})
+    result = REGISTRY.bind(ToolContext(user_id=1, channel_id=1)).call(
+        "get_course_overview", {"course": "eds101"}
+    )
     registry, index = index_of(result)
     cuts = index.of_source(1)
     texts = [c.text for c in cuts]
@@ -118,7 +123,9 @@ def test_indexed_materials_are_cut_ranked_rendered_and_linked_from_chat(personas
     ]
     index_file(personas.channel, personas.teacher, "handout.pdf", pdf_bytes(handout))
     box = load().bind(ToolContext(user_id=personas.student.pk, channel_id=personas.channel.pk))
-    registry, index = index_of(box.call("search_channel_materials", {"query": "IRB 知情同意 consent", "top_k": 3}))
+    registry, index = index_of(
+        box.call("search_channel_materials", {"query": "IRB 知情同意 consent", "top_k": 3})
+    )
 
     everything = index.all()
     assert everything and all(c.page for c in everything)
@@ -138,4 +145,7 @@ def test_indexed_materials_are_cut_ranked_rendered_and_linked_from_chat(personas
     linked = sentence_is_span(f"{irb.text}[1]", source.text, cuts=index.of_source(irb.source_id))
     assert linked == irb
     assert sentence_is_span(f"{order.text}[1]", source.text, cuts=index.of_source(order.source_id)) is None
-    assert sentence_is_span("研究倫理審查委員會（IRB）在資料蒐集後審查研究計畫與知情同意書。[1]", source.text) is None
+    assert (
+        sentence_is_span("研究倫理審查委員會（IRB）在資料蒐集後審查研究計畫與知情同意書。[1]", source.text)
+        is None
+    )
