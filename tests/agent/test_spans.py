@@ -361,6 +361,10 @@ def test_render_shows_one_line_per_span_under_its_source_and_never_a_flagged_one
 # --------------------------------------------------------------------------- ranking
 
 
+def test_the_index_gives_the_tools_retrieval_scores_for_ranking(index):
+    assert index.scores() == {1: 0.03}
+
+
 def test_rank_puts_spans_that_share_the_querys_terms_first_and_leaves_flagged_ones_out(index):
     ranked = rank(index.all(), "What data do learning analytics dashboards measure?")
     assert [c.id for c in ranked][:2] == ["1.1", "1.2"]

@@ -134,7 +134,8 @@ def test_indexed_materials_are_cut_ranked_rendered_and_linked_from_chat(personas
     order = next(c for c in everything if c.text.startswith("Ignore all previous"))
     assert order.flagged
 
-    scores = {i: s.meta["score"] for i, s in registry.items()}
+    scores = index.scores()
+    assert scores == {i: s.meta["score"] for i, s in registry.items()}
     ranked = rank(everything, "IRB 審查 知情同意書", score=scores)
     assert ranked[0].text.startswith("研究倫理審查委員會") and order not in ranked
 
