@@ -107,7 +107,7 @@ def planted_registry(lang: str) -> ToolRegistry:
             tier=tier,
         )
 
-    @registry.tool("materials", tier="internal", search=True, exact_figures=False)
+    @registry.tool(tier="internal", search=True, exact_figures=False)
     def search_channel_materials(ctx: ToolContext, query: str) -> ToolResult:
         """Search the course channel's materials.
 
@@ -116,7 +116,7 @@ def planted_registry(lang: str) -> ToolRegistry:
         """
         return ToolResult(sources=[source(titles[0], "internal")])
 
-    @registry.tool("web", tier="web", search=True, exact_figures=False, needs_web=False)
+    @registry.tool(tier="web", search=True, exact_figures=False, needs_web=False)
     def web_search(ctx: ToolContext, query: str) -> ToolResult:
         """Search the web.
 
