@@ -30,7 +30,7 @@ with a single worker process, side by side. Prints per run and, last, one JSON l
   reference_after_wait        a smaller piece of similar Python work (~0.2 ms), its median CPU run
                               back to back and run after 0.5 s asleep, and their ratio: on this VM
                               the same work cost 1.3-3.4x more after a wait (caches and the vCPU go
-                              cold; docs/performance.md, fifth pass), which a research meets after
+                              cold; docs/performance.md), which a research meets after
                               every call to the scripted LLM
 
     .venv/bin/python bench/concurrency.py [--n 50] [--latency 0.2 --latency 0.5] [--workers 2] [--profile]

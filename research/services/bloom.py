@@ -144,4 +144,3 @@ def classify_and_schedule(chat_log_id: int) -> BloomOutcome:
     if outcome.status == "retry":
         jobs.send(jobs.CLASSIFY_BLOOM, outcome.row_id, countdown=outcome.retry_in)
     return outcome
-

@@ -1,5 +1,6 @@
-"""A writer that invents and a verifier that agrees with everything (issue 31), in English and
-in Traditional Chinese.
+"""A writer that invents and a verifier that agrees with everything, in English and in
+Traditional Chinese: the weak or hostile models whose statements the code's checks must keep out of
+a report.
 
 Switched on with `Scenario(invent="en")` or `Scenario(invent="zh")` on the scripted server: the
 claims step returns the faithful claims of the sources below plus the claim-level holes, the

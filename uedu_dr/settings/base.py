@@ -187,8 +187,8 @@ CELERY_TASK_ALWAYS_EAGER = False
 # Two queues: "celery" for the researches and every other job, "light" for the short job each
 # question adds (its Bloom classification). `make run` gives "light" a worker of its own
 # (uedu_dr.launcher): on one queue, each start's two messages went to the waiting research workers
-# in turn, and a burst's researches piled onto one of two processes (docs/bench-history.md, sixth
-# pass). A worker started without -Q consumes both. Redis has no exchanges: each queue names its own.
+# in turn, and a burst's researches piled onto one of two processes (measured in
+# docs/bench-history.md). A worker started without -Q consumes both. Redis has no exchanges: each queue names its own.
 CELERY_TASK_QUEUES = {name: {"exchange": name, "routing_key": name} for name in ("celery", "light")}
 CELERY_TASK_ROUTES = {"research.tasks.classify_bloom": {"queue": "light"}}
 
