@@ -7,7 +7,7 @@ flag holds its permissions everywhere; the owner and the memberships hold theirs
 channel (a Super TA's content permissions only with an NDA on file for that channel: SuperTaNda,
 recorded by a platform admin); a study role in its study, as governance says
 (`register_study_roles`, called when governance is ready, so this module imports nothing above
-it). Everything else composes these functions; none of them special-cases a role by name.
+it). Everything else composes these functions.
 """
 
 from __future__ import annotations

@@ -12,15 +12,15 @@ so ids cannot be probed), actions only ever receive rows in scope, and channel d
 offer channels the user may change. Example, for a model with a `channel` foreign key::
 
     from channels_app.admin_scoping import ChannelScopedAdmin
-    from channels_app.roles import MATERIALS_MANAGE, RESEARCH_READ_RECORDS
+    from channels_app.roles import MATERIALS_MANAGE
 
     @admin.register(Material)
     class MaterialAdmin(ChannelScopedAdmin):
-        channel_path = "channel"                  # or e.g. "document__channel"
-        view_permission = RESEARCH_READ_RECORDS   # may list and open rows
-        change_permission = MATERIALS_MANAGE      # may edit (implies view)
-        add_permission = MATERIALS_MANAGE
-        delete_permission = MATERIALS_MANAGE      # unset: RECORDS_MANAGE (the platform admin's)
+        channel_path = "channel"                # or e.g. "document__channel"
+        view_permission = MATERIALS_MANAGE      # may list and open rows
+        change_permission = MATERIALS_MANAGE    # may edit (implies view)
+        add_permission = MATERIALS_MANAGE       # an access left unset needs RECORDS_MANAGE
+        delete_permission = MATERIALS_MANAGE    # (the platform admin's)
 
 Inlines use ChannelScopedInline with `parent_channel_path` (the path from the parent object to
 its channel, "" when the parent is the channel itself). Models of the platform as a whole mix in
