@@ -148,14 +148,6 @@ class Item:
         return [g.fact for g in self.gold_facts]
 
     @property
-    def gold_documents(self) -> list[str]:
-        """Documents that support a gold fact or a side of a known conflict."""
-        names = {n for g in self.gold_facts for n in g.documents} | {
-            n for c in self.known_conflicts for s in c.sides for n in s.documents
-        }
-        return [d.name for d in self.documents if d.name in names]
-
-    @property
     def traps(self) -> list[str]:
         return [
             t
