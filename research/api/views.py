@@ -134,6 +134,7 @@ def stream(request: Request, task_uuid):
         last_seq = max(0, int(raw))
     except ValueError:
         raise ServiceError("invalid", _("Last-Event-ID must be an event number."), status=400) from None
+    log.info("stream opened (SSE): task %s, user #%s", task.task_uuid, request.user.pk)
     return sse_response(request.user, task.pk, task.task_uuid, last_seq, session_key=_session_key(request))
 
 

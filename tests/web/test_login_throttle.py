@@ -150,9 +150,12 @@ def test_a_peer_that_is_not_a_trusted_proxy_is_the_client_whatever_it_forwards(r
     settings.UEDU_TRUSTED_PROXIES = parse_trusted_proxies("10.0.0.0/24, 2001:db8:ff::/48")
     request = rf.get("/", REMOTE_ADDR="203.0.113.5", HTTP_X_FORWARDED_FOR="127.0.0.1")
     assert client_ip(request) == "203.0.113.5"
-    # Two proxies of ours in a row are both skipped; garbage to the left is not an address.
-    request = rf.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="junk, 198.51.100.4, 10.0.0.1")
+    # Two proxies of ours in a row are both skipped; what the client wrote further left is not read.
+    request = rf.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="6.6.6.6, 198.51.100.4, 10.0.0.1")
     assert client_ip(request) == "198.51.100.4"
+    # A hop that is not an address makes the whole header untrusted (tests/web/test_client_address.py).
+    request = rf.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="junk, 198.51.100.4, 10.0.0.1")
+    assert client_ip(request) == "10.0.0.2"
     settings.UEDU_TRUSTED_PROXIES = TrustedProxies(count=2)
     request = rf.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.4, 10.0.0.1")
     assert client_ip(request) == "198.51.100.4"

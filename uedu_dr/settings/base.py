@@ -385,8 +385,9 @@ AXES_ENABLE_ACCESS_FAILURE_LOG = True  # the back-off counts rounds of failures 
 AXES_USE_ATTEMPT_EXPIRATION = True  # each lock expires on its own, after its own back-off
 
 # The client's address (uedu_dr.client_address): which proxies in front of daphne may name it in
-# X-Forwarded-For. Unset: none (the address is the peer's). A count ("1": one nginx in front) or
-# IP networks ("10.0.0.0/8,fd00::/8"). Never run daphne with --proxy-headers instead.
+# X-Forwarded-For. Unset: none (the address is the peer's; `check --deploy` asks for a decision);
+# "0": none, on purpose. A count ("1": one nginx in front) or IP networks ("10.0.0.0/8,fd00::/8").
+# Never run daphne with --proxy-headers instead.
 try:
     UEDU_TRUSTED_PROXIES = _parse_trusted_proxies(env.str("UEDU_TRUSTED_PROXIES", default=""))
 except ValueError as _exc:
