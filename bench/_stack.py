@@ -126,7 +126,13 @@ class BenchStack:
     def worker(self, *, concurrency: int = 64, name: str = "bench", **env) -> subprocess.Popen:
         # The worker runs as it is deployed: the production settings (DEBUG off, so no per-query
         # SQL log), with the scratch database and Valkey passed in the environment.
-        env = dict(DJANGO_SETTINGS_MODULE="uedu_dr.settings.production", SECRET_KEY=self.secret_key, **env)
+        # No mail leaves a bench: the console backend is allowed on purpose.
+        env = dict(
+            DJANGO_SETTINGS_MODULE="uedu_dr.settings.production",
+            SECRET_KEY=self.secret_key,
+            UEDU_ALLOW_CONSOLE_EMAIL="1",
+            **env,
+        )
         return self.spawn(
             [
                 str(BIN / "celery"),

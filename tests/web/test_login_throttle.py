@@ -267,3 +267,20 @@ def test_the_password_reset_count_ignores_the_case_of_the_email(client, db, mail
     ]
     assert statuses == [302, 302, 429]  # one mailbox, however it is spelt
     assert len(mailoutbox) <= 2
+
+
+def test_the_password_reset_never_writes_its_link_where_the_logs_go(client, db, settings, capsys, caplog):
+    """With the console mail backend (development; production only with UEDU_ALLOW_CONSOLE_EMAIL=1)
+    a reset mail would print its link, which takes over the account, into the logs."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+    user = make_user("gina")
+    with caplog.at_level(logging.INFO):
+        response = client.post(
+            "/accounts/password_reset/", {"email": "gina@example.test"}, REMOTE_ADDR="10.8.0.1"
+        )
+    assert response.status_code == 302  # the same answer as when a mail is sent: nothing to enumerate
+    printed = capsys.readouterr()
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    for text in (printed.out, printed.err, logged):
+        assert "/accounts/reset/" not in text and "gina@example.test" not in text
+    assert f"user #{user.pk}" in logged and "not sent" in logged

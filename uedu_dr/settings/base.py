@@ -215,7 +215,16 @@ WHITENOISE_USE_FINDERS = DEBUG
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "var" / "media")))
 
+# The console backend (the default: development) writes mail to stdout; production refuses it
+# unless UEDU_ALLOW_CONSOLE_EMAIL=1 (settings/production.py). SMTP reads the EMAIL_HOST… below.
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="uedu-dr@localhost")
 ADMINS = [tuple(pair.split(":", 1)) for pair in env.list("ADMINS", default=[]) if ":" in pair]
 # The site's address as students reach it: the worker has no request to build links from, so the
