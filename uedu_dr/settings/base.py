@@ -319,10 +319,23 @@ UEDU_CHAT_DAILY_QUOTA = {
     "ta": _optional_limit("UEDU_CHAT_QUOTA_TA", 300),
     "student": _optional_limit("UEDU_CHAT_QUOTA_STUDENT", 150),
 }
+# Researches one user may have queued or running (plan review included) at once, by the same
+# roles (None = no limit): a user cannot hold the platform's cap with reservations while the
+# workers are busy (research.services.start_limits).
+UEDU_DR_MAX_ACTIVE = {
+    "admin": _optional_limit("UEDU_DR_MAX_ACTIVE_ADMIN", None),
+    "teacher": _optional_limit("UEDU_DR_MAX_ACTIVE_TEACHER", 6),
+    "ta": _optional_limit("UEDU_DR_MAX_ACTIVE_TA", 4),
+    "student": _optional_limit("UEDU_DR_MAX_ACTIVE_STUDENT", 2),
+}
 UEDU_DEEP_RESEARCH_ALERT_USD = _decimal("UEDU_DEEP_RESEARCH_ALERT_USD", "20")
-UEDU_DEEP_RESEARCH_DAILY_CAP_USD = _decimal("UEDU_DEEP_RESEARCH_DAILY_CAP_USD", "100")
-# The share of that cap one account's metered calls (chat, judge, context check, Bloom; what its
-# research spent counts too) may commit in a day (quotas.services.reserve_call); admins are exempt.
+# The cap leaves each account (at the share below) room for a student's whole quota of researches
+# at their worst case, one after another: 20 x $3.54 (the default limits at the dearest default
+# price) = $70.80 <= 5 % of $1,500. `check --deploy` says when the settings no longer allow it
+# (research.checks).
+UEDU_DEEP_RESEARCH_DAILY_CAP_USD = _decimal("UEDU_DEEP_RESEARCH_DAILY_CAP_USD", "1500")
+# The share of that cap one account may commit in a day, every kind of call and its researches'
+# reservations together (quotas.services.reserve_cost); platform admins are exempt.
 UEDU_USER_DAILY_CAP_SHARE = _decimal("UEDU_USER_DAILY_CAP_SHARE", "0.05")
 if not Decimal(0) < UEDU_USER_DAILY_CAP_SHARE <= Decimal(1):
     raise ImproperlyConfigured(
@@ -362,6 +375,14 @@ UEDU_DR_RATE_START = _rate("UEDU_DR_RATE_START", "5/m")
 UEDU_DR_RATE_JUDGE = _rate("UEDU_DR_RATE_JUDGE", "20/m")
 UEDU_CHAT_RATE = _rate("UEDU_CHAT_RATE", "20/m")  # ordinary ClassroomGPT messages
 UEDU_DR_RATE_FEEDBACK = _rate("UEDU_DR_RATE_FEEDBACK", "30/m")  # answer feedback and reports
+# Researches a user may cancel with a full refund (before their plan) in this window before their
+# next start is refused: the refund is kept, the start-and-cancel loop is not
+# (research.services.start_limits).
+UEDU_DR_CANCEL_RATE = _rate("UEDU_DR_CANCEL_RATE", "5/h")
+if UEDU_DR_CANCEL_RATE.startswith("0/"):
+    raise ImproperlyConfigured(
+        "UEDU_DR_CANCEL_RATE must allow at least one cancel (0 would refuse every start)"
+    )
 
 # Log-in throttling (django-axes, uedu_dr.login_throttle): failed log-ins are counted on every
 # log-in form; the lock backs off (doubles) per round.
