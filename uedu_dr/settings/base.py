@@ -652,6 +652,10 @@ UEDU_MATERIALS_MAX_UPLOAD_BYTES = UEDU_MATERIALS_MAX_UPLOAD_MB * 1024 * 1024
 # (channels_app.extraction): a crafted file fails alone instead of taking the worker down.
 UEDU_EXTRACTION_MAX_MEMORY_MB = _positive_int("UEDU_EXTRACTION_MAX_MEMORY_MB", 1024)
 UEDU_EXTRACTION_TIMEOUT_SECONDS = _positive_int("UEDU_EXTRACTION_TIMEOUT_SECONDS", 120)
+# How many of those children (materials and fetched pages alike) run at once, per process and
+# across the platform (uedu_dr.parse_slots): each may take UEDU_EXTRACTION_MAX_MEMORY_MB.
+UEDU_PARSE_CHILDREN_PER_PROCESS = _positive_int("UEDU_PARSE_CHILDREN_PER_PROCESS", 2)
+UEDU_PARSE_CHILDREN_PLATFORM = _positive_int("UEDU_PARSE_CHILDREN_PLATFORM", 8)
 # Every other request body (JSON, forms): larger ones are refused with 413 before they are read
 # (uedu_dr.request_limits); a multipart body may be a course file plus this much.
 UEDU_MAX_REQUEST_BYTES = _positive_int("UEDU_MAX_REQUEST_BYTES", 1024 * 1024)
