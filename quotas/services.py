@@ -265,9 +265,10 @@ def user_committed_cost(user, day: date) -> Decimal:
 def _check_user_share(user, worst_case: Decimal, day: date, kind: str) -> None:
     """No account takes more than its share of the platform's day (UEDU_USER_DAILY_CAP_SHARE), its
     researches' reservations included: a scripted account meets its own 429 long before everyone
-    meets the cap's 503. Platform admins are exempt (they set the cap). The caller holds the
-    user's call lock."""
-    if user is None or is_platform_admin(user):
+    meets the cap's 503. Platform admins are exempt (they set the cap), and so are accounts that
+    cannot log in (the evaluation's: only the platform's own processes act for them, within the
+    cap and the evaluation's own budget). The caller holds the user's call lock."""
+    if user is None or is_platform_admin(user) or not user.is_active:
         return
     share = user_share_usd()
     if user_committed_cost(user, day) + worst_case > share:

@@ -14,7 +14,8 @@ starts cannot pass together):
   the next start is refused (429 `cancel_throttled`) until the oldest leaves the window. The refund
   itself is never withheld, and cancelling is never refused.
 
-Platform admins are exempt (they have no quota and set the cap)."""
+Platform admins are exempt (they have no quota and set the cap), and so are accounts that cannot
+log in (the evaluation's, which runs its researches one after another in its own process)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def check_start(user, task: ResearchTask) -> None:
     """Refuse (429) a start past the user's active researches or cancel throttle. `task` is the
     row being started (created in this transaction): it is not counted. Call inside
     transaction.atomic(), before the quota charge."""
-    if is_platform_admin(user):
+    if is_platform_admin(user) or not user.is_active:
         return
     quotas.lock_user_starts(user)
     _check_active(user, task, max_active_researches(resolve_role(user)))

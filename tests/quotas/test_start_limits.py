@@ -11,10 +11,11 @@ import pytest
 from django.utils import timezone
 
 from agent.engine.events import PlanComplete
+from channels_app.models import Membership
 from quotas import services as quotas
 from research.models import ResearchTask
 from research.services import events, lifecycle, settlement
-from tests.support.factories import add_member
+from tests.support.factories import add_member, make_user
 from uedu_dr.errors import ServiceError
 
 JSON = {"HTTP_ACCEPT": "application/json"}
@@ -143,11 +144,17 @@ def test_a_research_counts_against_the_share_so_even_an_unlimited_quota_is_bound
     assert (stopped.value.code, stopped.value.status) == ("user_budget_exceeded", 429)
     assert started == int(share // worst)  # 21 at the defaults
     assert quotas.user_committed_cost(teacher, quotas.platform_day()) <= share
-    # Admins set the cap and have no share.
-    task, _ = lifecycle.task_start(
-        queue=False, user=personas.admin, channel=personas.channel, question=QUESTION
-    )
-    assert task.pk
+    # Admins set the cap and have no share; nor has the evaluation's account, which cannot log in.
+    evaluation = make_user("evaluation")
+    evaluation.is_active = False
+    evaluation.save()
+    add_member(personas.channel, evaluation, Membership.Role.TEACHER)
+    for exempt in (personas.admin, evaluation):
+        for n in range(25):
+            task, _ = lifecycle.task_start(
+                queue=False, user=exempt, channel=personas.channel, question=f"{QUESTION} #{n}"
+            )
+            finish_at_worst_case(task)
 
 
 def test_cancels_after_the_plan_and_finished_researches_are_not_counted_by_the_throttle(personas, settings):
