@@ -29,10 +29,12 @@ def api(client, django_capture_on_commit_callbacks, settings):
     busy, so each research started stays queued and keeps its reservation."""
     settings.UEDU_DR_RATE_START = "1000/m"  # the per-minute rate is not what is under test
 
-    def call(user, path, body):
+    def call(user, path, body, **headers):
         client.force_login(user)
         with django_capture_on_commit_callbacks(execute=False):
-            return client.post(f"/api/deep_research/{path}", body, content_type="application/json", **JSON)
+            return client.post(
+                f"/api/deep_research/{path}", body, content_type="application/json", **JSON, **headers
+            )
 
     return call
 
@@ -88,7 +90,15 @@ def test_a_student_has_at_most_two_researches_under_way_and_is_told_so(api, pers
     assert [start(api, student, channel, n).status_code for n in range(2)] == [201, 201]
     response = start(api, student, channel, 2)
     assert refused(response, "too_many_active")
-    assert "2" in response.json()["error"]["message"]
+    # The chat page shows the API's own words (chat.js), in the reader's language.
+    assert (
+        response.json()["error"]["message"]
+        == "您已有 2 項研究正在進行。請等其中一項完成或取消一項，再啟動新的研究。"
+    )
+    english = api(
+        student, "start", {"question": QUESTION, "channel_id": channel.pk}, HTTP_ACCEPT_LANGUAGE="en"
+    )
+    assert english.json()["error"]["message"].startswith("You already have 2 researches under way.")
     assert ResearchTask.objects.filter(user=student).count() == 2  # nothing kept of the refused start
     assert quotas.quota_status(student).used == 2
     # A research awaiting its plan review is under way too; one that ended frees a place.
