@@ -44,7 +44,10 @@ ERRORS = {
     400: OpenApiResponse(description='Bad input: {"error": {"code", "message"}}'),
     403: OpenApiResponse(description="Deep Research off for the channel"),
     404: OpenApiResponse(description="No such task or channel (or one you may not see)"),
-    429: OpenApiResponse(description="Quota or rate limit reached; see Retry-After"),
+    429: OpenApiResponse(
+        description="Quota, rate limit, the user's share of the cap, researches under way or cancels "
+        "throttled; see Retry-After"
+    ),
     503: OpenApiResponse(description="Platform daily cost cap reached, or the LLM is unavailable"),
 }
 
