@@ -33,6 +33,7 @@ ROLE_MARKERS = [
     ("planner", "You are the planner"),
     ("action", "You are the researcher"),
     ("reflection", "You are the reflection step"),
+    ("translation", "You translate search queries"),
     ("claims", "You are the claims step"),
     ("synthesizer", "You are the writer"),
     ("verifier", "You are the verifier"),
@@ -850,6 +851,10 @@ class ScriptedLLM:
             }
         if role == "bloom":
             return {"content": json.dumps({"level": "analyze", "confidence": 0.8, "rationale": "scripted"})}
+        if role == "translation":
+            from tests.support import scripted_translation
+
+            return {"content": json.dumps(scripted_translation.reply(_user_text(body)), ensure_ascii=False)}
         if role == "entailment":
             payload = re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S)
             items = json.loads(payload.group(1)) if payload else []
