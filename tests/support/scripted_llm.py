@@ -1019,6 +1019,10 @@ def main() -> None:  # pragma: no cover - used by bench scripts
         choices=sorted(QUIRKS),
         help="behave like a server with this quirk",
     )
+    parser.add_argument("--complexity", default="moderate", choices=["simple", "moderate", "complex"])
+    parser.add_argument(
+        "--prefer", action="append", default=[], help="call this tool first when it is offered (repeatable)"
+    )
     args = parser.parse_args()
     server = ScriptedLLM(
         Scenario(
@@ -1026,6 +1030,8 @@ def main() -> None:  # pragma: no cover - used by bench scripts
             action_rounds=args.action_rounds,
             tools_per_round=args.tools_per_round,
             sufficient_after=args.sufficient_after,
+            complexity=args.complexity,
+            preferred_tools=args.prefer,
         )
     ).start(args.port)
     server.quirk(*args.quirk)
