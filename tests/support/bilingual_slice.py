@@ -1,8 +1,8 @@
 """The cross-language slice of dataset v3 as the retrieval test and bench search it: the items
 whose every gold passage is in a language other than the question's, one course channel holding
-every file of the slice and the demo course's three files (35
-passages, in both languages), recall@5 of the material search, and the engine's
-own translation call for a question (agent/engine/translation.py) against a model server."""
+every file of the slice and the demo course's three files (35 passages, in both languages),
+recall@5 of the material search, and the engine's own translation call for a question
+(agent/engine/translation.py) against a model server."""
 
 from __future__ import annotations
 
