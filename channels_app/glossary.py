@@ -160,9 +160,10 @@ def mine(text: str) -> list[Term]:
 
 
 def _bigrams(text: str) -> set[str]:
-    grams = set()
+    """The character bigrams of the text's CJK runs (a one-character run is its own)."""
+    grams: set[str] = set()
     for run in CJK_RUN.findall(text):
-        grams.update(run[i : i + 2] for i in range(len(run) - 1)) if len(run) > 1 else grams.add(run)
+        grams.update({run} if len(run) == 1 else {run[i : i + 2] for i in range(len(run) - 1)})
     return grams
 
 

@@ -155,6 +155,8 @@ class Gatherer:
         run = self.run
         room = max(0, min(run.limits.max_calls_per_round, run.tool_calls_left()))
         accepted, skipped = calls[:room], calls[room:]
+        if any(self._bilingual(c.name) and c.arguments is not None for c in accepted):
+            self.translations.prepare()  # one model call per research, in this (the engine's) thread
         planned = []
         for call in accepted:
             self.step_index += 1
@@ -174,8 +176,6 @@ class Gatherer:
         )
         outcomes: dict[str, tuple[ToolResult, list[Source]]] = {}
         futures, started = {}, {}
-        if any(self._bilingual(c.name) and c.arguments is not None for _, c in planned):
-            self.translations.prepare()  # one model call per research, in this (the engine's) thread
         for index, call in planned:
             if call.name not in self.known:
                 error = f"unknown tool {call.name!r}; available: {', '.join(sorted(self.known))}"
