@@ -76,11 +76,19 @@ def recall_at_5(results: list[list[str]], golds: list[list[str]]) -> float:
     return round(sum(found_at_5(texts, wanted) for texts, wanted in zip(results, golds)) / len(golds), 3)
 
 
-def engine_translations(question: str, material_languages, base_url: str, question_language: str):
+def engine_translations(
+    question: str,
+    material_languages,
+    base_url: str,
+    question_language: str,
+    *,
+    model: str = "scripted",
+    timeout: float = 10,
+):
     """The engine's translation call for a research on `question` (no sub-questions), as a
     research makes it: (the run context, the QueryTranslations). Counted on the run's meter."""
     client = LLMClient(
-        LLMConfig(models={"default": "scripted"}, base_url=base_url, api_key="t", timeout=10), UsageMeter()
+        LLMConfig(models={"default": model}, base_url=base_url, api_key="t", timeout=timeout), UsageMeter()
     )
     run = RunContext(
         inp=ResearchInput(
