@@ -38,6 +38,15 @@ Answer with one JSON object: {{"translations": [{{"index": <number of the text>,
 
 _WORD = re.compile(r"[a-z0-9]{3,}")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+
+
+def written_in(text: str, code: str) -> bool:
+    """Whether most of `text` is in the script of `code` (a Han character weighs two thirds of a
+    word, as channels_app.languages weighs them): a small model asked for Chinese may answer in
+    English, or repeat the question."""
+    han, words = len(_HAN.findall(text)), len(_LATIN_WORD.findall(text))
+    return han / 1.5 >= words if code == "zh" else words > han / 1.5
 
 
 def _tokens(text: str) -> set[str]:
@@ -140,13 +149,14 @@ class QueryTranslations:
         ]
 
     def _keep(self, data: dict) -> None:
-        """The valid translations: a known text and language, some text, not the text itself."""
+        """The valid translations: a known text and language, some text, not the text itself, and
+        written in the language asked for."""
         for entry in data.get("translations") or []:
             index, code, text = entry.get("index"), entry.get("language"), entry.get("text")
             if not isinstance(index, int) or not 1 <= index <= len(self.texts) or code not in self.targets:
                 continue
             text = " ".join(str(text or "").split())[:MAX_CHARS]
-            if text and text != self.texts[index - 1]:
+            if text and text != self.texts[index - 1] and written_in(text, code):
                 self.versions[index - 1].setdefault(code, text)
 
     def for_query(self, query: str) -> list[dict] | None:

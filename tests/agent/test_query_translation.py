@@ -112,6 +112,33 @@ def test_a_failed_translation_leaves_the_search_to_the_glossary_and_the_plan_say
     assert search["translations"] == [{"language": "zh", "text": QUESTION, "by": "question"}]
 
 
+@pytest.mark.parametrize(
+    "wrote",
+    [
+        QUESTION,  # the question again (Gemma 3 270M did, docs/evaluation.md)
+        "The dashboard combines three signals, the typical ones.",  # English, as asked
+        "典型的預警儀表板",  # Chinese, not what was asked
+    ],
+)
+def test_a_translation_that_is_not_one_is_dropped_by_code(llm, wrote):
+    llm.reset(Scenario(complexity="simple", tools_per_round=1))
+    expected_ok = wrote.startswith("The")
+    llm.on(
+        "translation",
+        lambda body: {
+            "content": json.dumps(
+                {"translations": [{"index": 1, "language": "en", "text": wrote}]}, ensure_ascii=False
+            )
+        },
+    )
+    result, calls = research(llm)
+
+    (search,) = [c for c in calls if c["tool"] == "course_search"]
+    by_model = [t["text"] for t in search["translations"] if t["by"] == "model"]
+    assert by_model == ([wrote] if expected_ok else [])
+    assert result.plan["translations"]["status"] == ("ok" if expected_ok else "failed")
+
+
 def test_the_translation_call_is_bounded_by_the_researchs_token_limit(llm):
     llm.reset(Scenario(complexity="simple", tools_per_round=1))
     # The planner alone uses up the (tiny) token budget: the translation is never sent.
