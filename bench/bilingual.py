@@ -36,6 +36,11 @@ from _stack import BenchStack, reference_cpu_ms, uptime
 MODEL_TARGET, GLOSSARY_TARGET = 0.9, 0.7
 
 
+def reply_text(exchange: dict) -> str:
+    choices = (exchange.get("response") or {}).get("choices") or [{}]
+    return (choices[0].get("message") or {}).get("content") or ""
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 2)
@@ -49,6 +54,7 @@ def main() -> int:
     parser.add_argument(
         "--gemma", action="store_true", help="serve Gemma 3 270M with the cached llama-server"
     )
+    parser.add_argument("--limit", type=int, default=0, help="only the first N questions (a slow model)")
     args = parser.parse_args()
     stack = BenchStack("bilingual")
     try:
@@ -83,11 +89,18 @@ def main() -> int:
 
         passages = MaterialChunk.objects.filter(channel=channel).count()
         items = cross_language_slice()
+        if args.limit:  # the same number of each direction
+            zh = [i for i in items if question_language(i[0].question) != "en"]
+            en = [i for i in items if question_language(i[0].question) == "en"]
+            items = zh[: (args.limit + 1) // 2] + en[: args.limit // 2]
         box = load().bind(ToolContext(user_id=owner.pk, channel_id=channel.pk, channel_slug=channel.slug))
         golds = [g for _, g in items]
 
         translations, statuses, tokens = [], [], {"prompt": 0, "completion": 0, "calls": 0}
+        written, exchanges = [], []
         for item, _ in items:
+            exchanges.clear()
+            began_call = time.monotonic()
             run, translated = engine_translations(
                 item.question,
                 channel.material_languages,
@@ -95,9 +108,21 @@ def main() -> int:
                 question_language(item.question),
                 model=args.model,
                 timeout=600 if args.llm_url else 10,
+                recorder=exchanges.append,
             )
             translations.append(translated.for_query(item.question))
             statuses.append(run.plan.translations.get("status", ""))
+            written.append(
+                {
+                    "id": item.id,
+                    "status": statuses[-1],
+                    "translation": [t["text"][:200] for t in translations[-1] or [] if t["by"] == "model"],
+                    "seconds": round(time.monotonic() - began_call, 1),
+                    "failures": [r["kind"] for r in run.retries],
+                    # what the model wrote, each call (a failed translation shows why)
+                    "replies": [reply_text(e)[:300] for e in exchanges],
+                }
+            )
             usage = run.llm.meter.total
             tokens["prompt"] += usage.prompt_tokens
             tokens["completion"] += usage.completion_tokens
@@ -154,6 +179,7 @@ def main() -> int:
         "ways": figures,
         "translator": args.model if args.llm_url else "scripted dictionary double",
         "translations_ok": statuses.count("ok"),
+        "translations": written if args.llm_url else [],
         "translation_call_per_research": {
             "calls": round(tokens["calls"] / len(items), 2),
             "prompt_tokens": round(tokens["prompt"] / len(items)),

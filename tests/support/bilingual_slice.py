@@ -84,11 +84,15 @@ def engine_translations(
     *,
     model: str = "scripted",
     timeout: float = 10,
+    recorder=None,
 ):
     """The engine's translation call for a research on `question` (no sub-questions), as a
-    research makes it: (the run context, the QueryTranslations). Counted on the run's meter."""
+    research makes it: (the run context, the QueryTranslations). Counted on the run's meter;
+    `recorder` gets each exchange, as a research's transcript does."""
     client = LLMClient(
-        LLMConfig(models={"default": model}, base_url=base_url, api_key="t", timeout=timeout), UsageMeter()
+        LLMConfig(models={"default": model}, base_url=base_url, api_key="t", timeout=timeout),
+        UsageMeter(),
+        recorder=recorder,
     )
     run = RunContext(
         inp=ResearchInput(
