@@ -7,7 +7,7 @@ import json
 from django import template
 from django.utils.html import json_script
 
-from research import presentation
+from research import presentation, search_languages
 from research.rendering import render_markdown
 from research.services import review
 from research.ui_strings import js_strings
@@ -35,6 +35,16 @@ def progress_limits():
 def ui_strings():
     """The translated texts the page's scripts show, as a JSON data block (not executable)."""
     return json_script(js_strings(), "ui-strings")
+
+
+@register.simple_tag
+def plan_translations(task):
+    return search_languages.plan_translations(task)
+
+
+@register.simple_tag
+def step_queries(step):
+    return search_languages.step_queries(step)
 
 
 @register.filter
