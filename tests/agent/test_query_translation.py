@@ -23,7 +23,7 @@ CTX = ToolContext(user_id=1, channel_id=1)
 def registry(calls: list) -> ToolRegistry:
     box = ToolRegistry()
 
-    @box.tool("materials", tier="internal", search=True, exact_figures=False, bilingual=True)
+    @box.tool(tier="internal", search=True, exact_figures=False, bilingual=True)
     def course_search(ctx: ToolContext, query: str, *, translations: list[dict] | None = None) -> ToolResult:
         """Search the course's files.
 
@@ -34,7 +34,7 @@ def registry(calls: list) -> ToolRegistry:
         text = "A typical early-warning dashboard combines three signals."
         return ToolResult(sources=[Source(title="handout p. 1", snippet=text, text=text, tier="internal")])
 
-    @box.tool("scholarly", tier="scholarly", search=True, exact_figures=False)
+    @box.tool(tier="scholarly", search=True, exact_figures=False)
     def paper_search(ctx: ToolContext, query: str) -> ToolResult:
         """Search papers.
 
@@ -153,7 +153,7 @@ def test_a_bilingual_tool_must_take_the_engines_translations_keyword():
     box = ToolRegistry()
     with pytest.raises(ToolDefinitionError, match="translations=None"):
 
-        @box.tool("materials", tier="internal", search=True, exact_figures=False, bilingual=True)
+        @box.tool(tier="internal", search=True, exact_figures=False, bilingual=True)
         def broken(ctx: ToolContext, query: str) -> ToolResult:
             """Search.
 
