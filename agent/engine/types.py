@@ -37,6 +37,12 @@ TIER_RANK: dict[str, int] = {name: tier.rank for name, tier in TIERS.items()}
 TIER_WEIGHT: dict[str, float] = {name: tier.weight for name, tier in TIERS.items()}
 
 
+def tier_weight(source) -> float:
+    """The tier table's weight of a source (history-based weights, when the product provides
+    them, replace it)."""
+    return TIER_WEIGHT.get(source.tier, 0.5)
+
+
 @dataclass(frozen=True)
 class ToolTraits:
     """What the engine knows of a tool besides its schema, declared once, at its registration:

@@ -15,8 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
 from agent.engine import ResearchResult
-from agent.engine.types import Source
-from agent.engine.verification import tier_weight
+from agent.engine.types import Source, tier_weight
 from research.models import AnswerFeedback, ResearchTask, SourceStat
 
 PRIOR_PASSED, PRIOR_FAILED = 4, 1

@@ -480,7 +480,7 @@ OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
 UEDU_LLM_DEFAULT_MODEL = env.str("UEDU_LLM_MODEL", default="gpt-5.4-mini")
 UEDU_LLM_MODELS = {
     role: env.str(f"UEDU_LLM_MODEL_{role.upper()}", default=UEDU_LLM_DEFAULT_MODEL)
-    for role in ("planner", "action", "reflection", "synthesizer", "verifier", "judge", "chat", "bloom")
+    for role in ("planner", "action", "reflection", "selector", "interpreter", "judge", "chat", "bloom")
 }
 # One attempt of one call, start to end: a slow model writing a long answer needs minutes. A dead
 # or stuck server is caught sooner, by the silence limit: no streamed byte for that many seconds
