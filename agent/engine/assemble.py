@@ -286,7 +286,7 @@ def _report_limitations(
         out.append({"code": "no_sources", "detail": {}})
     elif not shown:
         out.append({"code": "no_facts", "detail": {"sources": len(run.registry)}})
-    if counter.ran and not report.counter_evidence.facts:
+    if counter.ran and len(run.registry) and not report.counter_evidence.facts:
         out.append({"code": "no_counter_evidence", "detail": {"searches": counter.searches}})
     unresolved = [c for c in report.conflicts if c.status == "unresolved"]
     if unresolved:
@@ -417,7 +417,6 @@ def _record(run: RunContext, report: R.Report, found: Findings, citations: list[
         "status": "complete"
         if not any(x.code in ("selection_failed", "selection_not_run") for x in report.limitations)
         else "incomplete",
-        "policy": run.inp.unsupported_policy,
         "claims": ledger,
         "evidence": evidence,
         "counts": {"facts": len(shown), "not_shown": len(report.not_shown)},

@@ -8,9 +8,9 @@ same filed figure of a structured source), labelled as computed wherever shown."
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from . import spans
 from . import values as value_parser
 from .selection import Picked
 
@@ -129,17 +129,7 @@ def _same(a: float, b: float, tolerance: float = 0.01) -> bool:
     return abs(a - b) <= tolerance * max(abs(a), abs(b))
 
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]{3,}")
-_HAN = re.compile(r"[\u3400-\u9fff]")
-STOPWORDS = frozenset(
-    "that this with from have been were their there which about than then they them these those "
-    "also into over under more most less some such only very said says according year years".split()
-)
-
-
 def subject_words(text: str) -> set[str]:
-    """Content words of a span (English words of four letters or more, lowercased; Chinese
-    character pairs): two spans about one subject share some."""
-    words = {w.lower().strip("'’-") for w in _WORD.findall(text)} - STOPWORDS
-    han = _HAN.findall(text)
-    return words | {a + b for a, b in zip(han, han[1:])}
+    """The content terms of a span (spans.terms: English words stemmed, stop words out; Chinese
+    character pairs), numbers left out: two spans about one subject share some."""
+    return {t for t in spans.terms(text) if not t.isdigit()}

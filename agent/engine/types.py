@@ -203,9 +203,6 @@ class ResearchInput:
     channel_name: str = ""
     channel_description: str = ""
     language: str = "zh-hant"
-    # What happens to a sentence or table cell that maps to no verified claim: "drop" (the
-    # default) takes it out of the body and lists it as not verified; "mark" (opt-in) keeps it with ⚠.
-    unsupported_policy: Literal["mark", "drop"] = "drop"
     # Search for evidence against the main conclusions before writing: never, for moderate and
     # complex questions, for complex questions only, or always.
     counter_search: Literal["off", "moderate", "complex", "always"] = "moderate"

@@ -445,7 +445,6 @@ def _run_engine(
             channel_name=channel.name,
             channel_description=channel.description[:1000],
             language=task.language,
-            unsupported_policy=settings.UEDU_DR_UNSUPPORTED_POLICY,
             counter_search=settings.UEDU_DR_COUNTER_SEARCH,
             allowed_domains=policy.allowed_domains,
             denied_domains=policy.denied_domains,

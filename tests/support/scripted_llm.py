@@ -510,7 +510,9 @@ class ScriptedLLM:
             m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "system"
         )
         offered = TOOLS_BLOCK.search(system) if not body.get("tools") else None
-        if offered:  # the tool choice asked for as JSON (a server without native tool calls)
+        if (
+            offered and self.scenario.mode != "schema_filler"
+        ):  # the tool choice asked for as JSON (a server without native tool calls)
             tools = [{"type": "function", "function": t} for t in json.loads(offered.group(1))]
             asked = dict(body, tools=tools)
             reply = self.handlers[role](asked) if role in self.handlers else self._default(role, asked, fault)

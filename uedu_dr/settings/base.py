@@ -400,11 +400,6 @@ if not 0 <= UEDU_HEALTHZ_CACHE_SECONDS <= 300:
     raise ImproperlyConfigured("UEDU_HEALTHZ_CACHE_SECONDS must be between 0 and 300")
 UEDU_PASSWORD_RESET_RATE = _rate("UEDU_PASSWORD_RESET_RATE", "5/h")  # per address and per e-mail
 
-# What the report does with a sentence or table cell that maps to no verified claim: "drop" it
-# from the body and list it as not verified (the default), or "mark" it visibly (opt-in).
-UEDU_DR_UNSUPPORTED_POLICY = env.str("UEDU_DR_UNSUPPORTED_POLICY", default="drop")
-if UEDU_DR_UNSUPPORTED_POLICY not in ("mark", "drop"):
-    raise ImproperlyConfigured("UEDU_DR_UNSUPPORTED_POLICY must be 'mark' or 'drop'")
 # Search for evidence against the main conclusions before writing: "off", "moderate" (moderate
 # and complex questions, the default), "complex" (complex questions only) or "always".
 UEDU_DR_COUNTER_SEARCH = env.str("UEDU_DR_COUNTER_SEARCH", default="moderate")
