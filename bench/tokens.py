@@ -80,6 +80,14 @@ def message_tokens(count: Counter, message: dict) -> int:
     return tokens
 
 
+def verified_facts(report: dict, verification: dict) -> int:
+    """What a student reads as verified: the facts of a 2.x report (located spans), or, for the
+    1.x pipeline, the verified atomic claims the report's findings state."""
+    if str(report.get("schema_version", "")).startswith("2."):
+        return len(report.get("facts") or [])
+    return sum(len(f.get("claims") or []) for f in report.get("findings") or [])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--action-rounds", type=int, default=3)
@@ -169,6 +177,7 @@ def main() -> int:
                 calls += 1
             row = {
                 "question": question[:60],
+                "verified_facts": verified_facts(task.report_json or {}, task.verification_json or {}),
                 "llm_calls": calls,
                 "tool_calls": len(steps),
                 "prompt_tokens": prompt,
@@ -193,6 +202,7 @@ def main() -> int:
         "bench": "tokens",
         "researches": n,
         "llm_calls_per_research": round(statistics.mean(r["llm_calls"] for r in per_research), 1),
+        "verified_facts_per_research": round(statistics.mean(r["verified_facts"] for r in per_research), 1),
         "prompt_tokens_per_research": round(prompt),
         "completion_tokens_per_research": round(
             statistics.mean(r["completion_tokens"] for r in per_research)

@@ -65,7 +65,10 @@ CITATIONS_OPENAPI = {
             "tier": {"type": "string", "enum": ["internal", "structured", "scholarly", "web"]},
             "origin": {"type": "string", "enum": ["internal", "external"]},
             "locator": _STR,
-            "quote": {"type": "string", "description": "the first span of the source a fact of the report states"},
+            "quote": {
+                "type": "string",
+                "description": "the first span of the source a fact of the report states",
+            },
             "location": {
                 "type": "object",
                 "required": ["page", "start", "end"],
