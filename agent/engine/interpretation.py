@@ -186,7 +186,7 @@ def interpret(
         if span_id not in originals or span_id in done or not text:
             continue
         done.add(span_id)
-        if not novelty.translation_keeps(originals[span_id], text):
+        if novelty.translation_keeps(originals[span_id], text):  # what it loses or adds
             out.dropped.append(Dropped("translation", "lost_numbers", span=span_id, index=n))
             continue
         if instructions.repeats(text, _flagged_passages(run)) or INSTRUCTION_ECHO(text):

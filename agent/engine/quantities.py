@@ -107,7 +107,8 @@ def compute(measures: Measures, facts: list[Picked], registry) -> None:
         years = sorted(by_year)
         for a, b in zip(years, years[1:]):
             first, then = by_year[a], by_year[b]
-            growth = _growth(first.value, then.value)
+            a, b = _parsed(first), _parsed(then)
+            growth = value_parser.compute("growth", a, b)
             if growth is None:
                 continue
             measures.derived.append(
@@ -115,14 +116,14 @@ def compute(measures: Measures, facts: list[Picked], registry) -> None:
                     id=len(measures.derived) + 1,
                     kind="growth",
                     inputs=[first.id, then.id],
-                    value=growth,
-                    unit="%",
+                    value=round(growth, 4),
+                    unit=value_parser.computed_unit("growth", a),
                 )
             )
 
 
-def _growth(earlier: float, later: float) -> float | None:
-    return round((later - earlier) / earlier * 100, 2) if earlier else None
+def _parsed(r: Reading) -> value_parser.ParsedValue:
+    return value_parser.ParsedValue(r.kind, r.value, r.unit, r.text, r.start, r.end, r.year)
 
 
 def _same(a: float, b: float, tolerance: float = 0.01) -> bool:
