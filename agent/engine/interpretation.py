@@ -18,6 +18,7 @@ interpretation, and says so."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from . import instructions, novelty, prompts, schemas
@@ -77,6 +78,16 @@ def checked_text(run: RunContext, text: str, grounds: list[str]) -> tuple[str, s
     if found:
         return "", reason_of(found)
     return text, ""
+
+
+def _adds_a_name(original: str, translation: str) -> bool:
+    """A translation into English of a Chinese span that writes a Latin name the span does not
+    (translation_keeps checks the names of English originals): without a dictionary code cannot
+    tell a transliteration from an invented name, so such a translation is not shown."""
+    if not re.search(r"[\u3400-\u9fff]", original):
+        return False
+    known = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", original)}
+    return any(name.lower() not in known for name in novelty.latin_names(translation, at_start=False))
 
 
 def plan_texts(run: RunContext) -> tuple[list[str], list[str], list[Dropped]]:
@@ -186,7 +197,7 @@ def interpret(
         if span_id not in originals or span_id in done or not text:
             continue
         done.add(span_id)
-        if novelty.translation_keeps(originals[span_id], text):  # what it loses or adds
+        if novelty.translation_keeps(originals[span_id], text) or _adds_a_name(originals[span_id], text):
             out.dropped.append(Dropped("translation", "lost_numbers", span=span_id, index=n))
             continue
         if instructions.repeats(text, _flagged_passages(run)) or INSTRUCTION_ECHO(text):

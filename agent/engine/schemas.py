@@ -128,7 +128,7 @@ def selection(candidate_ids: list[str], hypotheses: int) -> dict:
     )
 
 
-MAX_INTERPRETATION_ITEMS = 6
+MAX_INTERPRETATION_ITEMS = 8
 MAX_SUGGESTIONS = 3
 
 

@@ -1,8 +1,9 @@
 """The report's JSON Schema in the OpenAPI document.
 
-agent.engine.report_types.REPORT_SCHEMA is JSON Schema 2020-12 (the engine validates every report
-against it); the OpenAPI document is 3.0, which says "nullable" instead of a type list and "enum"
-instead of "const". This turns one into the other, so the API publishes the very same shape."""
+agent.engine.report_types.REPORT_SCHEMA is JSON Schema 2020-12, generated from the report's
+dataclasses (the engine validates every report against it); the OpenAPI document is 3.0, which
+says "nullable" instead of a type list and "enum" instead of "const". This turns one into the
+other, so the API publishes the very same shape."""
 
 from __future__ import annotations
 
@@ -41,20 +42,20 @@ def to_openapi(schema):
 
 REPORT_OPENAPI = {
     **to_openapi(REPORT_SCHEMA),
-    "description": f"Deep Research report, schema version {SCHEMA_VERSION} (JSON Schema: agent/engine/report_types.py).",
+    "description": f"Deep Research report, schema version {SCHEMA_VERSION} (JSON Schema generated from "
+    "agent/engine/report_types.py). Reports stored in an older version are served converted to this one.",
 }
 
 
-# The task's stored citations (GET …/task/<uuid> "citations"): one per source of the report, in
-# its numbering (agent.engine.types.Citation), with the first span a fact quotes from it. Tasks
-# finished before citations carried their quote (report schema 1.0) have none: quote and location
-# are optional here.
+# The task's stored citations (GET …/task/<uuid> "citations"): the sources its answer cites, by
+# their display `number`. Researches stored with a 1.x report carry the quote a citation stood
+# for and its location; the report (GET …/report) holds every span with its location.
 _STR = {"type": "string"}
 CITATIONS_OPENAPI = {
     "type": "array",
     "items": {
         "type": "object",
-        "required": ["number", "source_id", "title", "url", "source_tool", "snippet", "tier", "origin"],
+        "required": ["number", "title", "url", "source_tool", "tier", "origin"],
         "properties": {
             "number": {"type": "integer", "description": "the number shown as [N]"},
             "source_id": {"type": "integer"},
@@ -65,13 +66,9 @@ CITATIONS_OPENAPI = {
             "tier": {"type": "string", "enum": ["internal", "structured", "scholarly", "web"]},
             "origin": {"type": "string", "enum": ["internal", "external"]},
             "locator": _STR,
-            "quote": {
-                "type": "string",
-                "description": "the first span of the source a fact of the report states",
-            },
+            "quote": _STR,
             "location": {
                 "type": "object",
-                "required": ["page", "start", "end"],
                 "properties": {"page": _STR, "start": {"type": "integer"}, "end": {"type": "integer"}},
             },
         },
