@@ -403,16 +403,17 @@ def _record(run: RunContext, report: R.Report, found: Findings, citations: list[
             if s is not None
         ]
 
-    # What was checked against each source, for the sources' history (research.services.credibility):
-    # a fact is a passage the source really holds; a passage that addresses the model counts
-    # against its source.
+    # What each source was found to be, for the sources' history (research.services.credibility):
+    # a fact is a passage the source really holds and the research stood on; a source that
+    # holds passages addressing the model counts against its tool and site once.
     evidence = [
         {"verdict": "supported", "sources": sources_of([report.source(f.source).source_id])} for f in shown
     ]
-    for item in report.not_shown:
-        cut = found.index.get(item.span) if item.span and found.index is not None else None
-        if item.reason == "instruction_in_source" and cut is not None:
-            evidence.append({"verdict": "unsupported", "sources": sources_of([cut.source_id])})
+    evidence += [
+        {"verdict": "unsupported", "sources": sources_of([source_id])}
+        for source_id, flags in sorted(run.registry.flags.items())
+        if flags
+    ]
     return {
         "status": "complete"
         if not any(x.code in ("selection_failed", "selection_not_run") for x in report.limitations)

@@ -93,9 +93,9 @@ def _keys(citation: dict) -> list[tuple[str, str]]:
 
 
 def record_verdicts(task: ResearchTask, result: ResearchResult) -> None:
-    """Count each source as passed or failed, in one upsert for the whole task: a fact is a
-    passage the source holds and the research stood on (passed); a passage of it that addresses
-    the model is a failure of the source (verification["evidence"], agent/engine/assemble.py)."""
+    """Count each source as passed or failed, in one upsert for the whole task: each fact is a
+    passage the source holds and the research stood on (passed); a source holding passages that
+    address the model fails once (verification["evidence"], agent/engine/assemble.py)."""
     counts: dict[tuple[str, str], list[int]] = {}
 
     def count(verdict: str, sources) -> None:

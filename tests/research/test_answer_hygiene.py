@@ -10,9 +10,9 @@ import pytest
 
 from agent.engine import prompts
 from agent.engine.answer import canonical, scrub_links
+from agent.engine.interpretation import INSTRUCTION_ECHO
 from agent.engine.sources import neutralise, render_source
 from agent.engine.types import Source
-from agent.engine.interpretation import INSTRUCTION_ECHO
 from research.rendering import render_markdown
 
 OBSERVED = {"https://docs.example/la"}

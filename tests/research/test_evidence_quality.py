@@ -106,7 +106,9 @@ def test_an_unresolved_conflict_triggers_at_most_two_targeted_re_search_rounds(l
         ],
     )
     llm.reset(Scenario(action_rounds=99))
-    result, sink = run(llm, registry=corpus_registry(fresh=True), question="What is the effect size of dashboards?")
+    result, sink = run(
+        llm, registry=corpus_registry(fresh=True), question="What is the effect size of dashboards?"
+    )
 
     purposes = [d["purpose"] for t, d in sink.events if t == "action_dispatch"]
     # internal (0.8) against internal and scholarly (0.1): never settled by tier
@@ -152,7 +154,9 @@ def test_a_complex_question_gets_a_counter_search_and_reports_what_it_found(llm)
     llm.on(
         "selector",
         selecting(
-            lambda i, t: (1, "for") if t.startswith("Learning") else (1, "against") if t.startswith("RAG") else None
+            lambda i, t: (
+                (1, "for") if t.startswith("Learning") else (1, "against") if t.startswith("RAG") else None
+            )
         ),
     )
     found, _ = run(llm)
