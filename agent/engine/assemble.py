@@ -448,6 +448,8 @@ def _record(run: RunContext, report: R.Report, found: Findings, citations: list[
         "internal_sources": sum(1 for c in cited if c.origin == "internal"),
         "external_sources": sum(1 for c in cited if c.origin == "external"),
         "hypotheses": [{"index": h.index, "status": h.status} for h in report.hypotheses],
+        "links_removed": found.interpretation.links_removed,
+        "instruction_echoes_removed": found.interpretation.instruction_echoes,
         "interpretation": {
             "ran": found.interpretation.ran,
             "items": len(report.interpretation.items),

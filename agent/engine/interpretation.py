@@ -48,6 +48,8 @@ class Interpreted:
     dropped: list[Dropped] = field(default_factory=list)
     limitations: list[dict] = field(default_factory=list)
     ran: bool = False
+    links_removed: int = 0  # links, images and markup taken out of the model's words
+    instruction_echoes: int = 0  # items that repeated the engine's own instructions
 
 
 def reason_of(found: list) -> str:
@@ -58,9 +60,11 @@ def reason_of(found: list) -> str:
     return code if code in NOT_SHOWN_REASONS else "novel_name"
 
 
-def plain(text: str) -> str:
+def plain(text: str, out: Interpreted | None = None) -> str:
     """The model's words without links, images or markup, on one line, bounded."""
-    text, _ = scrub_links(str(text or ""), set())
+    text, removed = scrub_links(str(text or ""), set())
+    if out is not None:
+        out.links_removed += removed
     return " ".join(text.split())[:MAX_TEXT]
 
 
@@ -68,11 +72,17 @@ def _flagged_passages(run: RunContext) -> list[str]:
     return [p for f in run.registry.flags.values() for p in f.passages]
 
 
-def checked_text(run: RunContext, text: str, grounds: list[str]) -> tuple[str, str]:
+def checked_text(
+    run: RunContext, text: str, grounds: list[str], out: Interpreted | None = None
+) -> tuple[str, str]:
     """(text, "") when it may be shown, or ("", reason) when not."""
     if not text:
         return "", ""
-    if instructions.repeats(text, _flagged_passages(run)) or INSTRUCTION_ECHO(text):
+    if INSTRUCTION_ECHO(text):
+        if out is not None:
+            out.instruction_echoes += 1
+        return "", "instruction_in_source"
+    if instructions.repeats(text, _flagged_passages(run)):
         return "", "instruction_in_source"
     found = novelty.novel(text, grounds)
     if found:
@@ -178,14 +188,14 @@ def interpret(
         if not cited:
             out.dropped.append(Dropped(kind, "no_spans", index=n))
             continue
-        text, reason = checked_text(run, plain(item.get("text")), [fact_text[i] for i in cited])
+        text, reason = checked_text(run, plain(item.get("text"), out), [fact_text[i] for i in cited], out)
         if reason:
             out.dropped.append(Dropped(kind, reason, index=n))
         elif text:
             out.items.append((kind, text, cited))
     grounds = [run.inp.question] + [fact_text[i] for i in fact_ids]
     for n, raw in enumerate((data.get("suggestions") or [])[: schemas.MAX_SUGGESTIONS]):
-        text, reason = checked_text(run, plain(raw), grounds)
+        text, reason = checked_text(run, plain(raw, out), grounds, out)
         if reason:
             out.dropped.append(Dropped("suggestion", reason, index=n))
         elif text:
@@ -193,7 +203,7 @@ def interpret(
     originals = dict(to_translate)
     done = set()
     for n, item in enumerate(data.get("translations") or []):
-        span_id, text = str(item.get("span", "")), plain(item.get("text"))
+        span_id, text = str(item.get("span", "")), plain(item.get("text"), out)
         if span_id not in originals or span_id in done or not text:
             continue
         done.add(span_id)

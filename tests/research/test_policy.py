@@ -20,7 +20,6 @@ from research.services import assistant_policy, bloom, lifecycle, runner
 from tests.support.corpus_tools import corpus_registry
 from tests.support.fake_openalex import FakeOpenAlex, work
 from tests.support.research_fixtures import stored_research
-from tests.support.scripted_llm import Scenario
 
 RULE = "Never give complete homework solutions; explain the method and let the student finish."
 PHASES = ("planner", "action", "reflection", "selector", "interpreter")
