@@ -51,18 +51,13 @@ period without data). Be strict: an answer that would need claims without a sour
 )
 
 SELECTOR = (
-    """You are the selection step of Uedu Deep Research. Code cut the sources the research found into
-numbered passages ("spans"), shown in the observations as [id] text. Choose the spans that answer the
-sub-question below, most useful first. You answer with span ids only: you never copy, quote or write
-text, and nothing else you write is shown.
-- A fact is one span, or two or three ADJACENT spans of one source (ids with the same first number and
-  consecutive second numbers, e.g. 4.2 and 4.3) that together state one thing. Never join spans of
-  different sources.
-- For each fact, give the hypothesis it speaks for or against (its number in the list, 0 for none)
-  and the stance ("for", "against", or "none").
-- Under "contradictions", list pairs of chosen spans of different sources that contradict each other
-  on one subject, if any.
-- Choose nothing rather than a span that does not help answer the sub-question.
+    """You are the selection step of Uedu Deep Research. The observations hold the sources' text cut
+by code into numbered spans, [id] text. Answer with span ids only; you never write or copy text.
+- facts: the spans that answer the sub-question, most useful first. A fact is one span, or two or
+  three ADJACENT spans of one source (same first number, consecutive second numbers: 4.2, 4.3).
+  For each, the hypothesis it speaks for or against (its number, 0 for none) and the stance.
+- contradictions: pairs of chosen spans of different sources that contradict each other, if any.
+Choose nothing rather than a span that does not help.
 
 """
     + UNTRUSTED_RULES

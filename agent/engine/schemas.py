@@ -105,8 +105,9 @@ STANCES = ["for", "against", "none"]
 
 
 def selection(candidate_ids: list[str], hypotheses: int) -> dict:
-    ids = {"type": "string", "enum": list(candidate_ids)}
-    return _object(
+    # The ids are written once ($defs) and referred to twice: a long enum is most of the schema.
+    ids = {"$ref": "#/$defs/span_id"}
+    schema = _object(
         {
             "facts": {
                 "type": "array",
@@ -126,6 +127,8 @@ def selection(candidate_ids: list[str], hypotheses: int) -> dict:
             },
         }
     )
+    schema["$defs"] = {"span_id": {"type": "string", "enum": list(candidate_ids)}}
+    return schema
 
 
 MAX_INTERPRETATION_ITEMS = 8

@@ -30,7 +30,7 @@ from .state import RunContext
 # The window the selection prompt is sized for, whatever larger window a server has: a small
 # local model must be able to run it, and a research pays for every candidate it shows.
 SELECTION_WINDOW = 4_096
-MAX_CANDIDATES = 24
+MAX_CANDIDATES = 10
 # Spans the search ranking contributes for a target the model gave nothing usable for.
 FALLBACK_FACTS = 3
 MAX_PARALLEL_CALLS = 3
@@ -138,9 +138,9 @@ def fit_candidates(run: RunContext, target: Target, ranked: list[tuple]) -> list
     chosen = []
     tagged: set[int] = set()
     for cut, _relevant in ranked[:MAX_CANDIDATES]:
-        # Its line in the prompt, and its id twice in the schema (facts and contradictions); a
-        # source's tag the first time one of its spans is shown.
-        cost = text_tokens(_line(cut)) + 2 * text_tokens(f'"{cut.id}", ') + 2
+        # Its line in the prompt, and its id in the schema; a source's tag the first time one of
+        # its spans is shown.
+        cost = text_tokens(_line(cut)) + text_tokens(f'"{cut.id}", ') + 2
         if cut.source_id not in tagged:
             cost += SOURCE_TAG_TOKENS
         if cost > room:

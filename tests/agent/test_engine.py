@@ -148,7 +148,10 @@ def test_structured_calls_send_their_json_schema_and_the_budget(llm):
     assert "temperature" not in plan_call  # reasoning models only take their default
     # the span ids the selection may answer with are an enum of exactly the spans it was shown
     schema = selection["response_format"]["json_schema"]["schema"]
-    offered = schema["properties"]["facts"]["items"]["properties"]["span_ids"]["items"]["enum"]
+    assert schema["properties"]["facts"]["items"]["properties"]["span_ids"]["items"] == {
+        "$ref": "#/$defs/span_id"
+    }
+    offered = schema["$defs"]["span_id"]["enum"]
     shown = re.findall(r"^\[(\d+\.\d+)\] ", selection["messages"][1]["content"], re.M)
     assert offered == shown and offered
 

@@ -949,23 +949,29 @@ def fill_schema(body: dict) -> dict:
     schema = (response_format.get("json_schema") or {}).get("schema") or response_format.get("schema")
     if not schema:
         return {"content": ""}
-    return {"content": json.dumps(_least_valid(schema), ensure_ascii=False)}
+    return {"content": json.dumps(_least_valid(schema, schema), ensure_ascii=False)}
 
 
-def _least_valid(schema: dict):
+def _least_valid(schema: dict, root: dict | None = None):
+    root = root if root is not None else schema
+    if "$ref" in schema:  # a local reference, "#/$defs/name"
+        target = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            target = target[part]
+        return _least_valid(target, root)
     if "enum" in schema:
         return schema["enum"][0]
     if "const" in schema:
         return schema["const"]
     if "anyOf" in schema:
-        return _least_valid(schema["anyOf"][0])
+        return _least_valid(schema["anyOf"][0], root)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object":
-        return {name: _least_valid(schema["properties"][name]) for name in schema.get("required", [])}
+        return {name: _least_valid(schema["properties"][name], root) for name in schema.get("required", [])}
     if kind == "array":
-        return [_least_valid(schema.get("items") or {}) for _ in range(schema.get("minItems", 0))]
+        return [_least_valid(schema.get("items") or {}, root) for _ in range(schema.get("minItems", 0))]
     if kind in ("integer", "number"):
         return schema.get("minimum", 0)
     return {"boolean": False, "null": None, "string": ""}.get(kind, "")
