@@ -145,3 +145,78 @@ def test_a_replay_copies_the_agreed_context(compared, personas, llm, django_capt
     spans = lambda task: [f["spans"] for f in task.report_json["facts"]]  # noqa: E731
     assert spans(again) == spans(compared)
     assert ResearchTask.objects.filter(replay_of=compared).count() == 1
+
+
+def test_two_sources_disagreeing_on_a_figure_are_settled_by_a_filing_in_the_stored_report(
+    transactional_db, personas, llm, django_capture_on_commit_callbacks
+):
+    """The real-path twin of tests/agent/test_verified_report.py's conflict: two web pages give
+    NVIDIA's revenue two ways, code finds the conflict by their values, the re-search finds the
+    filing, and the page that disagrees with it is superseded in the stored report."""
+
+    def researcher(body):
+        turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        last = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+        if turns == 0:
+            return {
+                "tool_calls": [{"name": "web_search", "arguments": {"query": "NVIDIA revenue Q3 FY2025"}}]
+            }
+        if "sources disagree" in last:
+            return {
+                "tool_calls": [
+                    {"name": "get_financials", "arguments": {"ticker": "NVDA", "quarter": "2025Q3"}}
+                ]
+            }
+        return {"content": "DONE"}
+
+    llm.reset(Scenario(complexity="simple"))
+    llm.on("action", researcher)
+    with django_capture_on_commit_callbacks(execute=False):
+        task, _ = lifecycle.task_start(
+            user=personas.student,
+            channel=personas.channel,
+            question="What was NVIDIA's revenue in Q3 FY2025?",
+            queue=False,
+        )
+        runner.execute_task(task.pk, registry=financials_registry())
+    task.refresh_from_db()
+    assert task.status == "completed", task.error
+    report = Report.from_json(task.report_json)
+    (conflict,) = report.conflicts
+    assert (conflict.found_by, conflict.status, conflict.resolution) == ("values", "resolved", "higher_tier")
+    assert conflict.sides[conflict.prevailing_side].tier == "structured" and conflict.re_search.rounds == 1
+    (lost,) = [f for f in report.facts if f.superseded]
+    assert "32.5 billion" in report.fact_text(lost)
+    assert not task.needs_review and task.verification_json["conflicts"] == []
+    assert task.claims.get(kind="fact", action="dropped").reason == "superseded"
+    assert task.metrics.conflicts_found == 1
+
+
+def test_hypotheses_and_the_judgement_weighed_by_code_are_stored(
+    transactional_db, personas, llm, django_capture_on_commit_callbacks
+):
+    """The real-path twin of the engine's weighing: the statuses and the stance are code's."""
+    from tests.support.corpus_tools import corpus_registry
+
+    hypotheses = [
+        "Learning analytics measures data about learners",
+        "Bloom's taxonomy orders cognitive skills",
+    ]
+    llm.reset(Scenario(complexity="simple", asks_for_judgement=True, hypotheses=hypotheses))
+    with django_capture_on_commit_callbacks(execute=False):
+        task, _ = lifecycle.task_start(
+            user=personas.student,
+            channel=personas.channel,
+            question="Should our course use learning analytics and Bloom's taxonomy?",
+            queue=False,
+        )
+        runner.execute_task(task.pk, registry=corpus_registry())
+    task.refresh_from_db()
+    report = task.report_json
+    assert [(h["index"], h["status"]) for h in report["hypotheses"]] == [(0, "supported"), (1, "supported")]
+    assert report["judgement"]["stance"] == "for" and report["judgement"]["for_by_tier"] == {"internal": 1}
+    assert report["plan"]["hypotheses"] == hypotheses and report["plan"]["by"] == "model"
+    assert task.verification_json["hypotheses"] == [
+        {"index": 0, "status": "supported"},
+        {"index": 1, "status": "supported"},
+    ]

@@ -74,3 +74,26 @@ def test_when_nothing_relevant_is_found_the_research_completes_and_says_so(
     client.cookies["django_language"] = LANGUAGE_COOKIE[lang]
     page = html.unescape(client.get(f"/deep_research/task/{task.task_uuid}").content.decode())
     assert all(title in page for title in consulted)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_server_that_only_fills_the_schemas_it_is_sent_still_yields_relevant_facts(
+    transactional_db, personas, llm, django_capture_on_commit_callbacks, lang
+):
+    """The real-path twin of the engine's test: no plan, no tool chosen, no span selected; the
+    question becomes the plan, the engine searches, the ranking chooses."""
+    llm.reset(Scenario(mode="schema_filler"))
+    question = {
+        "en": "How do learning analytics, Bloom's taxonomy and language model answers relate?",
+        "zh": "學習分析(learning analytics)、布魯姆分類(Bloom's taxonomy)與語言模型(language model)有何關係？",
+    }[lang]
+    task = run_task(personas, django_capture_on_commit_callbacks, lang, question)
+    assert task.status == "completed", task.error
+    report = task.report_json
+    facts = report["facts"]
+    assert len(facts) >= 3 and {f["selected_by"] for f in facts} == {"search_ranking"}
+    terms = ("learning analytics", "bloom's taxonomy", "language model")
+    texts = {s["id"]: s["text"].lower() for s in report["spans"]}
+    assert all(any(t in " ".join(texts[i] for i in f["spans"]) for t in terms) for f in facts)
+    codes = {x["code"] for x in report["limitations"]}
+    assert {"plan_fallback", "searched_by_code", "selected_by_search_ranking"} <= codes
