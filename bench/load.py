@@ -108,7 +108,7 @@ def main() -> int:
         # guide asks, their sum stays below PostgreSQL's max_connections (with room for this
         # process and the cap watcher).
         common["UEDU_DB_POOL_MAX"] = str(
-            max(10, (_max_connections(stack) - 20) // (args.daphne + args.workers))
+            max(10, (_max_connections(stack) - 20) // (args.daphne + args.workers + 1))  # + the light worker
         )
         os.environ.update(common)
         from django.conf import settings
@@ -117,7 +117,8 @@ def main() -> int:
         llm_url = stack.scripted_llm(latency=args.latency)
         env = dict(common, OPENAI_BASE_URL=llm_url, OPENAI_API_KEY="bench")
         for number in range(args.workers):
-            stack.worker(concurrency=160, name=f"bench-load-{number}", **env)
+            stack.worker(concurrency=160, name=f"bench-load-{number}", queues="celery", **env)
+        stack.light_worker(**env)
         bases = []
         for _ in range(args.daphne):
             port = free_port()

@@ -76,6 +76,15 @@ def forget_term_statistics() -> None:
     _term_statistics = (0.0, {})
 
 
+def reload_term_statistics(cursor) -> None:
+    """Read pg_stats now, through `cursor`: after an ANALYZE that only its own transaction sees
+    (a test's), another thread's search must not be the one that fills the cache."""
+    global _term_statistics
+    with _term_statistics_lock:
+        cursor.execute(_TERM_STATISTICS_SQL)
+        _term_statistics = (time.monotonic(), dict(cursor.fetchall()))
+
+
 def _lexeme_frequencies(cursor) -> dict[str, float]:
     global _term_statistics
     with _term_statistics_lock:

@@ -14,9 +14,10 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from channels_app.access import can
 from channels_app.channel_settings import DeepResearchSettingsForm
 from channels_app.models import Channel, ChatLog
-from channels_app.selectors import can_manage_channel, is_member
+from channels_app.roles import CHANNEL_CONFIGURE, CHANNEL_USE
 from research.selectors import get_visible_task, quota_view
 from research.services import context, judge
 from uedu_dr.errors import ServiceError
@@ -29,7 +30,7 @@ from .templatetags.chat_ui import BLOOM_POLLS
 
 def _member_channel(request, slug: str) -> Channel:
     channel = get_object_or_404(Channel, slug=slug)
-    if not is_member(request.user, channel):
+    if not can(request.user, CHANNEL_USE, channel):
         raise Http404  # a channel you are not in does not exist for you
     return channel
 
@@ -49,7 +50,7 @@ def _chat_page(request, channel, *, error: str = "", draft: str = "", status: in
     context = {
         "channel": channel,
         "page": page,
-        "can_manage": can_manage_channel(request.user, channel),
+        "can_manage": can(request.user, CHANNEL_CONFIGURE, channel),  # the settings link
         "error": error,
         "draft": draft,
         "quota": quota_view(request.user) if channel.deep_research_enabled else None,
@@ -173,7 +174,7 @@ def bloom_level(request, pk):
 @login_required
 def channel_settings(request, slug):
     channel = get_object_or_404(Channel, slug=slug)
-    if not can_manage_channel(request.user, channel):
+    if not can(request.user, CHANNEL_CONFIGURE, channel):
         raise Http404  # students and strangers never learn the page exists
     # Bound on every POST: an empty or non-form body is an invalid submission (400), not a fresh form.
     form = DeepResearchSettingsForm(request.POST if request.method == "POST" else None, instance=channel)

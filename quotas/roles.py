@@ -1,7 +1,6 @@
-"""Which quota role a user has: the highest quota class of the roles they hold anywhere
-(channels_app.roles: platform admin → teacher of any channel → TA or Super TA of any channel →
-student). The settings UEDU_DEEP_RESEARCH_QUOTA and UEDU_CHAT_DAILY_QUOTA are keyed by these
-classes (checked at start-up, quotas.apps)."""
+"""A user's daily limits: the quota class of the roles they hold (channels_app.access.quota_class,
+from the role table, which declares the classes) looked up in the settings UEDU_DEEP_RESEARCH_QUOTA
+and UEDU_CHAT_DAILY_QUOTA, keyed by those classes (checked at start-up, quotas.apps)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from django.core.exceptions import ImproperlyConfigured
 
 from channels_app import access, roles
 
-ADMIN, TEACHER, TA, STUDENT = roles.QUOTA_CLASSES
 QUOTA_SETTINGS = ("UEDU_DEEP_RESEARCH_QUOTA", "UEDU_CHAT_DAILY_QUOTA")
 
 
@@ -27,12 +25,8 @@ class QuotaRole:
 
 
 def resolve_role(user) -> QuotaRole:
-    limits = settings.UEDU_DEEP_RESEARCH_QUOTA
-    if roles.is_platform_admin(user):  # no query for the admin
-        role = ADMIN
-    else:
-        role = roles.quota_class(user, access.roles_anywhere(user))
-    return QuotaRole(role=role, daily_limit=limits[role])
+    role = access.quota_class(user)
+    return QuotaRole(role=role, daily_limit=settings.UEDU_DEEP_RESEARCH_QUOTA[role])
 
 
 def chat_daily_limit(user) -> int | None:

@@ -19,7 +19,8 @@ from django.db.models import Case, F, Sum, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from channels_app.roles import is_platform_admin, platform_admins_q
+from channels_app.access import can
+from channels_app.roles import COSTS_UNSHARED, platform_admins_q
 from uedu_dr.errors import ServiceError
 
 from .models import CostAlert, CostReservation, UsageEntry
@@ -248,9 +249,9 @@ def user_committed_cost(user, day: date) -> Decimal:
 
 def _check_user_share(user, worst_case: Decimal, day: date) -> None:
     """No account takes more than its share of the platform's day (UEDU_USER_DAILY_CAP_SHARE): a
-    scripted account meets its own 429 long before everyone meets the cap's 503. Platform admins
-    are exempt (they set the cap). The caller holds the user's call lock."""
-    if user is None or is_platform_admin(user):
+    scripted account meets its own 429 long before everyone meets the cap's 503. costs.unshared
+    exempts (the platform admins, who set the cap). The caller holds the user's call lock."""
+    if user is None or can(user, COSTS_UNSHARED):
         return
     share = user_share_usd()
     if user_committed_cost(user, day) + worst_case > share:

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from bisect import bisect_left
 
-from .folding import Normalised, normalise
+from .folding import normalise
 from .novelty import negates
 from .spans import Cut, cut
 from .types import Source
@@ -74,36 +75,40 @@ def _core(folded: str) -> tuple[int, int]:
     return start, end
 
 
-def sentence_is_span(sentence: str, source_text: str, *, source_id: int = 0) -> Cut | None:
+def sentence_is_span(
+    sentence: str, source_text: str, *, source_id: int = 0, cuts: list[Cut] | None = None
+) -> Cut | None:
     """The span (or the located clause of one) that `sentence` is, in the source whose stored
-    text is `source_text`; None when the sentence is not the source's words (see the module)."""
+    text is `source_text`; None when the sentence is not the source's words (see the module).
+    `cuts`: the source's spans when the caller has them (SpanIndex.of_source), else they are cut
+    here (the ids then count from `source_id`)."""
     wanted_norm = normalise(bare(sentence))
     ws, we = _core(wanted_norm.text)
     wanted = wanted_norm.text[ws:we]
     if not wanted:
         return None
-    cuts = cut(source_id, Source(title="", snippet="", text=source_text, tier="web"))
-    for i, first in enumerate(cuts):
-        for k in range(MAX_ADJACENT):
+    if cuts is None:
+        cuts = cut(source_id, Source(title="", snippet="", text=source_text, tier="web"))
+    folded = normalise(source_text)  # once: a window's folding is a slice of it (cuts hold no edge space)
+    edges = [(bisect_left(folded.origin, c.start), bisect_left(folded.origin, c.end)) for c in cuts]
+    windows = [
+        (i, k, edges[i][0], edges[i + k][1])
+        for i in range(len(cuts))
+        for k in range(MAX_ADJACENT)
+        if i + k < len(cuts) and not any(c.flagged for c in cuts[i : i + k + 1])
+    ]
+    for i, k, start, end in windows:
+        cs, ce = _core(folded.text[start:end])
+        if folded.text[start + cs : start + ce] == wanted:
+            first, last = cuts[i], cuts[i + k]
+            return first if k == 0 else _located(first, source_text, first.start, last.end)
+    for i, k, start, end in windows:
+        found = _clause(folded.text[start:end], wanted)
+        if found:
+            begin, finish = folded.span(start + found[0], found[1])
             group = cuts[i : i + k + 1]
-            if len(group) < k + 1 or any(c.flagged for c in group):
-                break
-            last = group[-1]
-            window = normalise(source_text[first.start : last.end])
-            cs, ce = _core(window.text)
-            if window.text[cs:ce] == wanted:
-                return first if k == 0 else _located(first, source_text, first.start, last.end)
-    for i, first in enumerate(cuts):
-        for k in range(MAX_ADJACENT):
-            group = cuts[i : i + k + 1]
-            if len(group) < k + 1 or any(c.flagged for c in group):
-                break
-            window = normalise(source_text[first.start : group[-1].end])
-            found = _clause(window, wanted)
-            if found:
-                start, end = window.span(*found)
-                owner = next(c for c in group if c.start <= start < c.end or c is group[-1])
-                return _located(owner, source_text, start, end)
+            owner = next((c for c in group if c.start <= begin < c.end), group[0])
+            return _located(owner, source_text, begin, finish)
     return None
 
 
@@ -111,12 +116,11 @@ def _located(span: Cut, text: str, start: int, end: int) -> Cut:
     return dataclasses.replace(span, start=start, end=end, text=text[start:end])
 
 
-def _clause(window: Normalised, wanted: str) -> tuple[int, int] | None:
-    """(start, length) in the folded window of `wanted` as a whole clause, or None."""
+def _clause(hay: str, wanted: str) -> tuple[int, int] | None:
+    """(start, length) in the folded window `hay` of `wanted` as a whole clause, or None."""
     cjk = len(_HAN.findall(wanted))
     if len(wanted) < MIN_CLAUSE_CHARS and not (cjk * 2 >= len(wanted) and cjk >= MIN_CLAUSE_CJK):
         return None
-    hay = window.text
     at = hay.find(wanted)
     while at >= 0:
         before = hay[:at].rstrip()

@@ -13,7 +13,8 @@ cites), as (reason, token) pairs; the reasons are vocabulary.NOT_SHOWN_REASONS c
   ground writes (values.Scan.loose). Figures compare as values: 十萬 is 100,000, "ten percent" is
   10 %.
 - **novel_year**: a year the text mentions (a year value or the year of a date) that no ground
-  mentions (二〇一一年 is 2011, 民國100年 is 2011).
+  mentions (二〇一一年 is 2011, 民國100年 is 2011); a fiscal year (FY2025, fiscal 2025, 2025 財年)
+  only as a fiscal year (the calendar dates of a filing are no fiscal year).
 - **novel_name**: a name the grounds lack.
   *Latin*: a word with a capital letter, an acronym or a word with a capital or digit inside
   ("iPhone", "GPT4"), not at the start of a sentence unless it is no common opener (grammatical
@@ -75,7 +76,16 @@ def _matches(mine: ParsedValue, theirs: ParsedValue) -> bool:
     return False
 
 
-def _figures(text: str, mine: Scan, grounds: list[Scan]) -> list[tuple[str, str]]:
+def _fiscal(text: str, start: int) -> bool:
+    """A fiscal year ("FY2025", "fiscal 2025", "2025 財年") is not the calendar year of a date."""
+    return bool(
+        re.match(r"(?i)[FCAS]Y", text[start : start + 2])
+        or re.search(r"(?i)fiscal(?:\s+year)?\s*$", text[:start])
+        or re.match(r"\d{4}\s*財年", text[start:])
+    )
+
+
+def _figures(text: str, mine: Scan, grounds: list[Scan], ground_texts: list[str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     theirs = [v for g in grounds for v in g.values if v.kind != "year"]
     loose = {round(n, 9) for g in grounds for n, _, _ in g.loose}
@@ -88,9 +98,10 @@ def _figures(text: str, mine: Scan, grounds: list[Scan]) -> list[tuple[str, str]
         if not any(_matches(value, t) for t in theirs):
             out.append(("novel_figure", value.text))
     years = {y for g in grounds for y, *_ in g.years}
+    fiscal = {y for g, t in zip(grounds, ground_texts) for y, start, _, _ in g.years if _fiscal(t, start)}
     for year, start, end, _ in mine.years:
         covered.append((start, end))
-        if year not in years:
+        if year not in (fiscal if _fiscal(text, start) else years):
             out.append(("novel_year", text[start:end]))
     for number, start, end in mine.loose:
         if any(s <= start and end <= e for s, e in covered):
@@ -115,6 +126,7 @@ _COMMON = frozenset(
     seven eight nine ten here there only even just every taken given based according together
     regarding despite unlike like""".split()
 )
+_PERIOD = re.compile(r"(?:FY|CY|AY|SY)\d{2,4}(?:Q[1-4]|H[12])?|[QH][1-4]|\d{4}Q[1-4]")
 _UNITS = frozenset("usd twd ntd nt eur gbp jpy cny rmb hkd sgd us pp bps bn mn tn fy cy".split())
 _INSTITUTION = (
     "大學|大学|學院|学院|研究院|研究所|研究中心|中心|公司|集團|集团|銀行|银行|醫院|医院|委員會|委员会|協會|协会|基金會|基金会|"
@@ -144,8 +156,8 @@ def latin_names(text: str, *, at_start: bool = True) -> list[str]:
     for m in _LATIN.finditer(text):
         word = m.group(0)
         base = re.split(r"['’]", word)[0]
-        if len(base) < 2 or base.lower() in _UNITS:
-            continue
+        if len(base) < 2 or base.lower() in _UNITS or _PERIOD.fullmatch(base):
+            continue  # a period label is checked as a year (FY2025) or a number (Q3)
         inner = any(c.isupper() or c.isdigit() for c in base[1:])
         if not (base[0].isupper() or inner):
             continue
@@ -261,7 +273,7 @@ def novel(text: str, grounds: list[str]) -> list[tuple[str, str]]:
     year, name, negation; empty when the text may be shown."""
     clean = _MARKERS.sub(" ", text or "")
     grounds = [g for g in grounds if g]
-    out = _figures(clean, scan(clean), [scan(g) for g in grounds])
+    out = _figures(clean, scan(clean), [scan(g) for g in grounds], grounds)
     out += _names(clean, "\n".join(grounds))
     out += _negation(clean, grounds)
     return list(dict.fromkeys(out))
@@ -270,33 +282,14 @@ def novel(text: str, grounds: list[str]) -> list[tuple[str, str]]:
 def translation_keeps(original: str, translation: str) -> list[tuple[str, str]]:
     """What a translation loses or adds: ("lost_numbers", token) for each value, year or number
     of the original it lacks, each one it adds, and each Latin name of the original it does not
-    write verbatim (empty: the translation may be shown beside its original)."""
-    a, b = scan(original), scan(translation)
+    write verbatim (empty: the translation may be shown beside its original). Values compare by
+    unit and amount (30 % is 三成, 100,000 is 十萬, but 3 percentage points is no 3 %)."""
+    a, b = _numbers(scan(original)), _numbers(scan(translation))
     out: list[tuple[str, str]] = []
-
-    def numbers(s: Scan) -> dict[float, tuple[int, int]]:
-        found = {round(v.value, 6): (v.start, v.end) for v in s.values if v.kind != "year"}
-        for n, start, end in s.loose:
-            found.setdefault(round(n, 6), (start, end))
-        return found
-
-    def years(s: Scan) -> dict[int, tuple[int, int]]:
-        return {y: (start, end) for y, start, end, _ in s.years}
-
-    mine, theirs = numbers(a), numbers(b)
-    years_a, years_b = years(a), years(b)
-    for value, (start, end) in mine.items():
-        if value not in theirs and not (value.is_integer() and int(value) in years_b):
-            out.append(("lost_numbers", original[start:end]))
-    for year, (start, end) in years_a.items():
-        if year not in years_b and float(year) not in theirs:
-            out.append(("lost_numbers", original[start:end]))
-    for value, (start, end) in theirs.items():
-        if value not in mine and not (value.is_integer() and int(value) in years_a):
-            out.append(("lost_numbers", translation[start:end]))
-    for year, (start, end) in years_b.items():
-        if year not in years_a and float(year) not in mine:
-            out.append(("lost_numbers", translation[start:end]))
+    for mine, theirs, text in ((a, b, original), (b, a, translation)):
+        for unit, amount, start, end in mine:
+            if not any(_same(unit, amount, u, x) for u, x, _, _ in theirs):
+                out.append(("lost_numbers", text[start:end]))
     for name in _kept_names(original):
         if not re.search(rf"(?<![A-Za-z]){re.escape(name)}(?![a-z])", translation):
             out.append(("lost_numbers", name))
@@ -306,6 +299,30 @@ def translation_keeps(original: str, translation: str) -> list[tuple[str, str]]:
             if _stem(name) not in known:
                 out.append(("lost_numbers", name))
     return list(dict.fromkeys(out))
+
+
+def _numbers(s: Scan) -> list[tuple[str, float, int, int]]:
+    """(unit, amount, start, end) of everything numeric a text writes: its values ("year" as
+    the unit of a year), then the numbers it writes outside them ("" as their unit)."""
+    out = [("year" if v.kind == "year" else v.unit, v.value, v.start, v.end) for v in s.values]
+    out += [
+        ("year", float(y), start, end)
+        for y, start, end, _ in s.years
+        if not any(o[2] <= start and end <= o[3] for o in out)
+    ]
+    out += [
+        ("", n, start, end)
+        for n, start, end in s.loose
+        if not any(o[2] <= start and end <= o[3] for o in out)
+    ]
+    return out
+
+
+def _same(unit: str, amount: float, other_unit: str, other: float) -> bool:
+    if not math.isclose(amount, other, rel_tol=1e-6, abs_tol=1e-9):
+        return False
+    # A number written without a unit may stand for the same amount with one (it states less).
+    return unit == other_unit or "" in (unit, other_unit)
 
 
 def _kept_names(original: str) -> list[str]:

@@ -407,6 +407,16 @@ class SpanIndex:
         with self._lock:
             return self._cuts.setdefault(source_id, cuts)
 
+    def scores(self) -> dict[int, float]:
+        """The retrieval score each source's tool gave it (`meta["score"]`, the materials' hybrid
+        search), by source id: the `score` argument of `rank`."""
+        out = {}
+        for source_id, source in self._registry.items():
+            value = (source.meta or {}).get("score")
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[source_id] = float(value)
+        return out
+
     def all(self) -> list[Cut]:
         """Every span of every source, in source order."""
         return [c for source_id, _ in self._registry.items() for c in self.of_source(source_id)]

@@ -95,7 +95,7 @@ _CJK_NUM = "〇零一二兩两三四五六七八九十百千萬万億亿兆點�
 # Words a lone CJK digit must be followed by to be a count ("三個", "五名"); 月/日/號 make dates.
 _MEASURES = (
     "個 个 名 位 人 所 項 项 次 種 种 件 間 间 家 本 篇 門 门 堂 週 周 天 小時 小时 分鐘 分钟 秒 歲 岁 倍 元 塊 块 "
-    "場 场 層 层 類 类 章 節 节 頁 页 張 张 條 条 隻 只 顆 棵 句 段 份 組 组 班 屆 届 國 国 座 台 臺 部 筆 笔 題 题 "
+    "場 场 層 层 類 类 章 節 节 頁 页 張 张 條 条 隻 只 顆 棵 句 段 份 組 组 班 屆 届 座 台 臺 部 筆 笔 題 题 "
     "門課 學分 学分 年"
 ).split()
 _EN_UNITS = {
@@ -156,7 +156,7 @@ _CJK_SCALE = re.compile(r" ?([十百千萬万億亿兆]+)")
 
 _YEAR_WORDS = re.compile(
     r"(?i)(?:\b(?:in|since|by|until|till|from|during|before|after|around|circa|c\.|year|years|through|"
-    r"to|and|fiscal|fy|spring|summer|autumn|fall|winter|early|mid|late|between|of|for|the|jan(?:uary)?|"
+    r"fiscal|fy|spring|summer|autumn|fall|winter|early|mid|late|between|jan(?:uary)?|"
     r"feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|"
     r"nov(?:ember)?|dec(?:ember)?)|mid-)\.?\s*$"
 )
@@ -230,6 +230,24 @@ class _Found:
     hyphen_right: bool = False
 
 
+class _Marks:
+    """Which characters something already read (or masked) holds: each is read once."""
+
+    def __init__(self, size: int) -> None:
+        self.taken = bytearray(size)
+
+    def take(self, start: int, end: int) -> None:
+        self.taken[start:end] = b"\x01" * (end - start)
+
+    def free(self, start: int, end: int) -> bool:
+        return not any(self.taken[start:end])
+
+    def limit(self, start: int) -> int:
+        """The first position from `start` on that something already read holds."""
+        at = self.taken.find(1, start)
+        return len(self.taken) if at < 0 else at
+
+
 @dataclass
 class Scan:
     """Everything code read from a text: its values, every year it mentions (year values and
@@ -265,39 +283,33 @@ def scan(text: str) -> Scan:
     text = text or ""
     flat = fold(text)
     result = Scan()
-    taken = bytearray(len(flat))  # 1: the character belongs to something read (or masked)
-
-    def take(start: int, end: int) -> None:
-        taken[start:end] = b"\x01" * (end - start)
-
-    def free(start: int, end: int) -> bool:
-        return not any(taken[start:end])
-
+    marks = _Marks(len(flat))
+    found: list[_Found] = []
+    _percent_words(flat, found, marks)  # before the fractions' mask: 百分之三十 is no fraction
     for mask in _MASKS:
         for m in mask.finditer(flat):
-            take(m.start(), m.end())
+            marks.take(m.start(), m.end())
     for pattern, group in _DATES:
         for m in pattern.finditer(flat):
-            if not free(m.start(), m.end()):
+            if not marks.free(m.start(), m.end()):
                 continue
             if group and m.group(group):
                 year = _year_of(m.group(group))
                 if year:
                     result.years.append((year, m.start(group), m.end(group), True))
-            take(m.start(), m.end())
+            marks.take(m.start(), m.end())
 
-    found: list[_Found] = []
-    _explicit_years(flat, found, take, free)
-    _percent_words(flat, found, take, free)
-    _arabic(flat, found, take, free)
-    _cjk(flat, found, take, free)
-    _english(flat, found, take, free)
+    _explicit_years(flat, found, marks)
+    _arabic(flat, found, marks)
+    _cjk(flat, found, marks)
+    _english(flat, found, marks)
     found = _ranges(flat, found)
 
     for f in found:
         if f.kind == "year":
             result.years.append((int(f.value), f.start, f.end, False))
     simplified = bool(_SIMPLIFIED.search(text))
+    clauses = [m.end() for m in re.finditer(r"[;；。!?！？]|\.(?=\s)", flat)]
     for f in sorted(found, key=lambda f: f.start):
         unit = f.unit
         if unit == "YUAN":
@@ -310,7 +322,7 @@ def scan(text: str) -> Scan:
                 text=text[f.start : f.end],
                 start=f.start,
                 end=f.end,
-                year=None if f.kind == "year" else _nearest_year(f, result.years),
+                year=None if f.kind == "year" else _nearest_year(f, result.years, clauses),
                 scale=f.scale,
                 decimals=f.decimals,
             )
@@ -320,11 +332,22 @@ def scan(text: str) -> Scan:
     return result
 
 
-def _nearest_year(f: _Found, years: list[tuple[int, int, int, bool]]) -> int | None:
-    def distance(y: tuple[int, int, int, bool]) -> tuple[int, int]:
+def _nearest_year(f: _Found, years: list[tuple[int, int, int, bool]], clauses: list[int]) -> int | None:
+    """The year the text gives a value for: the nearest year before it in its clause, else the
+    nearest after it in its clause, else the nearest anywhere (before on a tie); a date's year
+    only when the text mentions no other year."""
+    clause = (
+        max((c for c in clauses if c <= f.start), default=0),
+        min((c for c in clauses if c > f.start), default=10**9),
+    )
+
+    def distance(y: tuple[int, int, int, bool]) -> tuple[int, int, int]:
         _, start, end, _ = y
-        gap = f.start - end if end <= f.start else start - f.end if start >= f.end else 0
-        return (gap, 0 if end <= f.start else 1)  # a tie goes to the year before
+        before = end <= f.start
+        gap = f.start - end if before else max(0, start - f.end)
+        if clause[0] <= start and end <= clause[1]:
+            return (0, 0 if before else 1, gap)
+        return (1, gap, 0 if before else 1)
 
     for in_date in (False, True):
         pool = [y for y in years if y[3] == in_date]
@@ -349,23 +372,23 @@ def _digit_by_digit(run: str) -> int | None:
 # --------------------------------------------------------------------------- years
 
 
-def _explicit_years(flat: str, found: list[_Found], take, free) -> None:
+def _explicit_years(flat: str, found: list[_Found], marks: _Marks) -> None:
     def add(year: int, start: int, end: int) -> None:
         found.append(_Found("year", float(year), "", start, end, bare=False))
-        take(start, end)
+        marks.take(start, end)
 
     for m in re.finditer(r"(?<![A-Za-z0-9])(?:FY|CY|AY|SY)\s?'?((?:19|20)\d\d|\d\d)(?![0-9])", flat):
-        if free(m.start(), m.end()):
+        if marks.free(m.start(), m.end()):
             raw = m.group(1)
             add(int(raw) if len(raw) == 4 else 2000 + int(raw), m.start(), m.end())
     for m in re.finditer(r"民國\s*(\d{1,3}|[〇零一二三四五六七八九十百]{1,5})\s*年?", flat):
         n = int(m.group(1)) if m.group(1).isdigit() else _cjk_value(m.group(1))
-        if n and free(m.start(), m.end()):
+        if n and marks.free(m.start(), m.end()):
             add(1911 + int(n), m.start(), m.end())
     for m in re.finditer(r"(?<![\d.])(\d{2,4})\s*學?年度", flat):
         n = int(m.group(1))
         year = n if 1900 <= n <= 2100 else 1911 + n if 50 <= n <= 200 else None
-        if year and free(m.start(), m.end()):
+        if year and marks.free(m.start(), m.end()):
             add(year, m.start(), m.end())
     for m in re.finditer(
         r"(?<![\d.,])((?:19|20)\d\d)\s?[-–—/~]\s?((?:19|20)\d\d|\d\d)(?![\d.,%]|\s?(?:%|percent|年代))", flat
@@ -374,24 +397,28 @@ def _explicit_years(flat: str, found: list[_Found], take, free) -> None:
         second = int(raw) if len(raw) == 4 else (first // 100) * 100 + int(raw)
         if len(raw) == 2 and second <= first:
             second += 100
-        if first < second <= first + 50 and second <= 2100 and free(m.start(), m.end()):
+        if first < second <= first + 50 and second <= 2100 and marks.free(m.start(), m.end()):
             add(first, m.start(1), m.end(1))
             add(second, m.start(2), m.end(2))
-            take(m.start(), m.end())
+            marks.take(m.start(), m.end())
     for m in re.finditer(r"((?:19|20)\d\d|[〇零一二三四五六七八九]{4})\s*年(?!級|级|代|紀|纪|齡|龄)", flat):
         year = _year_of(m.group(1))
-        if year and free(m.start(), m.end()):
+        if year and marks.free(m.start(), m.end()):
             add(year, m.start(), m.end())
     for m in re.finditer(rf"\b{_MONTH}\.?,?\s+((?:19|20)\d\d)(?![\d])", flat):
-        if free(m.start(1), m.end(1)):
+        if marks.free(m.start(1), m.end(1)):
             add(int(m.group(1)), m.start(1), m.end(1))
 
 
 # --------------------------------------------------------------------------- suffixes
 
 
-def _suffixes(flat: str, f: _Found, *, currency: str = "", cjk_scale: bool = True) -> None:
-    """Read the scale, percent, points or currency after a number and widen it to include them."""
+def _suffixes(
+    flat: str, f: _Found, *, currency: str = "", cjk_scale: bool = True, limit: int | None = None
+) -> None:
+    """Read the scale, percent, points or currency after a number and widen it to include them
+    (never past `limit`, where something already read begins)."""
+    flat = flat[:limit] if limit is not None else flat
     pos = f.end
     rest = flat[pos:]
     m = _EN_SCALE.match(rest)
@@ -405,7 +432,7 @@ def _suffixes(flat: str, f: _Found, *, currency: str = "", cjk_scale: bool = Tru
             pos += m.end()
         elif cjk_scale:
             m = _CJK_SCALE.match(rest)
-            if m and not rest.lstrip().startswith("十分") and _cjk_multiplier(m.group(1)):
+            if m and not re.match(r" ?(?:十分|百分)", rest) and _cjk_multiplier(m.group(1)):
                 f.scale *= _cjk_multiplier(m.group(1))
                 pos += m.end()
                 pos = _cjk_continuation(flat, f, pos)
@@ -468,11 +495,11 @@ def _cjk_continuation(flat: str, f: _Found, pos: int) -> int:
 # --------------------------------------------------------------------------- Arabic numbers
 
 
-def _arabic(flat: str, found: list[_Found], take, free) -> None:
+def _arabic(flat: str, found: list[_Found], marks: _Marks) -> None:
     for m in _ARABIC.finditer(flat):
         start, end = m.start(), m.end()
         raw = m.group(1)
-        if not free(start, end):
+        if not marks.free(start, end):
             continue
         before = flat[:start]
         prev = before[-1:] or "\n"  # a sentinel: "" is in every string
@@ -513,7 +540,7 @@ def _arabic(flat: str, found: list[_Found], take, free) -> None:
         if re.match(r"\s?年(?!級|级|代)", rest) and not currency:
             if 80 <= number <= 150 and "." not in raw:
                 continue  # "112年": a Republic-era year or a duration; not read
-        _suffixes(flat, f, currency=currency)
+        _suffixes(flat, f, currency=currency, limit=marks.limit(end))
         after = flat[f.end :]
         if f.bare and label:
             continue  # "Week 3", "Table 2", "p. 4", "year 2", "第3章"
@@ -528,7 +555,7 @@ def _arabic(flat: str, found: list[_Found], take, free) -> None:
             if not counted or _YEAR_WORDS.search(before[-20:]):
                 f.kind, f.bare = "year", False
         found.append(f)
-        take(f.start, f.end)
+        marks.take(f.start, f.end)
 
 
 # --------------------------------------------------------------------------- CJK numerals
@@ -569,24 +596,24 @@ def _cjk_value(run: str) -> float | None:
     return float(total + section + (number or 0)) + fraction
 
 
-def _cjk(flat: str, found: list[_Found], take, free) -> None:
+def _cjk(flat: str, found: list[_Found], marks: _Marks) -> None:
     for m in _CJK_RUN.finditer(flat):
         start, end, run = m.start(), m.end(), m.group(0)
-        if not free(start, end):
+        if not marks.free(start, end):
             continue
         before, rest = flat[:start], flat[end:]
         if run[0] not in _DIGITS and run[0] != "十":
             continue  # 千萬, 萬一, 百姓: words
-        if (
-            _CJK_LABELS.search(before[-6:])
-            or re.match(r"\s?(?:月|日|號|号|分之)", rest)
-            or before.endswith("週")
-        ):
+        if _CJK_LABELS.search(before[-6:]) or re.match(r"\s?(?:月|日|號|号|分之)", rest):
             continue
+        if before.endswith(("週", "周")) and not any(rest.startswith(w) for w in _MEASURES):
+            continue  # 週三: Wednesday (每週三次 is a count)
         value = _cjk_value(run)
         if value is None:
             continue
-        has_units = any(c in _UNITS or c in _BIG for c in run)
+        has_units = any(c in _UNITS or c in _BIG for c in run) or bool(
+            re.search(r"[^點点]+[點点][^點点]+", run)
+        )
         single = len(run) == 1
         if run.endswith(("點", "点")):
             continue
@@ -608,26 +635,26 @@ def _cjk(flat: str, found: list[_Found], take, free) -> None:
         if re.match(r"年(?!級|级|代)", rest) and 1900 <= value <= 2100:
             f.kind, f.bare, f.end = "year", False, end + 1
         else:
-            _suffixes(flat, f, cjk_scale=False)
+            _suffixes(flat, f, cjk_scale=False, limit=marks.limit(end))
         found.append(f)
-        take(f.start, f.end)
+        marks.take(f.start, f.end)
 
 
-def _percent_words(flat: str, found: list[_Found], take, free) -> None:
+def _percent_words(flat: str, found: list[_Found], marks: _Marks) -> None:
     """百分之三十, 百分之 30, 百分之三十五點五, 百分之百."""
     for m in re.finditer(rf"百分之\s*(\d+(?:\.\d+)?|[{_CJK_NUM}]+)", flat):
         raw = m.group(1)
         value = float(raw) if raw[0].isdigit() else (100.0 if raw == "百" else _cjk_value(raw))
-        if value is None or not free(m.start(), m.end()):
+        if value is None or not marks.free(m.start(), m.end()):
             continue
         found.append(_Found("percent", value, "%", m.start(), m.end(), bare=False))
-        take(m.start(), m.end())
+        marks.take(m.start(), m.end())
 
 
 # --------------------------------------------------------------------------- English words
 
 
-def _english(flat: str, found: list[_Found], take, free) -> None:
+def _english(flat: str, found: list[_Found], marks: _Marks) -> None:
     words = [(m.group(0), m.start(), m.end()) for m in _EN_WORD.finditer(flat)]
     i = 0
     while i < len(words):
@@ -643,14 +670,14 @@ def _english(flat: str, found: list[_Found], take, free) -> None:
         i = following[0] if following else j
         if following or _FRACTIONS.match(flat[end:]) or flat[end : end + 1] == "-":
             continue  # "nineteen ninety-nine", "two thirds", "two-thirds"
-        if flat[start:end].lower() == "one" or not free(start, end):
+        if flat[start:end].lower() == "one" or not marks.free(start, end):
             continue
         f = _Found("number", float(value), "", start, end)
-        _suffixes(flat, f, cjk_scale=False)
+        _suffixes(flat, f, cjk_scale=False, limit=marks.limit(end))
         if f.bare and 1900 <= value <= 2100 and _YEAR_WORDS.search(flat[:start][-20:]):
             f.kind, f.bare = "year", False
         found.append(f)
-        take(f.start, f.end)
+        marks.take(f.start, f.end)
 
 
 _NUMBER_WORDS = frozenset([*_EN_UNITS, *_EN_TENS, *_EN_SCALES, "hundred", "and", "a"])

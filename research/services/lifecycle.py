@@ -12,8 +12,9 @@ from django.utils.translation import gettext as _
 
 from agent.engine import ResearchResult
 from agent.engine.events import Cancelled, Failed, TaskCreated
+from channels_app.access import can
 from channels_app.models import Channel, ChatLog
-from channels_app.roles import is_platform_admin
+from channels_app.roles import RESEARCH_CANCEL_ANY
 from research.models import ResearchTask
 from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
@@ -102,7 +103,7 @@ def enqueue(task_id: int) -> None:
 def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
     """The owner (or a platform admin) cancels. A queued task ends at once; a running one is
     flagged and the engine stops at its next check, keeping the steps already done."""
-    if task.user_id != user.pk and not is_platform_admin(user):
+    if task.user_id != user.pk and not can(user, RESEARCH_CANCEL_ANY):
         raise ServiceError(
             "not_owner", _("Only the person who started this research can cancel it."), status=403
         )

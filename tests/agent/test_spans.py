@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from agent.engine.sources import SourceRegistry
 from agent.engine.spans import MAX_SPAN_CHARS, SpanIndex, cut, language_of, page_of, parse_id, rank, segments
 from agent.engine.types import Source
+from agent.engine.values import parse
 
 
 def source(text: str, **kw) -> Source:
@@ -195,6 +196,15 @@ def test_filing_and_catalogue_lines_are_fields():
     ]
 
 
+def test_a_labelled_figure_line_is_a_field_whose_value_code_reads():
+    [span] = cut(1, source("Revenue for FY2025Q3: $35,082,000,000 (USD)."))
+    assert (span.kind, span.text) == ("field", "Revenue for FY2025Q3: $35,082,000,000 (USD).")
+    assert [(v.kind, v.value, v.unit, v.year) for v in parse(span.text)] == [
+        ("year", 2025, "", None),
+        ("currency", 35_082_000_000, "USD", 2025),
+    ]
+
+
 def test_a_sentence_with_a_colon_is_no_field():
     assert kinds(
         "In this course we treat it as a cycle: learners generate data, the data become metrics."
@@ -349,6 +359,10 @@ def test_render_shows_one_line_per_span_under_its_source_and_never_a_flagged_one
 
 
 # --------------------------------------------------------------------------- ranking
+
+
+def test_the_index_gives_the_tools_retrieval_scores_for_ranking(index):
+    assert index.scores() == {1: 0.03}
 
 
 def test_rank_puts_spans_that_share_the_querys_terms_first_and_leaves_flagged_ones_out(index):

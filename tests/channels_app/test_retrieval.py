@@ -120,7 +120,9 @@ def test_common_terms_rank_passages_but_do_not_select_them(
     index_file(personas.channel, personas.teacher, "notes.pdf", pdf_bytes(pages))
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE channels_app_materialchunk")
-    retrieval.forget_term_statistics()
+        # The statistics are read through this transaction, the only one that sees the ANALYZE:
+        # a search on another thread would otherwise cache the platform's older ones for minutes.
+        retrieval.reload_term_statistics(cursor)
 
     lexical_hits = hybrid_search(personas.channel.pk, "student rubric", k=10, use_vectors=False)
     assert [hit.page for hit in lexical_hits] == [31]

@@ -51,7 +51,7 @@ def corpus_registry(
     registry = ToolRegistry()
     docs = [(DOCS[0][0], DOCS[0][1], first_text, DOCS[0][3]), *DOCS[1:]] if first_text else DOCS
 
-    @registry.tool("materials", tier="internal", search=True, exact_figures=False)
+    @registry.tool(tier="internal", search=True, exact_figures=False)
     def search_channel_materials(ctx: ToolContext, query: str, top_k: int = 3) -> ToolResult:
         """Search the course channel's materials.
 
@@ -71,7 +71,7 @@ def corpus_registry(
         ]
         return ToolResult(sources=sources, data=[{"title": s.title} for s in sources])
 
-    @registry.tool("scholarly", tier="scholarly", search=True, exact_figures=False)
+    @registry.tool(tier="scholarly", search=True, exact_figures=False)
     def search_external_papers(ctx: ToolContext, query: str) -> ToolResult:
         """Search external scholarly papers.
 
@@ -94,7 +94,7 @@ def corpus_registry(
             ]
         )
 
-    @registry.tool("web", tier="web", search=True, exact_figures=False, needs_web=False)
+    @registry.tool(tier="web", search=True, exact_figures=False, needs_web=False)
     def web_search(ctx: ToolContext, query: str) -> ToolResult:
         """Search the web.
 

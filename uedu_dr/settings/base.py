@@ -184,6 +184,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ALWAYS_EAGER = False
+# Two queues: "celery" for the researches and every other job, "light" for the short job each
+# question adds (its Bloom classification). `make run` gives "light" a worker of its own
+# (uedu_dr.launcher): on one queue, each start's two messages went to the waiting research workers
+# in turn, and a burst's researches piled onto one of two processes (measured in
+# docs/bench-history.md). A worker started without -Q consumes both. Redis has no exchanges: each queue names its own.
+CELERY_TASK_QUEUES = {name: {"exchange": name, "routing_key": name} for name in ("celery", "light")}
+CELERY_TASK_ROUTES = {"research.tasks.classify_bloom": {"queue": "light"}}
 
 # --------------------------------------------------------------------------- auth, i18n, static
 AUTH_PASSWORD_VALIDATORS = [
