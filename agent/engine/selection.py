@@ -88,11 +88,12 @@ def targets(run: RunContext, plan_fallback: bool) -> list[Target]:
     return [Target(i, text) for i, text in enumerate(subs)]
 
 
-def _ranked(cuts: list, query: str) -> list[tuple]:
-    """(cut, relevant) best first: `relevant` when the span shares a term with the query (the
-    search ranking's fallback takes only those)."""
+def _ranked(cuts: list, query: str, scores: dict[int, float]) -> list[tuple]:
+    """(cut, relevant) best first (the query's terms, then the tools' retrieval scores):
+    `relevant` when the span shares a term with the query, the only spans the search ranking's
+    fallback takes."""
     wanted = spans.terms(query)
-    return [(c, bool(wanted & spans.terms(c.text))) for c in spans.rank(cuts, query)]
+    return [(c, bool(wanted & spans.terms(c.text))) for c in spans.rank(cuts, query, score=scores)]
 
 
 def _system(run: RunContext) -> str:
@@ -168,7 +169,8 @@ def select(
     if not pool:
         return found
     wanted = targets(run, plan_fallback)
-    ranked = {t.index: _ranked(pool, f"{t.text}\n{run.inp.question}") for t in wanted}
+    scores = index.scores()
+    ranked = {t.index: _ranked(pool, f"{t.text}\n{run.inp.question}", scores) for t in wanted}
     offered = {t.index: fit_candidates(run, t, ranked[t.index]) for t in wanted}
     answers: dict[int, dict | Exception | None] = {t.index: None for t in wanted}
     asked = [t for t in wanted if offered[t.index]]

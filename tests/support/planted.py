@@ -117,7 +117,7 @@ def planted_registry(lang: str) -> ToolRegistry:
             title=title, url=f"https://{TIERS[n]}.example/{n}", snippet=text, text=text, tier=TIERS[n]
         )
 
-    @registry.tool("materials", tier="internal", search=True, exact_figures=False)
+    @registry.tool(tier="internal", search=True, exact_figures=False)
     def search_channel_materials(ctx: ToolContext, query: str) -> ToolResult:
         """Search the course channel's materials.
 
@@ -126,7 +126,7 @@ def planted_registry(lang: str) -> ToolRegistry:
         """
         return ToolResult(sources=[source(0), source(3)])
 
-    @registry.tool("web", tier="web", search=True, exact_figures=False, needs_web=False)
+    @registry.tool(tier="web", search=True, exact_figures=False, needs_web=False)
     def web_search(ctx: ToolContext, query: str) -> ToolResult:
         """Search the web.
 
