@@ -128,8 +128,14 @@ class BenchStack:
     ) -> subprocess.Popen:
         """A worker as it is deployed: the production settings (DEBUG off, so no per-query SQL
         log), with the scratch database and Valkey passed in the environment. `queues`: both by
-        default; "celery" for a research worker beside a `light_worker`, as `make run` starts them."""
-        env = dict(DJANGO_SETTINGS_MODULE="uedu_dr.settings.production", SECRET_KEY=self.secret_key, **env)
+        default; "celery" for a research worker beside a `light_worker`, as `make run` starts them.
+        No mail leaves a bench: the console backend is allowed on purpose."""
+        env = dict(
+            DJANGO_SETTINGS_MODULE="uedu_dr.settings.production",
+            SECRET_KEY=self.secret_key,
+            UEDU_ALLOW_CONSOLE_EMAIL="1",
+            **env,
+        )
         return self.spawn(
             [
                 str(BIN / "celery"),

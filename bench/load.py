@@ -97,6 +97,8 @@ def main() -> int:
         "UEDU_DR_QUOTA_STUDENT": "1",
         "UEDU_DR_WORST_CASE_USD": str(worst),
         "UEDU_DEEP_RESEARCH_DAILY_CAP_USD": str(cap),
+        # The cap is what is under load; one user's share of so small a cap would be below one start.
+        "UEDU_USER_DAILY_CAP_SHARE": "1",
         "UEDU_DR_RATE_START": "100/m",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DEBUG": "false",

@@ -151,7 +151,10 @@ COSTS_MANAGE = _permission(
     "costs.manage", PLATFORM, "the platform cost dashboard, the usage ledger, cost reservations and alerts"
 )
 COSTS_UNSHARED = _permission(
-    "costs.unshared", PLATFORM, "no per-user share of the daily cost cap (the cap itself still applies)"
+    "costs.unshared",
+    PLATFORM,
+    "no per-user share of the daily cost cap, no limit on researches under way, no cancel throttle "
+    "(the cap itself still applies)",
 )
 CHATLOG_READ = _permission("chatlog.read", PLATFORM, "read the chat log in the admin")
 RETRIEVAL_INSPECT = _permission(
@@ -285,6 +288,12 @@ _check_table()
 def is_platform_admin(user) -> bool:
     """The platform admin (an active superuser): the one test of it, everywhere."""
     return bool(user.is_authenticated and user.is_active and user.is_superuser)
+
+
+def is_service_account(user) -> bool:
+    """An account nobody can log in as (no usable password): only the platform's own processes act
+    for it, within the cap and their own budgets (the evaluation's, evaluation/run.py)."""
+    return bool(user is not None and user.is_authenticated and not user.has_usable_password())
 
 
 def platform_admins_q(prefix: str = "") -> Q:

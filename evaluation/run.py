@@ -37,8 +37,15 @@ class EvaluationError(Exception):
 
 
 def eval_user():
-    # Inactive: it owns the temporary channels (so its quota is unlimited) but can never log in.
-    user, _ = get_user_model().objects.get_or_create(username=EVAL_USER, defaults={"is_active": False})
+    """The account the evaluation researches as: it owns the temporary channels (so its quota is
+    the teacher's) and holds no usable password, so nobody can log in as it and the per-user share
+    and start limits do not apply (channels_app.roles.is_service_account). It is active: an
+    inactive account holds no permission at all."""
+    user, _ = get_user_model().objects.get_or_create(username=EVAL_USER)
+    if not user.is_active or user.has_usable_password():
+        user.is_active = True
+        user.set_unusable_password()
+        user.save(update_fields=["is_active", "password"])
     return user
 
 

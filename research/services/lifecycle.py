@@ -19,7 +19,7 @@ from research.models import ResearchTask
 from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
 
-from . import events, plan_review, settlement, transitions
+from . import events, plan_review, settlement, start_limits, transitions
 from .context import clean_context
 from .membership import check_member
 from .questions import validate_question
@@ -64,6 +64,7 @@ def task_start(
             context_json=context,
             plan_review_mode=channel.plan_review,
         )
+        start_limits.check_start(user, task)  # researches under way, cancels refunded (429)
         settlement.reserve(task)  # quota charge and cost reservation; raises before anything is kept
         request_log = ChatLog.objects.create(
             channel=channel,
