@@ -35,3 +35,9 @@ FIGURE_MISMATCH_TEXT = "the figure differs from the verified claims it cites"
 NOT_IN_CLAIMS_TEXT = "words no cited claim states: "  # followed by the words
 CLAIMS_DO_NOT_SAY_TEXT = "the verified claims it cites do not say this"
 PARTLY_SUPPORTED_TEXT = "partly supported by the claims it cites"
+# The inline marks the opt-in `mark` policy of 1.x wrote into a stored answer (plain text, no
+# emphasis); the evaluation's reader of stored answers takes them out again (evaluation/observed.py).
+MARKS = {
+    "unverified": {"en": " ⚠ (not supported by the cited sources)", "zh": "⚠（此句未獲引用來源支持）"},
+    "uncited": {"en": " ⚠ (no source cited)", "zh": "⚠（此句未附來源）"},
+}

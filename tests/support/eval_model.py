@@ -10,9 +10,9 @@ picks how the model behaves:
 - "faithful" (most items): the above;
 - "verbose": the above, but the selection also points at every other span it is shown, relevant
   or not (fact precision must fall), and the interpretation adds padding sentences;
-- "fail": the model server fails every planner call (HTTP 500), so the run fails (it must count
-  as 0). A failed selection would not do: the engine falls back to the search ranking and the
-  research completes.
+- "fail": the model server fails every action call (HTTP 500) after a plan, so the run fails with
+  what the plan spent (it must count as 0). A failed selection would not do: the engine falls
+  back to the search ranking and the research completes.
 
 The model name can force a behaviour for every item ("scripted-verbose", "scripted-faithful"),
 which is how a replay compares two configurations."""
@@ -82,6 +82,8 @@ class EvalModel:
     def action(self, body: dict) -> dict:
         turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
         item = self.item_for(body)
+        if self.behaviour_for(body, item) == "fail":
+            return {"http_status": 500}
         if turns or item is None:
             return {"content": "DONE"}
         calls = []
@@ -99,12 +101,6 @@ class EvalModel:
             elif name in ("search_channel_materials", "web_search"):
                 calls.append({"name": name, "arguments": {"query": item.question[:200]}})
         return {"tool_calls": calls} if calls else {"content": "DONE"}
-
-    def planner(self, body: dict) -> dict:
-        item = self.item_for(body)
-        if self.behaviour_for(body, item) == "fail":
-            return {"http_status": 500}
-        return self.default("planner", body, None)
 
     def selector(self, body: dict) -> dict:
         item = self.item_for(body)
@@ -144,8 +140,6 @@ class EvalModel:
 
 def install(llm, items, seed: int) -> EvalModel:
     model = EvalModel(items, seed)
-    model.default = llm._default
-    llm.on("planner", model.planner)
     llm.on("action", model.action)
     llm.on("selector", model.selector)
     llm.on("interpreter", model.interpreter)
