@@ -850,6 +850,13 @@ def hypotheses_of(body: dict) -> list[str]:
     return re.findall(r"^\d+\. (.*)$", block.group(1), re.M) if block else []
 
 
+def selection(span_ids: list[str], contradictions: list[tuple[str, str]] = ()) -> dict:
+    """A selection step's reply naming these spans (each a fact of its own) and these pairs."""
+    facts = [{"span_ids": [i], "hypothesis": 0, "stance": "none"} for i in list(dict.fromkeys(span_ids))[:8]]
+    pairs = [{"span_ids": [a, b]} for a, b in list(contradictions)[:3]]
+    return {"content": json.dumps({"facts": facts, "contradictions": pairs})}
+
+
 def _bigrams(text: str) -> set[str]:
     words = re.findall(r"[a-z]{3,}", text.lower())
     return {a + " " + b for a, b in zip(words, words[1:])}
