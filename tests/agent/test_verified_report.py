@@ -24,7 +24,7 @@ from tests.support.report_scenarios import (
     financials_registry,
     hostile_registry,
 )
-from tests.support.scripted_llm import FACT_LINE, Scenario, interpret_from_facts, observations_of
+from tests.support.scripted_llm import FACT_LINE, Scenario, ScriptedLLM, interpret_from_facts, observations_of
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
@@ -359,7 +359,7 @@ def test_the_agreed_context_reaches_every_phase_reflection_included(llm):
 
 
 @pytest.mark.parametrize("language", ["en", "zh-hant"])
-def test_a_server_that_only_fills_the_schemas_it_is_sent_still_yields_relevant_facts(llm, language):
+def test_a_server_that_only_fills_the_schemas_it_is_sent_still_yields_relevant_facts(language):
     """It knows nothing of the prompts: an empty plan (the question becomes the one sub-question),
     no tool chosen (the engine searches), no span selected (the search ranking chooses)."""
     question = (
@@ -368,8 +368,12 @@ def test_a_server_that_only_fills_the_schemas_it_is_sent_still_yields_relevant_f
         # the materials are English: the question names its terms in both languages
         else "學習分析(learning analytics)、布魯姆分類(Bloom's taxonomy)與語言模型(language model)有何關係？"
     )
-    llm.reset(Scenario(mode="schema_filler"))
-    result, _ = run(llm, corpus_registry(), question=question, language=language)
+    # A server of its own: the client remembers per server that this one has no tool calls.
+    server = ScriptedLLM(Scenario(mode="schema_filler")).start()
+    try:
+        result, _ = run(server, corpus_registry(), question=question, language=language)
+    finally:
+        server.stop()
     assert result.status == "completed", result.error
     report = Report.from_json(result.report)
     facts = report.shown_facts()

@@ -10,7 +10,7 @@ import pytest
 
 from research.services import lifecycle, runner
 from tests.support.corpus_tools import corpus_registry
-from tests.support.scripted_llm import Scenario
+from tests.support.scripted_llm import Scenario, ScriptedLLM
 
 QUESTION = {
     "en": "Compare learning analytics and Bloom's taxonomy in course design",
@@ -78,16 +78,21 @@ def test_when_nothing_relevant_is_found_the_research_completes_and_says_so(
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_server_that_only_fills_the_schemas_it_is_sent_still_yields_relevant_facts(
-    transactional_db, personas, llm, django_capture_on_commit_callbacks, lang
+    transactional_db, personas, settings, django_capture_on_commit_callbacks, lang
 ):
     """The real-path twin of the engine's test: no plan, no tool chosen, no span selected; the
-    question becomes the plan, the engine searches, the ranking chooses."""
-    llm.reset(Scenario(mode="schema_filler"))
+    question becomes the plan, the engine searches, the ranking chooses. A server of its own: the
+    client remembers per server that this one has no tool calls."""
+    server = ScriptedLLM(Scenario(mode="schema_filler")).start()
+    settings.OPENAI_BASE_URL = server.url
     question = {
         "en": "How do learning analytics, Bloom's taxonomy and language model answers relate?",
         "zh": "學習分析(learning analytics)、布魯姆分類(Bloom's taxonomy)與語言模型(language model)有何關係？",
     }[lang]
-    task = run_task(personas, django_capture_on_commit_callbacks, lang, question)
+    try:
+        task = run_task(personas, django_capture_on_commit_callbacks, lang, question)
+    finally:
+        server.stop()
     assert task.status == "completed", task.error
     report = task.report_json
     facts = report["facts"]
