@@ -255,7 +255,10 @@ class ResearchEvent(models.Model):
 
 
 class ResearchClaim(models.Model):
-    """One factual claim of an answer (the claim ledger)."""
+    """The ledger of a research: one row per fact its report shows (the fact's spans, the
+    sources' own words) and one per item the report does not show (with its span's words, or
+    none: a model's words are never stored here). Researches of the 1.x pipeline have a row per
+    sentence, table cell, heading and judgement its writer wrote."""
 
     class Verdict(models.TextChoices):
         SUPPORTED = "supported", _("Supported")
@@ -274,8 +277,19 @@ class ResearchClaim(models.Model):
         REPLACED = "replaced", _("replaced by the text of its claims")
 
     class Kind(models.TextChoices):
-        """What of the report the claim is (the report's checked units)."""
+        """What of the report the row is: a fact, an item the report does not show (the kinds of
+        vocabulary.NOT_SHOWN_KINDS), or, in a 1.x research, a unit its writer wrote."""
 
+        FACT = "fact", _("Fact")
+        SPAN = "span", _("Passage")
+        SELECTION = "selection", _("Selection")
+        SUB_QUESTION = "sub_question", _("Sub-question")
+        HYPOTHESIS = "hypothesis", _("Hypothesis")
+        REASONING = "reasoning", _("Reasoning")
+        ASSUMPTION = "assumption", _("Assumption")
+        SUGGESTION = "suggestion", _("Suggestion")
+        TRANSLATION = "translation", _("Translation")
+        CONTRADICTION = "contradiction", _("Contradiction")
         SENTENCE = "sentence", _("Sentence")
         CELL = "cell", _("Table cell")
         HEADING = "heading", _("Heading")
@@ -291,7 +305,7 @@ class ResearchClaim(models.Model):
     confidence = models.FloatField(_("confidence"), default=0.0)
     web_only = models.BooleanField(_("web sources only"), default=False)
     action = models.CharField(_("shown as"), max_length=12, choices=Action.choices, default=Action.KEPT)
-    kind = models.CharField(_("kind"), max_length=12, choices=Kind.choices, default=Kind.SENTENCE)
+    kind = models.CharField(_("kind"), max_length=16, choices=Kind.choices, default=Kind.FACT)
 
     @property
     def is_plan_heading(self) -> bool:

@@ -254,11 +254,13 @@ def _the_flush_outlasts_a_workers_commit():
 @pytest.fixture(autouse=True)
 def _every_report_is_checked(monkeypatch):
     """Every research this test completes in its own process (engine tests, in-process runner
-    runs, replays) must produce a report valid against the published schema, and under the
-    default policy no sentence or table cell that maps to no verified claim stays in the body.
-    (Workers in other processes run the same checks inside the engine, report.finalize.)"""
+    runs, replays) must produce a report valid against the published schema that holds together
+    (report_types.integrity_problems finds nothing), reads back as the same typed report, and
+    keeps no model text in a ledger row: a fact's row is its spans' words, a row of what was not
+    shown is its span's words or empty. (Workers in other processes run the same checks inside
+    the engine, assemble.py.)"""
     from agent.engine import loop
-    from agent.engine.report import validate
+    from agent.engine.report_types import Report, integrity_problems, validate
 
     original = loop.ResearchRun.run
 
@@ -266,13 +268,15 @@ def _every_report_is_checked(monkeypatch):
         result = original(self)
         if result.status == "completed":
             validate(result.report)
-            if self.ctx.inp.unsupported_policy != "mark":
-                kept_unverified = [
-                    c
-                    for c in result.verification.get("claims", [])
-                    if c["action"] == "kept" and c["verdict"] not in ("supported", "partial")
-                ]
-                assert not kept_unverified, kept_unverified
+            report = Report.from_json(result.report)
+            assert integrity_problems(report) == [], integrity_problems(report)
+            assert report.to_json() == result.report
+            spans = {s.id: s.text for s in report.spans}
+            for row in result.verification.get("claims", []):
+                if row["kind"] == "fact":
+                    assert row["text"] and all(i in spans for i in row["span_ids"]), row
+                else:
+                    assert row["action"] == "dropped", row
         return result
 
     monkeypatch.setattr(loop.ResearchRun, "run", checked)

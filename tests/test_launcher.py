@@ -95,7 +95,7 @@ def test_a_configured_server_that_does_not_answer_is_named():
 def model_settings(settings):
     settings.OPENAI_API_KEY = "test-key"
     settings.UEDU_LLM_DEFAULT_MODEL = "scripted"
-    settings.UEDU_LLM_MODELS = {"planner": "scripted", "synthesizer": "scripted"}
+    settings.UEDU_LLM_MODELS = {"planner": "scripted", "selector": "scripted"}
     return settings
 
 

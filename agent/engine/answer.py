@@ -1,4 +1,5 @@
-"""Working on the Markdown answer: citation markers, claims (sentences), links, renumbering.
+"""Working on Markdown answers (the chat's, and the 1.x reports the evaluation still reads):
+citation markers, sentences, links.
 
 The answer is cut into segments: structure that is kept as it is (headings, blank lines, list
 bullets, code, tables) and sentences that carry claims. Editing a sentence and joining the
@@ -84,20 +85,6 @@ def claim_marker_ids(text: str) -> list[int]:
             if number not in ids:
                 ids.append(number)
     return ids
-
-
-def expand_claim_markers(text: str, sources_of: dict[int, list[int]]) -> str:
-    """[c3] becomes the source markers of claim 3 ([2][5]); an unknown claim id is dropped."""
-
-    def replace(match: re.Match) -> str:
-        ids = [
-            i
-            for part in re.split(r"[,，、;；]", match.group(1))
-            for i in sources_of.get(int(part.strip().lstrip("cC")), [])
-        ]
-        return "".join(f"[{i}]" for i in dict.fromkeys(ids))
-
-    return CLAIM_MARKER.sub(replace, text)
 
 
 def marker_ids(text: str) -> list[int]:
@@ -305,18 +292,3 @@ class EchoDetector:
 
     def __call__(self, text: str) -> bool:
         return not self._shingles(text).isdisjoint(self.shingles)
-
-
-@dataclass
-class Numbering:
-    """Display numbers [1], [2], … in order of first appearance, for registry ids."""
-
-    by_source: dict[int, int] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, text: str, valid: set[int]) -> Numbering:
-        numbering = cls()
-        for source_id in marker_ids(text):
-            if source_id in valid and source_id not in numbering.by_source:
-                numbering.by_source[source_id] = len(numbering.by_source) + 1
-        return numbering

@@ -83,7 +83,7 @@ class StatusChange(Event):
     timed_out: bool | None = None
 
 
-# The engine's phases (agent.engine.loop, evidence, claims, state).
+# The engine's phases (agent.engine.loop, evidence, state).
 
 
 @dataclass(frozen=True)
@@ -142,14 +142,27 @@ class ReflectionDone(Event):
 
 @dataclass(frozen=True)
 class ClaimsExtracted(Event):
+    """A selection round chose its facts (the type keeps its 1.x name; a claim is now a fact,
+    one to three located spans). `claims`: facts chosen this round; `figures`: those with a value
+    code read from their spans; `sources`: sources whose spans were candidates; `by_model` /
+    `by_ranking`: facts the model chose / the search ranking chose where the model chose nothing
+    usable; `not_shown`: selections code refused."""
+
     type = "claims_extracted"
     claims: int
     figures: int
     sources: int
+    by_model: int | None = None
+    by_ranking: int | None = None
+    not_shown: int | None = None
 
 
 @dataclass(frozen=True)
 class ClaimsVerified(Event):
+    """The facts so far, and the conflicts code found among them. Every fact is a located span, so
+    `verified` equals `claims`; `failed`: everything not shown so far; `instruction_in_source`:
+    of those, passages that address the model."""
+
     type = "claims_verified"
     claims: int
     verified: int
@@ -161,6 +174,10 @@ class ClaimsVerified(Event):
 
 @dataclass(frozen=True)
 class VerificationDone(Event):
+    """The report is assembled. `status`: complete, incomplete (a selection call failed or did
+    not run) or no_sources; `counts`: {"facts", "not_shown"}; `citations`: sources facts rest
+    on; `not_verified`: items not shown."""
+
     type = "verification_done"
     status: str
     counts: dict

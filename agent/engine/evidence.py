@@ -13,12 +13,18 @@ from . import events, prompts, schemas
 from .boundaries import url_observed, url_permitted
 from .errors import LimitReached, PhaseFailed
 from .llm import LLMError, ToolCallRequest
-from .sources import render_observations, render_tool_result
+from .sources import neutralise, render_observations, render_tool_result
 from .state import RunContext
 from .translation import QueryTranslations
 from .types import TIER_RANK, Source, ToolResult
 
 TOOL_CALL_TIMEOUT_SECONDS = 90
+# What the researcher reads of each new source in its conversation: enough to judge what was
+# found and what is missing. The selection reads every span of every source from the registry,
+# so nothing is lost for the report; every later turn re-sends the conversation, so every
+# character here is paid for again in each turn after it.
+SOURCE_CHARS_IN_CONVERSATION = 1_500
+COMPACT_CHARS = 600  # what stays of an earlier turn's tool message (see Gatherer.compact)
 UNAVAILABLE = {
     "sufficient": False,
     "missing": [],
@@ -61,6 +67,7 @@ class Gatherer:
         self.round_no = 0
         # The questions in the materials' other languages, for the searches of bilingual tools.
         self.translations = QueryTranslations(run)
+        self.reflected: set[int] = set()  # sources an earlier reflection read in full
         self.pool = ThreadPoolExecutor(max_workers=run.limits.max_calls_per_round, thread_name_prefix="tool")
         self.messages: list[dict] = [
             {
@@ -356,24 +363,30 @@ class Gatherer:
             return (
                 f"<observations>\nsources already shown above: {', '.join(map(str, again))}\n</observations>"
             )
-        text = render_tool_result(result, [(i, self.run.registry.get(i)) for i in fresh], max_chars=3000)
+        text = render_tool_result(
+            result, [(i, self.run.registry.get(i)) for i in fresh], max_chars=SOURCE_CHARS_IN_CONVERSATION
+        )
         if again:
             text += f"\n(also returned, already shown above: sources {', '.join(map(str, again))})"
         return text
 
     def compact(self) -> None:
-        """Keep the action conversation within budget: older tool messages shrink to snippets
-        (the writer still reads every source in full from the registry)."""
+        """After a reflection, the tool messages of the turns before the last shrink to their
+        first lines: the researcher has read them and the reflection has weighed them, every later
+        turn would send them again, and the selection reads every source's spans from the
+        registry, not from this conversation. The last turn's stay whole, within the budget."""
+        last_turn = max((n for n, m in enumerate(self.messages) if m.get("tool_calls")), default=0)
         budget = self.run.limits.observation_budget_chars
-        tool_messages = [m for m in self.messages if m["role"] == "tool"]
-        total = sum(len(m["content"]) for m in tool_messages)
-        for message in tool_messages:
-            if total <= budget:
+        tool_messages = [(n, m) for n, m in enumerate(self.messages) if m["role"] == "tool"]
+        total = sum(len(m["content"]) for _, m in tool_messages)
+        for n, message in tool_messages:
+            if n > last_turn and total <= budget:
                 break
             before = len(message["content"])
-            message["content"] = message["content"][:600] + (
-                "\n…(compacted; full text kept for the writer)" if before > 600 else ""
-            )
+            if before > COMPACT_CHARS:
+                message["content"] = message["content"][:COMPACT_CHARS] + (
+                    "\n…(shortened: the full text is kept for the selection)"
+                )
             total -= before - len(message["content"])
 
     # ------------------------------------------------------------------ reflection
@@ -384,16 +397,29 @@ class Gatherer:
         run = self.run
 
         def build(compact: bool) -> list[dict]:
+            # Sources an earlier reflection read are named, not shown again: it weighed them
+            # already, and what is new decides whether more is missing.
             budget = run.limits.observation_budget_chars // (4 if compact else 2)
+            earlier = [
+                f"[{i}] {' '.join(s.title.split())[:120]}" for i, s in run.registry.items() if i not in fresh
+            ]
+            read_before = (
+                "Sources read by an earlier reflection (not repeated):\n"
+                + neutralise("\n".join(earlier))
+                + "\n\n"
+                if earlier
+                else ""
+            )
             return [
                 {"role": "system", "content": prompts.REFLECTION},
                 {
                     "role": "user",
-                    "content": f"{run.question_block()}\n\nPlan:\n{run.plan.block()}\n\n"
-                    + render_observations(run.registry, budget_chars=budget),
+                    "content": f"{run.question_block()}\n\nPlan:\n{run.plan.block()}\n\n{read_before}"
+                    + render_observations(run.registry, budget_chars=budget, only=sorted(fresh)),
                 },
             ]
 
+        fresh = {i for i, _ in run.registry.items()} - self.reflected
         failed = None
         try:
             data = run.structured("reflection", build, schemas.REFLECTION, "reflection", enforce_limits=True)
@@ -430,6 +456,8 @@ class Gatherer:
                 failed=failed,
             )
         )
+        if not failed:
+            self.reflected |= fresh
         data["hypotheses_settled"] = settled
         data["hypothesis_status"] = status
         return data

@@ -39,20 +39,19 @@ from typing import Any
 import jsonschema_rs
 import openai
 
-ROLES = ("planner", "action", "reflection", "synthesizer", "verifier", "judge", "chat", "bloom")
+ROLES = ("planner", "action", "reflection", "selector", "interpreter", "judge", "chat", "bloom")
 
 # What each role's answer may take (max tokens), sized to what its schema asks for: a plan of a few
-# sub-questions, one tool choice, a short verdict; the claims (up to 40 with quotes), a batch of
-# verdicts and the report need more. A reasoning model gets REASONING_ALLOWANCE on top, which it
+# sub-questions, one tool choice, a short verdict; the selection is a few span ids; the
+# interpretation a few short items, suggestions and translations of a few spans. A reasoning model gets REASONING_ALLOWANCE on top, which it
 # spends thinking before it answers. A small context window lowers these further (fit_prompt).
 ROLE_MAX_TOKENS = {
     "planner": 1_200,
     "action": 800,
     "reflection": 800,
     "translation": 600,  # the question and a few sub-questions, each a short query
-    "claims": 6_000,
-    "verifier": 2_500,
-    "synthesizer": 6_000,
+    "selector": 700,
+    "interpreter": 2_000,
     "judge": 400,
     "context": 600,
     "bloom": 500,
@@ -434,6 +433,12 @@ class LLMClient:
     def _remember_unsupported(self, model: str, param: str) -> None:
         with _UNSUPPORTED_LOCK:
             _UNSUPPORTED.setdefault((self.config.base_url, model), set()).add(param)
+
+    def context_window(self, role: str) -> int:
+        """The context window a call of `role` must fit: configured, measured, or learned from a
+        server's refusal (0: unknown)."""
+        model = self.config.model_for(role)
+        return self.config.context_tokens or _learned_window(self.config.base_url, model)
 
     def answer_budget(self, role: str) -> int:
         """The max tokens a call of `role` asks for, before a small window lowers it."""
@@ -826,6 +831,12 @@ class _Assembly:
 
 _WIDE = re.compile(r"[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
 _TRIM_NOTE = "\n…(cut here to fit the model's context window)…"
+
+
+def text_tokens(text: str) -> int:
+    """The conservative token count prompts are fitted with (a phase that sizes its own input
+    to a small window counts the same way)."""
+    return _text_tokens(text)
 
 
 def _text_tokens(text: str) -> int:

@@ -1,6 +1,7 @@
 """The research loop: Plan → Evidence (Action → Observation → Reflect)* → [Counter-search] →
-Claims → Verification → [targeted re-search on unresolved conflicts, at most twice] → Writing →
-check of the draft → Report.
+Selection (spans, chosen by the model, checked by code) → values and conflicts → [targeted
+re-search on unresolved conflicts, at most twice, its sources through selection again] →
+hypotheses and judgement weighed by code → Interpretation (the model's words, checked) → Report.
 
 A macro plan-and-execute state machine with a ReAct loop inside the evidence phase. It imports
 no Django: it receives a toolbox bound to one user and channel, an LLM client, an event sink and
@@ -10,30 +11,28 @@ and return what they found; only this module adds it to the run's counters.
 
 A limit reached anywhere (time, tokens, steps, tool calls; in planning, a turn, a reflection, the
 counter-search or a finishing phase) ends gathering, is reported once (`limit_hit`), and the
-research still answers with what it has. The finishing phases run on what is left of the time
-and tokens, grace included, each on its share (state.RunContext.finishing); a phase that does not
-fit is skipped: no claims drawn (`claims_not_drawn`), claims left unchecked
-(`verification_incomplete`), or a body that is the verified claims themselves
-(`written_from_claims`)."""
+research still completes with what it has. The finishing phases (selection, interpretation) run
+on what is left of the time and tokens, grace included, each on its share
+(state.RunContext.finishing); a selection call that does not fit leaves its sub-question to the
+search ranking (`selection_not_run`), an interpretation that does not fit is left out
+(`interpretation_failed`). Neither can fail the research: the report is assembled by code."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 
-from . import claims as claims_phase
 from . import conflicts as conflict_rules
-from . import events, prompts, schemas
-from .claims import ClaimSet
+from . import events, interpretation, prompts, quantities, schemas, selection, spans, weighing
+from .assemble import CounterSearch, Findings, assemble
 from .errors import Cancelled, OutOfBudget, PhaseFailed
 from .evidence import Gatherer, TurnFailed, TurnOutcome
 from .llm import LLMClient, LLMError, LLMUnavailable
 from .plan import Plan, SubQuestion
-from .report import empty_report, finalize
+from .sources import neutralise
 from .state import RunContext
 from .types import EventSink, Limits, ResearchInput, ResearchResult, Source, Toolbox
-from .verification import verify_claims
-from .writing import CounterSearch, Draft, synthesize
+from .vocabulary import OUTCOMES, STOP_REASONS
 
 
 class ResearchRun:
@@ -73,11 +72,8 @@ class ResearchRun:
         self.given_plan = plan
         self.hypothesis_status: dict[int, str] = {}
         self.failures: list[dict] = []
-        self.claims = ClaimSet()
-        self.contradictions: list[dict] = []
-        self.incomplete = False
-        # Finishing phases skipped for want of time or tokens (a limitation each, in the report).
-        self.skipped: list[str] = []
+        self.found = Findings(index=spans.SpanIndex(self.ctx.registry))
+        self.said: list[tuple[str, str]] = []  # span pairs the selection marked as contradicting
         self.failed_turns: list[str] = []  # the kinds of LLM error that ended action turns
         self.plan_fallback = False
         self.searched_by_code = False  # the model could not choose a tool; the engine searched
@@ -101,41 +97,19 @@ class ResearchRun:
             counter = self.counter_search(gatherer) if self.wants_counter_search() else CounterSearch()
             ctx.note_limits()
             self.cancel_point()
-            if len(ctx.registry) == 0:
-                draft = synthesize(ctx, self.claims, [], counter)
-                # The engine's own "nothing to cite" message: nothing to verify, nothing to mark.
-                ctx.sink.emit(
-                    events.VerificationDone(status="no_sources", counts={}, conflicts=0, citations=0)
-                )
-                return self._result(
-                    "completed",
-                    stop_reason,
-                    answer=draft.answer,
-                    verification={
-                        "status": "no_sources",
-                        "claims": [],
-                        "counts": {},
-                        "conflicts": [],
-                        "retries": ctx.retries,
-                    },
-                    report=empty_report(ctx, draft.answer, self.limitations()),
-                )
-            conflicts = self.claims_and_verification(gatherer)
-            conflicts, conflict_rounds = self.resolve_conflicts(gatherer, conflicts)
-            self.cancel_point()  # a cancel during the last call stops before writing
-            draft = self.writing(conflicts, counter)
-            ctx.finishing("check", after=0)
-            finished = finalize(
-                ctx,
-                draft,
-                self.claims,
-                conflicts,
-                conflict_rounds=conflict_rounds,
-                counter=counter,
-                hypothesis_status=self.hypothesis_status,
-                limitations=self.limitations(),
-                incomplete=self.incomplete,
+            self.found.targets = [t.index for t in selection.targets(ctx, self.plan_fallback)]
+            if len(ctx.registry):
+                self.select_facts()
+                self.resolve_conflicts(gatherer)
+                self.cancel_point()  # a cancel during the last call stops before the interpretation
+                self.weigh()
+                self.interpret()
+            self.found.plan_sub_questions, self.found.plan_hypotheses, dropped = interpretation.plan_texts(
+                ctx
             )
+            self.found.dropped = dropped + self.found.dropped
+            ctx.note_limits()
+            assembled = assemble(ctx, self.found, counter, self.limitations() + self.found.limitations)
         except Cancelled:
             return self._result("cancelled", "cancelled")
         except PhaseFailed as exc:
@@ -143,31 +117,27 @@ class ResearchRun:
         finally:
             if gatherer is not None:
                 gatherer.close()
-        ctx.note_limits()  # a limit the draft's check reached
-        if ctx.limit_hit and not any(item["code"] == "limit_hit" for item in finished.report["limitations"]):
-            finished.report["limitations"].append({"code": "limit_hit", "detail": {"reason": ctx.limit_hit}})
-        report = finished.verification
+        report = assembled.report
+        record = assembled.verification
+        if not len(ctx.registry):
+            record["status"] = "no_sources"
         ctx.sink.emit(
             events.VerificationDone(
-                status=report.status,
-                counts=report.counts,
-                conflicts=report.conflicts_shown,
-                conflict_rounds=report.conflict_rounds,
-                invalid_citations_removed=report.invalid_citations_removed,
-                citations=len(finished.citations),
-                web_only_claims=report.web_only_claims,
-                removed=report.removed,
-                not_verified=len(finished.report["not_verified"]),
+                status=record["status"],
+                counts=record["counts"],
+                conflicts=len(report.conflicts),
+                conflict_rounds=self.found.conflict_rounds,
+                citations=sum(1 for s in report.sources if s.cited),
+                web_only_claims=record["web_only_claims"],
+                not_verified=len(report.not_shown),
             )
         )
         return self._result(
             "completed",
             stop_reason,
-            answer=finished.answer,
-            citations=finished.citations,
-            verification=report.as_json(),
-            invalid=report.invalid_citations_removed,
-            report=finished.report,
+            citations=assembled.citations,
+            verification=record,
+            report=report.to_json(),
         )
 
     def plan_phase(self) -> None:
@@ -182,8 +152,13 @@ class ResearchRun:
         except PhaseFailed as exc:
             if not isinstance(exc.cause, LLMError) or isinstance(exc.cause, LLMUnavailable):
                 raise  # a server that does not answer (or a deadline) is not a weak plan
+            plan = None
+        if plan is not None:
+            plan.sub_questions = [sq for sq in plan.sub_questions if sq.question.strip()]
+        if plan is None or not plan.sub_questions:
             # A planner that failed twice (a weak model's malformed or cut-off plan, a server that
-            # went silent): the question itself is the one sub-question, and the run goes on.
+            # went silent) or wrote no sub-question: the question itself is the one sub-question,
+            # and the run goes on.
             plan = Plan(complexity="simple", sub_questions=[SubQuestion(ctx.inp.question)])
             self.plan_fallback = True
         self.adopt_plan(plan)
@@ -197,11 +172,13 @@ class ResearchRun:
 
     def plan_event(self) -> events.PlanComplete:
         plan, limits = self.ctx.plan, self.ctx.limits
+        # As the report will show them: one that states what the question lacks is "".
+        sub_questions, hypotheses, _ = interpretation.plan_texts(self.ctx)
         return events.PlanComplete(
             complexity=plan.complexity,
-            sub_questions=[sq.question for sq in plan.sub_questions],
+            sub_questions=sub_questions,
             suggested_tools=sorted({t for sq in plan.sub_questions for t in sq.suggested_tools}),
-            hypotheses=plan.hypotheses,
+            hypotheses=hypotheses,
             limits={
                 "max_steps": limits.max_steps,
                 "max_tool_calls": limits.max_tool_calls,
@@ -231,8 +208,8 @@ class ResearchRun:
                 if not ctx.budget_left():
                     return "limit_hit"  # the turn was cut at the time limit or refused at the token limit
                 # A weak or slow model's bad turn (cut off, malformed, silent) ends the gathering
-                # with what was found: the claims and the writing still run on it. Only when
-                # nothing was found yet does the model get a second try.
+                # with what was found: the selection still runs on it. Only when nothing was found
+                # yet does the model get a second try.
                 failed_turns += 1
                 self.record_failed_turn(gatherer, exc)
                 if len(ctx.registry):
@@ -242,7 +219,7 @@ class ResearchRun:
                         # No server to talk to is not a research that found nothing.
                         raise PhaseFailed("action", exc.cause) from None
                     # A model that answers but cannot choose a tool (a small local model) would
-                    # leave nothing to draw claims from: the engine searches each sub-question itself.
+                    # leave nothing to select from: the engine searches each sub-question itself.
                     self.search_by_code(gatherer)
                     return "action_failed"
                 continue
@@ -310,7 +287,7 @@ class ResearchRun:
         )
 
     def counter_search(self, gatherer: Gatherer) -> CounterSearch:
-        """Before the claims are drawn, look for evidence against the main conclusions (one targeted turn)."""
+        """Before the facts are chosen, look for evidence against the main conclusions (one targeted turn)."""
         plan = self.ctx.plan
         claims = plan.hypotheses or [sq.question for sq in plan.sub_questions]
         if not self.ctx.budget_left():
@@ -327,64 +304,79 @@ class ResearchRun:
             return CounterSearch(ran=True)  # reported as "no counter-evidence found in 0 searches"
         return CounterSearch(ran=True, searches=outcome.searches, queries=outcome.queries)
 
-    def claims_and_verification(
-        self, gatherer: Gatherer, only: list[int] | None = None
-    ) -> list[conflict_rules.Conflict]:
-        """Draw claims from the sources (or from `only` these new ones), verify them, and find the
-        conflicts among all claims so far."""
-        ctx = self.ctx
-        ctx.finishing("claims", after=3)  # then verification, writing and the draft's check
-        try:
-            new = claims_phase.extract(ctx, only=only, first_id=self.claims.next_id())
-        except OutOfBudget:
-            new = []
-            self.skip("claims_not_drawn")
-        except PhaseFailed as exc:
-            if not isinstance(exc.cause, LLMError) or isinstance(exc.cause, LLMUnavailable):
-                raise  # a server that does not answer (or a deadline) is not a weak model's claims
-            # A weak model that cannot state claims (cut off, malformed twice) yields none: nothing
-            # is verified, and the answer says so in the reader's language instead of failing.
-            new = []
-            self.skip("claims_failed")
+    # ------------------------------------------------------------------ the finishing phases
+
+    def select_facts(self, only: list[int] | None = None) -> list[int]:
+        """One selection round over every source (or `only` the new ones of a re-search): the new
+        facts, their values, and the conflicts among all facts so far. Returns the new facts' ids."""
+        ctx, found = self.ctx, self.found
+        ctx.finishing("selection", after=1)  # then the interpretation
+        source_ids = only if only is not None else [i for i, _ in ctx.registry.items()]
+        picked = selection.select(
+            ctx,
+            found.index,
+            source_ids=source_ids,
+            plan_fallback=self.plan_fallback,
+            first_id=max((f.id for f in found.facts), default=0) + 1,
+            already={s for f in found.facts for s in f.spans},
+        )
         ctx.note_limits()
-        ctx.finishing("verification", after=2)
-        check = verify_claims(ctx, new)  # a batch out of time or tokens leaves its claims unverified
-        ctx.note_limits()
-        self.claims.claims.extend(new)
-        self.incomplete = self.incomplete or check.incomplete
-        self.contradictions += check.contradictions
-        found = conflict_rules.find(ctx.registry, self.claims, self.contradictions)
+        found.facts += picked.facts
+        found.dropped += picked.dropped
+        found.limitations += picked.limitations
+        found.selection_calls += picked.calls
+        found.by_ranking += picked.by_ranking
+        self.said += picked.contradictions
+        found.measures = quantities.read(found.facts, found.index)
+        quantities.compute(found.measures, found.facts, ctx.registry)
         ctx.sink.emit(
-            events.ClaimsVerified(
-                claims=len(self.claims.claims),
-                verified=len(self.claims.verified()),
-                failed=sum(1 for c in self.claims.claims if not c.verified),
-                instruction_in_source=sum(1 for c in self.claims.claims if c.flagged),
-                conflicts=len(found),
-                unresolved=sum(1 for c in found if c.status == "unresolved"),
+            events.ClaimsExtracted(
+                claims=len(picked.facts),
+                figures=sum(1 for f in picked.facts if found.measures.of_fact(f.id)),
+                sources=picked.sources,
+                by_model=sum(1 for f in picked.facts if f.selected_by == "model"),
+                by_ranking=sum(1 for f in picked.facts if f.selected_by == "search_ranking"),
+                not_shown=len(picked.dropped),
             )
         )
-        return found
+        self.find_conflicts()
+        return [f.id for f in picked.facts]
 
-    def resolve_conflicts(self, gatherer: Gatherer, conflicts):
+    def find_conflicts(self) -> None:
+        found = self.found
+        pairs, _ = selection.contradicting_facts(self.said, found.facts)
+        found.conflicts = conflict_rules.carry_over(
+            found.conflicts,
+            conflict_rules.find(found.facts, found.measures, pairs, self.ctx.registry, found.index),
+        )
+        self.ctx.sink.emit(
+            events.ClaimsVerified(
+                claims=len(found.facts),
+                verified=len(found.facts),
+                failed=len(found.dropped),
+                instruction_in_source=sum(1 for d in found.dropped if d.reason == "instruction_in_source"),
+                conflicts=len(found.conflicts),
+                unresolved=sum(1 for c in found.conflicts if c.status == "unresolved"),
+            )
+        )
+
+    def resolve_conflicts(self, gatherer: Gatherer) -> None:
         """An unresolved conflict triggers at most `max_conflict_rounds` targeted re-search rounds;
-        new sources become claims, are verified, and the conflicts are weighed again. What is still
-        disputed after that is reported as unresolved."""
-        ctx = self.ctx
+        the new sources go through selection, and the conflicts are found and weighed again. What
+        is still disputed after that is reported as unresolved."""
+        ctx, found = self.ctx, self.found
         rounds = 0
-        while any(c.status == "unresolved" for c in conflicts) and rounds < ctx.limits.max_conflict_rounds:
+        while (
+            any(c.status == "unresolved" for c in found.conflicts) and rounds < ctx.limits.max_conflict_rounds
+        ):
             if not ctx.budget_left():
                 break
             rounds += 1
-            open_ones = [c for c in conflicts if c.status == "unresolved"]
-            topics = "\n".join(
-                f"- {c.subject}: "
-                + " vs ".join(f"{s.statement} (sources {s.source_ids}, {s.tier})" for s in c.sides)
-                for c in open_ones
-            )
+            open_ones = [c for c in found.conflicts if c.status == "unresolved"]
             gatherer.instruct(
-                f"The sources disagree on these points (re-search round {rounds} of {ctx.limits.max_conflict_rounds}):\n{topics}\n"
-                "Search for evidence that settles each disagreement: primary data (for company figures, "
+                f"The sources disagree on these points (re-search round {rounds} of {ctx.limits.max_conflict_rounds}):\n"
+                + "\n".join(self.describe(c) for c in open_ones)
+                + "\nSearch for evidence that settles each disagreement: primary data (for company figures, "
                 f"{gatherer.filed_figure_tools}), "
                 "more authoritative or more recent sources. Reply DONE if no tool can help."
             )
@@ -397,41 +389,73 @@ class ResearchRun:
             new_ids = [i for i in outcome.source_ids if ctx.registry.found_by.get(i) == "conflict"]
             if not outcome.called or not outcome.new_sources or not new_ids:
                 break  # nothing new to weigh
-            before = {c.id for c in self.claims.claims}
             self.cancel_point()
-            again = conflict_rules.carry_over(conflicts, self.claims_and_verification(gatherer, only=new_ids))
-            added = [c.id for c in self.claims.claims if c.id not in before]
-            for c in again:
+            added = set(self.select_facts(only=new_ids))
+            for c in found.conflicts:
                 if c.re_search["rounds"]:
                     c.re_search["new_sources"] += len(new_ids)
-                    c.re_search["new_claim_ids"] += [
-                        i for i in added if any(i in s.claim_ids for s in c.sides)
-                    ]
-            conflicts = again
-        return conflicts, rounds
+                    c.re_search["new_facts"] += [i for i in sorted(c.facts()) if i in added]
+        found.conflict_rounds = rounds
 
-    def writing(self, conflicts, counter: CounterSearch) -> Draft | None:
-        """The writer's draft, or, when the writer's call does not fit what is left of the time or
-        tokens, a body of the verified claims themselves (each cites its claim, as the writer's
-        lines do, and goes through the same check)."""
-        ctx = self.ctx
-        if not self.claims.verified():
-            return None  # nothing verified: nothing to write (finalize says so)
-        ctx.finishing("writing", after=1)  # then the draft's check
-        try:
-            draft = synthesize(ctx, self.claims, conflicts, counter)
-        except OutOfBudget:
-            lines = [f"- {c.text} [c{c.id}]" for c in self.claims.verified()]
-            draft = Draft(answer="\n".join(lines) + "\n" if lines else "")
-            self.skip("written_from_claims")
-        except PhaseFailed:
-            draft = None  # the writer failed: the body is the verified claims (writing_failed)
+    def describe(self, conflict) -> str:
+        """A conflict as the action model is told it: the subject code found and each side's spans."""
+        found = self.found
+        by_id = {f.id: f for f in found.facts}
+        if conflict.found_by == "values":
+            subject = " ".join(str(x) for x in (conflict.value_kind, conflict.unit, conflict.year or "") if x)
+        else:
+            subject = "contradicting passages"
+        sides = []
+        for side in conflict.sides:
+            texts = []
+            for fact_id in side.facts[:2]:
+                fact = by_id[fact_id]
+                text = " ".join(found.index.get(s).text for s in fact.spans if found.index.get(s))
+                texts.append(
+                    f'"{neutralise(" ".join(text.split())[:200])}" (source {fact.source_id}, {side.tier})'
+                )
+            sides.append("; ".join(texts))
+        return f"- {subject}: " + " vs ".join(sides)
+
+    def weigh(self) -> None:
+        found, ctx = self.found, self.ctx
+        lost = conflict_rules.superseded(found.conflicts)
+        found.weights = weighing.hypotheses(len(ctx.plan.hypotheses), found.facts, lost)
+        found.stance = (
+            weighing.judgement(found.weights, found.facts, found.conflicts, ctx.registry)
+            if ctx.plan.asks_for_judgement
+            else None
+        )
+        found.counter = weighing.counter_evidence(found.facts, lost, ctx.registry)
+        _, dropped = selection.contradicting_facts(self.said, found.facts)
+        found.dropped += dropped
+
+    def interpret(self) -> None:
+        """The model's interpretation of the facts the report shows, checked by code."""
+        ctx, found = self.ctx, self.found
+        self.cancel_point()
+        ctx.finishing("interpretation", after=0)
+        lost = conflict_rules.superseded(found.conflicts)
+        shown = [f for f in found.facts if f.id not in lost]
+        texts, translate = {}, []
+        for fact in shown:
+            cuts = [found.index.get(s) for s in fact.spans]
+            texts[fact.id] = _joined(cuts)
+            translate += [
+                (c.id, c.text) for c in cuts if c.language in ("en", "zh") and c.language != ctx.lang
+            ]
+        hypotheses = [(h, w.status) for h, w in zip(ctx.plan.hypotheses, found.weights, strict=False)]
+        found.interpretation = interpretation.interpret(
+            ctx,
+            shown,
+            texts,
+            translate,
+            hypotheses=hypotheses,
+            stance=found.stance.stance if found.stance else None,
+        )
         ctx.note_limits()
-        return draft
-
-    def skip(self, code: str) -> None:
-        if code not in self.skipped:
-            self.skipped.append(code)
+        found.dropped += found.interpretation.dropped
+        found.limitations += found.interpretation.limitations
 
     def cancel_point(self) -> None:
         """A cancel stops the run here; past the hard deadline the finishing phases' calls are
@@ -447,7 +471,6 @@ class ResearchRun:
         out = []
         if ctx.limit_hit:
             out.append({"code": "limit_hit", "detail": {"reason": ctx.limit_hit}})
-        out += [{"code": code, "detail": {}} for code in self.skipped]
         failed: dict[str, int] = {}
         for failure in self.failures:
             failed[failure["tool"]] = failed.get(failure["tool"], 0) + 1
@@ -466,30 +489,40 @@ class ResearchRun:
         status,
         stop_reason,
         *,
-        answer="",
         citations=None,
         verification=None,
-        invalid=0,
         error="",
         report=None,
     ) -> ResearchResult:
         ctx = self.ctx
+        if stop_reason not in STOP_REASONS:
+            stop_reason = "internal_error"  # a phase with no failure of its own in the vocabulary
         return ResearchResult(
-            status=status,
-            stop_reason=stop_reason,
+            status=OUTCOMES.check(status),
+            stop_reason=STOP_REASONS.check(stop_reason),
             plan=ctx.plan.as_json() if ctx.plan.sub_questions else {},
-            answer=answer,
+            answer="",
             citations=citations or [],
             verification=verification or {},
             report=report or {},
             limit_hit=ctx.limit_hit,
-            invalid_citations_removed=invalid,
             error=error,
             rounds=ctx.counters.rounds,
             tool_calls=ctx.counters.tool_calls,
             searches=ctx.counters.searches,
             sources_seen=len(ctx.registry),
         )
+
+
+def _joined(cuts) -> str:
+    """A fact's words as one string: its spans joined by a space (Chinese spans without)."""
+    out = ""
+    for cut in cuts:
+        if cut is None:
+            continue
+        text = " ".join(cut.text.split())
+        out += ("" if not out or cut.language == "zh" else " ") + text
+    return out
 
 
 def run_research(inp: ResearchInput, **kwargs) -> ResearchResult:

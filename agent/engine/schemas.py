@@ -31,33 +31,6 @@ PLAN = _object(
     }
 )
 
-CLAIMS = _object(
-    {
-        "claims": {
-            "type": "array",
-            "items": _object(
-                {
-                    "text": _STR,
-                    "kind": {"type": "string", "enum": ["fact", "figure", "judgement"]},
-                    "entity": _STR,
-                    "metric": _STR,
-                    "period": _STR,
-                    "value": {"type": ["number", "null"]},
-                    "unit": _STR,
-                    "source_ids": _IDS,
-                    # Verbatim spans of the cited passages (the engine locates each one).
-                    "quotes": {
-                        "type": "array",
-                        "minItems": 1,
-                        "items": _object({"source_id": {"type": "integer"}, "text": _STR}),
-                    },
-                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                }
-            ),
-        }
-    }
-)
-
 REFLECTION = _object(
     {
         "sufficient": {"type": "boolean"},
@@ -74,61 +47,6 @@ REFLECTION = _object(
             ),
         },
         "reasoning": _STR,
-    }
-)
-
-SYNTHESIS = _object(
-    {
-        "answer": _STR,
-        "citations": {"type": "array", "items": _object({"id": {"type": "integer"}})},
-        "conflicts": {
-            "type": "array",
-            "items": _object(
-                {
-                    "topic": _STR,
-                    "positions": {
-                        "type": "array",
-                        "minItems": 2,
-                        "items": _object({"summary": _STR, "source_ids": _IDS}),
-                    },
-                }
-            ),
-        },
-        # What the counter-search found against the main conclusions (empty when it found nothing).
-        "counter_evidence": {"type": "array", "items": _object({"summary": _STR, "source_ids": _IDS})},
-        "summary": _STR,
-        "judgement": {
-            "anyOf": [
-                {"type": "null"},
-                _object(
-                    {
-                        "text": _STR,
-                        "claim_ids": {"type": "array", "items": {"type": "integer"}},
-                        "assumptions": {"type": "array", "items": _STR},
-                    }
-                ),
-            ]
-        },
-    }
-)
-
-VERIFICATION = _object(
-    {
-        "verdicts": {
-            "type": "array",
-            "items": _object(
-                {
-                    "claim_id": {"type": "integer"},
-                    "verdict": {"type": "string", "enum": ["supported", "partial", "unsupported"]},
-                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                    "reason": _STR,
-                }
-            ),
-        },
-        "contradictions": {
-            "type": "array",
-            "items": _object({"claim_ids": {"type": "array", "items": {"type": "integer"}}, "reason": _STR}),
-        },
     }
 )
 
@@ -177,3 +95,78 @@ BLOOM = _object(
         "rationale": _STR,
     }
 )
+
+
+# The selection step answers with span ids only: each call's candidates are an enum, so a server
+# that follows the schema cannot name a span it was not shown.
+MAX_FACTS_PER_CALL = 8
+MAX_CONTRADICTIONS_PER_CALL = 3
+STANCES = ["for", "against", "none"]
+
+
+def selection(candidate_ids: list[str], hypotheses: int) -> dict:
+    # The ids are written once ($defs) and referred to twice: a long enum is most of the schema.
+    ids = {"$ref": "#/$defs/span_id"}
+    schema = _object(
+        {
+            "facts": {
+                "type": "array",
+                "maxItems": MAX_FACTS_PER_CALL,
+                "items": _object(
+                    {
+                        "span_ids": {"type": "array", "minItems": 1, "maxItems": 3, "items": ids},
+                        "hypothesis": {"type": "integer", "enum": list(range(hypotheses + 1))},
+                        "stance": {"type": "string", "enum": STANCES},
+                    }
+                ),
+            },
+            "contradictions": {
+                "type": "array",
+                "maxItems": MAX_CONTRADICTIONS_PER_CALL,
+                "items": _object({"span_ids": {"type": "array", "minItems": 2, "maxItems": 2, "items": ids}}),
+            },
+        }
+    )
+    schema["$defs"] = {"span_id": {"type": "string", "enum": list(candidate_ids)}}
+    return schema
+
+
+MAX_INTERPRETATION_ITEMS = 8
+MAX_SUGGESTIONS = 3
+
+
+def interpretation(fact_ids: list[int], translate: list[str], *, suggestions_required: bool) -> dict:
+    """The interpretation's reply: items citing the facts (an enum of their ids), suggestions, and
+    translations of the listed spans (an enum of their ids). A part with nothing to cite or
+    translate is left out of the schema."""
+    properties: dict = {}
+    if fact_ids:
+        properties["items"] = {
+            "type": "array",
+            "maxItems": MAX_INTERPRETATION_ITEMS,
+            "items": _object(
+                {
+                    "kind": {"type": "string", "enum": ["reasoning", "assumption"]},
+                    "text": _STR,
+                    "facts": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": 4,
+                        "items": {"type": "integer", "enum": list(fact_ids)},
+                    },
+                }
+            ),
+        }
+    properties["suggestions"] = {
+        "type": "array",
+        "minItems": 1 if suggestions_required else 0,
+        "maxItems": MAX_SUGGESTIONS,
+        "items": _STR,
+    }
+    if translate:
+        properties["translations"] = {
+            "type": "array",
+            "maxItems": len(translate),
+            "items": _object({"span": {"type": "string", "enum": list(translate)}, "text": _STR}),
+        }
+    return _object(properties)

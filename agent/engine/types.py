@@ -37,6 +37,12 @@ TIER_RANK: dict[str, int] = {name: tier.rank for name, tier in TIERS.items()}
 TIER_WEIGHT: dict[str, float] = {name: tier.weight for name, tier in TIERS.items()}
 
 
+def tier_weight(source) -> float:
+    """The tier table's weight of a source (history-based weights, when the product provides
+    them, replace it)."""
+    return TIER_WEIGHT.get(source.tier, 0.5)
+
+
 @dataclass(frozen=True)
 class ToolTraits:
     """What the engine knows of a tool besides its schema, declared once, at its registration:
@@ -202,9 +208,6 @@ class ResearchInput:
     channel_name: str = ""
     channel_description: str = ""
     language: str = "zh-hant"
-    # What happens to a sentence or table cell that maps to no verified claim: "drop" (the
-    # default) takes it out of the body and lists it as not verified; "mark" (opt-in) keeps it with ⚠.
-    unsupported_policy: Literal["mark", "drop"] = "drop"
     # Search for evidence against the main conclusions before writing: never, for moderate and
     # complex questions, for complex questions only, or always.
     counter_search: Literal["off", "moderate", "complex", "always"] = "moderate"

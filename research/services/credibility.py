@@ -15,8 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 
 from agent.engine import ResearchResult
-from agent.engine.types import Source
-from agent.engine.verification import tier_weight
+from agent.engine.types import Source, tier_weight
 from research.models import AnswerFeedback, ResearchTask, SourceStat
 
 PRIOR_PASSED, PRIOR_FAILED = 4, 1
@@ -94,9 +93,9 @@ def _keys(citation: dict) -> list[tuple[str, str]]:
 
 
 def record_verdicts(task: ResearchTask, result: ResearchResult) -> None:
-    """Count each source of a checked claim as passed (supported, partial) or failed, in one
-    upsert for the whole task. The atomic claims are what was checked against the sources, so they
-    count, whether or not the writer used them (a claim that failed never reaches the body)."""
+    """Count each source as passed or failed, in one upsert for the whole task: each fact is a
+    passage the source holds and the research stood on (passed); a source holding passages that
+    address the model fails once (verification["evidence"], agent/engine/assemble.py)."""
     counts: dict[tuple[str, str], list[int]] = {}
 
     def count(verdict: str, sources) -> None:
@@ -108,14 +107,8 @@ def record_verdicts(task: ResearchTask, result: ResearchResult) -> None:
                 if key:
                     counts.setdefault((kind, key), [0, 0])[field] += 1
 
-    evidence = result.verification.get("evidence_claims")
-    if evidence is not None:
-        for claim in evidence:
-            count(claim["verdict"], claim.get("sources", []))
-    else:  # a record from before claims were drawn first: its sentences were what was checked
-        by_number = {c.number: c.as_dict() for c in result.citations}
-        for claim in result.verification.get("claims", []):
-            count(claim["verdict"], [by_number[n] for n in claim.get("citations", []) if n in by_number])
+    for item in result.verification.get("evidence", []):
+        count(item["verdict"], item.get("sources", []))
     if not counts:
         return
     rows = [(kind, key, passed, failed) for (kind, key), (passed, failed) in sorted(counts.items())]

@@ -1,7 +1,12 @@
-"""The claim ledger and the per-task quality metrics, stored when a task ends.
+"""The ledger and the per-task quality metrics, stored when a task ends.
 
-Metrics are computed from the stored rows (claims, steps, events, the verification report), so
-the same function serves a live task, a replay and a hand-built fixture."""
+The ledger has a row per fact the report shows (its spans' words, its source's number, its tier,
+the source's credibility weight as its confidence) and a row per item the report does not show
+(kind and reason codes, its span's words or nothing): a model's words are never a row. Metrics are
+computed from the stored rows (ledger, steps, events, the verification record), so the same
+function serves a live task, a replay and a hand-built fixture. For a research of the span
+pipeline, "factual sentences" are the facts shown, each cited by construction (its source), and
+the unsupported rate is the share of ledger rows the report did not show."""
 
 from __future__ import annotations
 
@@ -38,7 +43,7 @@ def store(task: ResearchTask, result: ResearchResult) -> None:
                 confidence=claim.get("confidence", 0.0),
                 web_only=claim.get("web_only", False),
                 action=claim.get("action", "kept"),
-                kind=claim.get("kind", "sentence"),
+                kind=claim.get("kind", "fact"),
             )
             for n, claim in enumerate(result.verification.get("claims", []), start=1)
         )
@@ -103,7 +108,10 @@ def compute_metrics(task: ResearchTask, claims: list[ResearchClaim] | None = Non
         "table_cells": sum(1 for c in claims if c.kind == "cell"),
         "removed_from_body": sum(1 for c in claims if c.action == "dropped"),
         "removed_reasons": removed,
-        "conflicts_reported_by_writer": report.get("conflicts_reported_by_writer", 0),
+        # 1.x: conflicts only the writer reported; now: conflicts the model marked (found_by "model")
+        "conflicts_reported_by_writer": report.get(
+            "conflicts_marked_by_model", report.get("conflicts_reported_by_writer", 0)
+        ),
         "source_pollution_rate": report.get("source_pollution_rate"),
     }
 

@@ -284,7 +284,7 @@ def execute_task(
 def _execute(
     task_id: int, *, toolbox, model: str | None, registry: ToolRegistry, client_class: type[LLMClient]
 ) -> None:
-    if not transitions.claim(task_id, model_name=model or llm_config().model_for("synthesizer")):
+    if not transitions.claim(task_id, model_name=model or llm_config().model_for("selector")):
         log.info("research task %s not claimed (already taken, finished or gone)", task_id)
         return
     task = ResearchTask.objects.select_related("channel", "user").get(pk=task_id)
@@ -430,7 +430,7 @@ def _run_engine(
         if isinstance(toolbox, BoundToolbox)
         else assistant_policy.tool_context(user_id=task.user_id, channel=channel, language=task.language)
     )
-    model_name = config.model_for("synthesizer")
+    model_name = config.model_for("selector")
     if task.model_name != model_name:  # a first part's claim stored it already (_execute)
         ResearchTask.objects.filter(pk=task.pk).update(model_name=model_name)
         task.model_name = model_name
@@ -440,7 +440,6 @@ def _run_engine(
             channel_name=channel.name,
             channel_description=channel.description[:1000],
             language=task.language,
-            unsupported_policy=settings.UEDU_DR_UNSUPPORTED_POLICY,
             counter_search=settings.UEDU_DR_COUNTER_SEARCH,
             allowed_domains=policy.allowed_domains,
             denied_domains=policy.denied_domains,

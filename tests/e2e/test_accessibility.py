@@ -8,7 +8,6 @@ scroll in their own box, and 44 x 44 px tap targets."""
 
 from __future__ import annotations
 
-import json
 import threading
 
 import pytest
@@ -19,7 +18,7 @@ from tests.e2e.conftest import PHONE, shot
 from tests.e2e.test_chat_page import COMPLEX, hold
 from tests.support.axe import assert_accessible
 from tests.support.research_fixtures import stored_research
-from tests.support.scripted_llm import claims_in, sources_in
+from tests.support.scripted_llm import candidates_in, selection
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,9 +31,8 @@ ADMIN = {"preload": False}
 
 def faithful(llm) -> threading.Event:
     """A research over the (fake) scholarly index, held at its first action until the returned
-    event is set; claims quoted word for word from the passages found, and a writer that repeats
-    them with their markers: the answer, its citations with quotes, the claim ledger and the
-    metrics all reach the result page."""
+    event is set; the selection points at spans of the passages found: the report, its citations
+    with their spans, the ledger and the metrics all reach the result page."""
     release = threading.Event()
 
     def action(body):
@@ -43,28 +41,11 @@ def faithful(llm) -> threading.Event:
             return {"content": "DONE"}
         return {"tool_calls": [{"name": "search_external_papers", "arguments": {"query": "learning"}}]}
 
-    def claims(body):
-        found = [
-            {
-                **{"kind": "fact", "entity": "", "metric": "", "period": "", "value": None, "unit": ""},
-                "text": text.strip().rstrip("。."),
-                "source_ids": [source_id],
-                "quotes": [{"source_id": source_id, "text": text.strip()}],
-                "confidence": 0.9,
-            }
-            for source_id, _title, text in sources_in(body)
-            if len(text.strip()) >= 12
-        ]
-        return {"content": json.dumps({"claims": found}, ensure_ascii=False)}
-
-    def writer(body):
-        lines = [f"- {c['text']} [{c['id']}]。" for c in claims_in(body)[:4]]
-        reply = {"answer": "\n".join(lines), "citations": [], "conflicts": [], "counter_evidence": []}
-        return {"content": json.dumps(reply, ensure_ascii=False)}
+    def selector(body):  # the first four spans it is shown, the sources' own words
+        return selection([i for i, text in candidates_in(body) if len(text.strip()) >= 12][:4])
 
     llm.on("action", action)
-    llm.on("claims", claims)
-    llm.on("synthesizer", writer)
+    llm.on("selector", selector)
     return release
 
 

@@ -8,15 +8,12 @@ test-artifacts/ like every other screenshot."""
 
 from __future__ import annotations
 
-import json
-import re
-
 import pytest
 from playwright.sync_api import expect
 
 from research.models import ResearchTask
 from tests.e2e.test_readme_screenshots import demo, picture  # noqa: F401 (the demo course fixture)
-from tests.support.scripted_llm import Scenario, claims_in, sources_in
+from tests.support.scripted_llm import Scenario, candidates_in, selection
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -38,41 +35,21 @@ def test_a_citation_opens_its_quote_highlighted_in_its_passage_and_the_material_
             "tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "布魯姆分類法 Bloom"}}]
         }
 
-    def writer(body):
-        """A faithful writer: each verified claim, verbatim, with its marker."""
-        given = claims_in(body)[:4]
-        lines = [f"- {c['text']} [{c['id']}]。" for c in given]
-        reply = {"answer": "\n".join(lines), "citations": [], "conflicts": [], "counter_evidence": []}
-        return {"content": json.dumps(reply, ensure_ascii=False)}
-
-    def claims(body):
-        """A faithful extractor that quotes one sentence from inside each passage (its second
-        statement when it has one), so the quote sits among the words around it."""
-        found = []
-        for source_id, _title, text in sources_in(body):
-            pieces = [p.strip() for p in re.split(r"(?<=[。！？.!?])\s*|\n", text) if len(p.strip()) >= 12]
-            if not pieces:
-                continue
-            quote = pieces[1] if len(pieces) > 2 else pieces[0]
-            found.append(
-                {
-                    "text": quote.rstrip("。."),
-                    "kind": "fact",
-                    "entity": "",
-                    "metric": "",
-                    "period": "",
-                    "value": None,
-                    "unit": "",
-                    "source_ids": [source_id],
-                    "quotes": [{"source_id": source_id, "text": quote}],
-                    "confidence": 0.9,
-                }
-            )
-        return {"content": json.dumps({"claims": found}, ensure_ascii=False)}
+    def selector(body):
+        """A faithful selection: one span from inside each passage (its second when it has more than
+        two), so the span sits among the words around it."""
+        by_source: dict[str, list[str]] = {}
+        for span_id, text in candidates_in(body):
+            if len(text.strip()) >= 12:
+                by_source.setdefault(span_id.split(".")[0], []).append(span_id)
+        chosen = []
+        for ids in by_source.values():
+            ids.sort(key=lambda i: int(i.split(".")[1]))
+            chosen.append(ids[1] if len(ids) > 2 else ids[0])
+        return selection(chosen[:4])
 
     llm.on("action", action)
-    llm.on("claims", claims)
-    llm.on("synthesizer", writer)
+    llm.on("selector", selector)
 
     page = open_as(student)
     page.goto(f"/channels/{channel.slug}/")

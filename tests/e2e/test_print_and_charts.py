@@ -28,7 +28,14 @@ from channels_app.models import Material
 from research.models import ResearchTask
 from tests.e2e.test_readme_screenshots import demo, picture  # noqa: F401 (the demo course fixture)
 from tests.support.documents import pdf_bytes
-from tests.support.scripted_llm import Scenario, claims_in, sources_in
+from tests.support.scripted_llm import (
+    FACT_LINE,
+    Scenario,
+    candidates_in,
+    interpret_from_facts,
+    observations_of,
+    selection,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -71,76 +78,29 @@ def script(llm) -> None:
             ]
         }
 
-    def claims(body):
-        """A faithful extractor: each enrolment line a figure claim quoting it; one statement of
-        every other passage a fact claim quoting it."""
-        found = []
-        for source_id, _title, text in sources_in(body):
-            figures = list(FIGURE.finditer(text))
-            for match in figures:
-                year, n = match.groups()
-                found.append(
-                    {
-                        "text": match.group(0).rstrip("."),
-                        "kind": "figure",
-                        "entity": "EDS101",
-                        "metric": "enrolment",
-                        "period": year,
-                        "value": int(n),
-                        "unit": "students",
-                        "source_ids": [source_id],
-                        "quotes": [{"source_id": source_id, "text": match.group(0)}],
-                        "confidence": 0.95,
-                    }
-                )
-            if figures:
-                continue
-            pieces = [
-                p.strip() for p in re.split(r"(?<=[。！？.!?])\s*|\n", text) if 16 <= len(p.strip()) <= 160
-            ]
-            if pieces:
-                found.append(
-                    {
-                        "text": pieces[0].rstrip("。."),
-                        "kind": "fact",
-                        "entity": "",
-                        "metric": "",
-                        "period": "",
-                        "value": None,
-                        "unit": "",
-                        "source_ids": [source_id],
-                        "quotes": [{"source_id": source_id, "text": pieces[0]}],
-                        "confidence": 0.9,
-                    }
-                )
-        return {"content": json.dumps({"claims": found}, ensure_ascii=False)}
+    def selector(body):
+        """A faithful selection: every enrolment line, and the first span of every other source."""
+        spans = candidates_in(body)
+        figures = [i for i, text in spans if FIGURE.search(text)]
+        firsts: dict[str, str] = {}
+        for span_id, text in spans:
+            if not FIGURE.search(text) and 16 <= len(text.strip()) <= 160:
+                firsts.setdefault(span_id.split(".")[0], span_id)
+        return selection(figures + list(firsts.values()))
 
-    def writer(body):
-        """A faithful writer: the figures in a table and a sentence each, two other claims, and a
-        judgement on the figures with one assumption."""
-        given = claims_in(body)
-        figures = [c for c in given if c["kind"] == "figure"]
-        facts = [c for c in given if c["kind"] == "fact"][:2]
-        lines = ["| period | enrolment |", "|---|---|"]
-        lines += [f"| {c['period']} [{c['id']}] | {c['value']} [{c['id']}] |" for c in figures]
-        lines += [""] + [f"- {c['text']} [{c['id']}]。" for c in figures + facts]
-        reply = {
-            "answer": "\n".join(lines),
-            "summary": "",
-            "citations": [],
-            "conflicts": [],
-            "counter_evidence": [],
-            "judgement": {
-                "text": "EDS101 enrolment grew in every year from 2023 to 2025.",
-                "claim_ids": [int(c["id"][1:]) for c in figures],
-                "assumptions": ["The enrolment of each year is counted the same way."],
-            },
-        }
+    def interpreter(body):
+        """An assumption about the figures, in their own words, besides the usual items."""
+        reply = interpret_from_facts(body)
+        figures = [int(i) for i, text in FACT_LINE.findall(observations_of(body)) if FIGURE.search(text)]
+        if figures and "items" in reply:
+            reply["items"].append(
+                {"kind": "assumption", "text": "EDS101 enrolment was counted the same way.", "facts": figures}
+            )
         return {"content": json.dumps(reply, ensure_ascii=False)}
 
     llm.on("action", action)
-    llm.on("claims", claims)
-    llm.on("synthesizer", writer)
+    llm.on("selector", selector)
+    llm.on("interpreter", interpreter)
 
 
 def flat(text: str) -> str:
@@ -174,10 +134,8 @@ def test_the_result_page_charts_verified_figures_and_prints_a_clean_document_in_
     expect(page.locator(".dr-answer")).to_be_visible(timeout=90_000)
     task = ResearchTask.objects.get(user=student)
     assert task.status == "completed", task.error
-    stated = [c for f in task.report_json["findings"] for c in f["claims"] if c["kind"] == "figure"]
-    assert sorted((c["period"], c["value"]) for c in stated) == sorted(
-        (year, float(n)) for year, n in ENROLMENT.items()
-    )
+    counted = [(v["year"], v["value"]) for v in task.report_json["values"] if v["kind"] == "number"]
+    assert sorted(counted) == sorted((int(year), float(n)) for year, n in ENROLMENT.items())
     quoted = [c for c in task.citations_json if c.get("quote")]
     assert len(quoted) >= 2
 

@@ -2,8 +2,8 @@
 demo materials and catalogue searched by the real tools through a Celery worker, the progress
 card mid-research, the answer with its citations, and the claim ledger on the result page.
 
-The scripted LLM plans realistic sub-questions and writes each claim from its source's first
-sentence (Scenario.quote_sources), so every sentence shown comes from the demo data.
+The scripted LLM plans realistic sub-questions and selects spans of the demo materials and of
+each catalogue tool's sources, so every fact shown is the demo data's own words.
 With UEDU_WRITE_SCREENSHOTS=1 the pictures replace docs/chat-progress.png, docs/chat-answer.png,
 docs/result-ledger.png and docs/phone-result.png (the result page on a 390 x 844 phone); otherwise
 they go to test-artifacts/ like every other screenshot."""
@@ -25,7 +25,7 @@ from research.models import ResearchTask
 from tests.e2e.conftest import ARTIFACTS, PHONE
 from tests.e2e.test_chat_page import hold
 from tests.support.factories import PASSWORD
-from tests.support.scripted_llm import Scenario, claims_in, sources_in
+from tests.support.scripted_llm import Scenario, candidates_in, selection
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -99,35 +99,27 @@ def test_the_readme_screenshots_show_a_research_over_the_demo_course(open_as, de
             sub["question"] = text
         return {"content": json.dumps(plan, ensure_ascii=False)}
 
-    def writer(body):
-        """A faithful writer: each verified claim word for word, cited, under a sub-question of
-        the plan (every unit then passes code, as a careful model's would)."""
-        titles = {source_id: title for source_id, title, _ in sources_in(body)}
-        given = claims_in(body)
-        materials = [c for c in given if titles.get(c["source_ids"][0], "").startswith("EDS101_")][:3]
-        others = []  # and the catalogue's course and paper: one claim of each tool's sources
-        for c in given:
-            title = titles.get(c["source_ids"][0], "")
-            if not title.startswith("EDS101_") and all(
-                titles.get(o["source_ids"][0]) != title for o in others
-            ):
-                others.append(c)
-        lines = [f"## {SUB_QUESTIONS[0]}", ""]  # a heading is one of the plan's sub-questions
-        for c in materials + others[:5]:
-            lines.append(f"- {c['text']} [{c['id']}]。")
-        reply = {"answer": "\n".join(lines), "citations": [], "conflicts": [], "counter_evidence": []}
-        return {"content": json.dumps(reply, ensure_ascii=False)}
-
-    def verifier(body):
-        verdicts = json.loads(llm._default("verifier", body, None)["content"])
-        for verdict in verdicts["verdicts"]:
-            verdict["reason"] = "來源段落原文即如此陳述。"
-        return {"content": json.dumps(verdicts, ensure_ascii=False)}
+    def selector(body):
+        """Spans of the course's materials, and one of each other tool's sources."""
+        titles = {
+            match[0]: match[1]
+            for match in re.findall(r'<source id="(\d+)"[^>]*title="([^"]*)"', body["messages"][1]["content"])
+        }
+        materials, others, seen = [], [], set()
+        for span_id, text in candidates_in(body):
+            title = titles.get(span_id.split(".")[0], "")
+            if len(text.strip()) < 12:
+                continue
+            if title.startswith("EDS101_"):
+                materials.append(span_id)
+            elif title not in seen:
+                seen.add(title)
+                others.append(span_id)
+        return selection(materials[:3] + others[:5])
 
     llm.on("action", action)
     llm.on("planner", planner)
-    llm.on("verifier", verifier)
-    llm.on("synthesizer", writer)
+    llm.on("selector", selector)
     reflected = hold(llm, "reflection")  # the card stays up, its tool calls done, for the picture
 
     page = open_as(student)

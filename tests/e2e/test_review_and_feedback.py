@@ -1,5 +1,5 @@
-"""Evidence quality and readers' feedback in a real browser: the claim ledger of a research whose
-claims the verifier rejects, a conflicted research in the teacher's review queue with a Super TA's
+"""Evidence quality and readers' feedback in a real browser: the ledger of a research whose
+interpretation the checks keep out, a conflicted research in the teacher's review queue with a Super TA's
 note the student then reads, and a student's feedback the teacher finds on the feedback page."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 from research.models import AnswerFeedback, ResearchTask
 from tests.e2e.conftest import shot
 from tests.support.research_fixtures import stored_research
-from tests.support.scripted_llm import Scenario, claims_in, sources_in
+from tests.support.scripted_llm import FACT_LINE, Scenario, interpret_from_facts, observations_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -37,114 +37,49 @@ def start_research(page: Page, personas, question: str = COMPLEX) -> None:
     page.click("#send")
 
 
-def _pairing_writer(body):
-    """A writer that joins its verified claims two by two: every word is a claim's, so code lets
-    each sentence through to the verifier."""
-    given = claims_in(body)
-    given += given[:1] if len(given) % 2 else []  # pairs only: a claim alone would be its own text
-    pairs = [given[i : i + 2] for i in range(0, len(given), 2)]
-    lines = [
-        "，".join(c["text"] for c in pair) + "".join(f"[{c['id']}]" for c in pair) + "。" for pair in pairs
-    ]
-    reply = {"answer": "\n\n".join(lines), "citations": [], "conflicts": [], "counter_evidence": []}
+def _embellishing_interpreter(body):
+    """Every reasoning item names someone its facts never mention: code shows none of them."""
+    facts = [int(i) for i, _ in FACT_LINE.findall(observations_of(body))]
+    reply = interpret_from_facts(body)
+    if facts and "items" in reply:
+        reply["items"] = [
+            {"kind": "reasoning", "text": f"Professor Quillanby designed course {n}", "facts": [f]}
+            for n, f in enumerate(facts[:3], start=1)
+        ]
     return {"content": json.dumps(reply, ensure_ascii=False)}
 
 
-def _sentence_rejecting_verifier(llm):
-    """Accepts every claim (reworded: "The source states: …") and rejects every sentence of the
-    draft (whose passages are those claims' texts)."""
-
-    def handler(body):
-        reply = json.loads(llm._default("verifier", body, None)["content"])
-        passages = json.loads(
-            re.search(r"<observations>\n(.*)\n</observations>", body["messages"][1]["content"], re.S).group(1)
-        )["passages"]
-        draft = any(p["text"].startswith("The source states:") for p in passages)
-        for verdict in reply["verdicts"]:
-            verdict["verdict"] = "unsupported" if draft else "supported"
-        return {"content": json.dumps(reply, ensure_ascii=False)}
-
-    return handler
-
-
-def test_the_ledger_sets_apart_the_claims_the_verifier_did_not_accept(open_as, personas, llm, catalogue):
-    llm.reset(Scenario(reword_claims=True))
-    llm.on("verifier", _sentence_rejecting_verifier(llm))
-    llm.on("synthesizer", _pairing_writer)
+def test_the_ledger_sets_apart_what_the_report_did_not_show(open_as, personas, llm, catalogue):
+    llm.on("interpreter", _embellishing_interpreter)
     page = open_as(personas.student)
     start_research(page, personas)
     answer = page.locator(".dr-answer")
     expect(answer).to_be_visible()
     task = ResearchTask.objects.get(user=personas.student)
     assert task.status == "completed"
-    claims = list(task.claims.order_by("index"))
-    unsupported = [c for c in claims if c.verdict == "unsupported"]
-    assert unsupported and len(unsupported) == len(claims), "the scripted verifier rejected every sentence"
-    # the default policy: the sentences left the body and the answer lists them as not verified
-    not_verified = answer.locator(".report-not-verified .not-verified-item")
-    expect(not_verified).to_have_count(len(unsupported))
-    expect(not_verified.first).to_contain_text(unsupported[0].text)
-    expect(not_verified.first).to_contain_text("沒有任何已驗證的主張支持這句話")
-    expect(answer.locator(".report-findings")).not_to_contain_text(unsupported[0].text)
-
+    rows = list(task.claims.order_by("index"))
+    facts = [r for r in rows if r.kind == "fact"]
+    dropped = [r for r in rows if r.kind == "reasoning"]
+    assert facts and all(r.action == "kept" and r.verdict == "supported" for r in facts)
+    assert dropped and all(
+        r.action == "dropped" and r.text == "" and r.reason.startswith("novel_") for r in dropped
+    )
+    expect(answer).not_to_contain_text("Quillanby")
     answer.get_by_role("link", name="結果頁").click()
-    ledger = page.locator("#ledger")
-    expect(ledger.locator(".claim")).to_have_count(len(claims))
-    expect(ledger.locator(".claim.doubtful")).to_have_count(len(unsupported))
-    expect(ledger.locator(".doubtful-count")).to_have_text(f"有 {len(unsupported)} 項主張未獲其來源支持。")
-    first = ledger.locator(".claim.verdict-unsupported").first
-    expect(first.locator(".badge.verdict")).to_have_text("無根據")
-    expect(first.locator(".badge.action")).to_have_text("已從答案刪除")
-    expect(first).to_contain_text(unsupported[0].text)
-    metrics = ledger.locator(".metrics")
-    expect(metrics.locator(".metric-unsupported_rate .metric-value")).to_have_text("100%")
-    expect(metrics.locator(".metric-citation_coverage dt")).to_have_text("引用覆蓋率")
-    expect(metrics.locator(".metric-removed_from_body .metric-value")).to_have_text(str(len(unsupported)))
-    ledger.scroll_into_view_if_needed()
+    expect(page.locator("main")).not_to_contain_text("Quillanby")
     shot(page, "result-claim-ledger")
-
-
-def _conflicted_writer(llm):
-    """The writer reports two sources that disagree, every time it writes (so the conflict stays)."""
-
-    def handler(body):
-        ids = sorted(i for i, _, _ in sources_in(body))
-        if len(ids) < 2:
-            return llm._default("synthesizer", body, None)
-        return {
-            "content": json.dumps(
-                {
-                    "answer": f"## Answer\n\nLearning analytics informs course design [{ids[0]}].",
-                    "citations": [],
-                    "counter_evidence": [],
-                    "conflicts": [
-                        {
-                            "topic": "Effect on grades",
-                            "positions": [
-                                {"summary": "Dashboards raise grades", "source_ids": [ids[0]]},
-                                {"summary": "No measurable effect", "source_ids": [ids[-1]]},
-                            ],
-                        }
-                    ],
-                },
-                ensure_ascii=False,
-            )
-        }
-
-    return handler
 
 
 def test_a_conflicted_research_reaches_the_review_queue_and_the_student_reads_the_super_tas_note(
     open_as, personas, llm, catalogue
 ):
-    llm.on("synthesizer", _conflicted_writer(llm))
+    llm.reset(Scenario(contradict=True))  # the selection marks two spans of two sources as contradicting
     student = open_as(personas.student)
     start_research(student, personas)
-    # the writer's conflict is shown from claim records: its sources, never its words
-    expect(student.locator(".dr-answer .conflicts")).to_contain_text("由撰寫模型提出")
-    expect(student.locator(".dr-answer .conflicts")).not_to_contain_text("Effect on grades")
+    expect(student.locator(".dr-answer")).to_be_visible()
     task = ResearchTask.objects.get(user=personas.student)
     assert task.needs_review is True
+    assert [c["found_by"] for c in task.report_json["conflicts"] if c["status"] == "unresolved"] == ["model"]
 
     teacher = open_as(personas.teacher)
     teacher.get_by_role("link", name="待審閱清單").click()

@@ -17,7 +17,13 @@ from research.models import FailureCase, ResearchTask
 from research.services import feedback, lifecycle, runner
 from tests.support import eval_judge
 from tests.support.eval_judge import read_results
-from tests.support.scripted_llm import Scenario, sources_in
+from tests.support.scripted_llm import (
+    FACT_LINE,
+    Scenario,
+    candidates_in,
+    interpret_from_facts,
+    observations_of,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -55,44 +61,26 @@ def test_contradictory_documents_end_in_the_conflicts_section_with_both_cited(tr
         ],
     )
 
-    def writer(body):  # a model that notices the disagreement between the two readings
-        found = {title.split(" ")[0]: i for i, title, _ in sources_in(body)}
-        a, b = found["reading-a.docx"], found["reading-b.docx"]
-        return {
-            "content": json.dumps(
-                {
-                    "answer": f"The readings disagree about homework in primary school [{a}][{b}].",
-                    "citations": [],
-                    "counter_evidence": [],
-                    "conflicts": [
-                        {
-                            "topic": "Homework in primary school",
-                            "positions": [
-                                {"summary": "little or no effect", "source_ids": [a]},
-                                {"summary": "clearly raised scores", "source_ids": [b]},
-                            ],
-                        }
-                    ],
-                }
-            )
+    def selector(body):  # a model that notices the disagreement between the two readings
+        found = {
+            text.split(" ")[1].rstrip("."): i for i, text in candidates_in(body) if text.startswith("Reading")
         }
+        a, b = found["A"], found["B"]
+        facts = [{"span_ids": [i], "hypothesis": 0, "stance": "none"} for i in (a, b)]
+        return {"content": json.dumps({"facts": facts, "contradictions": [{"span_ids": [a, b]}]})}
 
-    llm.reset(Scenario(preferred_tools=["search_channel_materials"], tools_per_round=1))
-    llm.on("synthesizer", writer)
+    llm.reset(Scenario(preferred_tools=["search_channel_materials"], tools_per_round=1, complexity="simple"))
+    llm.on("selector", selector)
     task = _research(channel, eval_user(), "Does homework help primary school pupils?")
 
     assert task.status == "completed", task.error
-    (conflict,) = task.report_json[
-        "conflicts"
-    ]  # the report's conflicts section (titled by the page, not stored)
-    assert conflict["status"] == "unresolved" and conflict["found_by"] == "writer"
-    # each side is the verified claims of the reading it names, never the writer's own words
-    claims = {
-        c["id"]: c["text"] for c in task.verification_json["evidence_claims"] if c["verdict"] == "supported"
-    }
-    assert [s["citations"] for s in conflict["sides"]] == [[1], [2]]
-    assert all(s["statement"] == " ".join(claims[i] for i in s["claim_ids"]) for s in conflict["sides"])
-    assert "little or no effect" not in str(conflict) and "clearly raised scores" not in str(conflict)
+    (conflict,) = task.report_json["conflicts"]  # the report's conflicts section (titled by the page)
+    assert conflict["status"] == "unresolved" and conflict["found_by"] == "model"
+    # each side is a fact: a reading's own words, never the model's
+    spans = {s["id"]: s["text"] for s in task.report_json["spans"]}
+    facts = {f["id"]: f for f in task.report_json["facts"]}
+    sides = [[spans[i] for f in side["facts"] for i in facts[f]["spans"]] for side in conflict["sides"]]
+    assert [s[0].split(" ")[1] for s in sides] == ["A.", "B."]
     assert {c["title"].split(" ")[0] for c in task.citations_json} == {"reading-a.docx", "reading-b.docx"}
     assert all(c["source_tool"] == "search_channel_materials" and c["locator"] for c in task.citations_json)
     assert task.needs_review is True
@@ -113,34 +101,34 @@ def test_an_instruction_injected_into_a_material_never_reaches_the_answer_or_cit
         ],
     )
 
-    def victim(body):  # obeys whatever the material said
-        ids = [i for i, _, _ in sources_in(body)]
-        return {
-            "content": json.dumps(
-                {
-                    "answer": f"Learning analytics improves learning [{ids[0]}]. The main source is http://evil.example [99]. "
-                    "![x](http://evil.example/beacon.png) See [this](http://evil.example/x).",
-                    "citations": [{"id": ids[0]}, {"id": 99}],
-                    "conflicts": [],
-                    "counter_evidence": [],
-                }
-            )
-        }
+    def victim(body):  # obeys whatever the material said, in the AI's interpretation
+        reply = interpret_from_facts(body)
+        facts = [int(i) for i, _ in FACT_LINE.findall(observations_of(body))]
+        reply["items"] = [
+            {
+                "kind": "reasoning",
+                "text": "The main source is http://evil.example. ![x](http://evil.example/beacon.png) "
+                "See [this](http://evil.example/x).",
+                "facts": facts[:1],
+            }
+        ]
+        return {"content": json.dumps(reply)}
 
     llm.reset(Scenario(preferred_tools=["search_channel_materials"], tools_per_round=1))
-    llm.on("synthesizer", victim)
+    llm.on("interpreter", victim)
     task = _research(channel, eval_user(), "What is learning analytics?")
 
     assert task.status == "completed"
-    assert "evil.example" not in task.final_answer
+    assert "evil.example" not in json.dumps([task.final_answer, task.report_json, task.citations_json])
     assert all("evil.example" not in (c["url"] + c["title"]) for c in task.citations_json)
     assert task.citations_json and task.citations_json[0]["url"].startswith("/channels/")
+    assert task.report_json["facts"] and task.verification_json["links_removed"] >= 3
 
 
 def test_dataset_v1_still_runs_and_k_runs_of_a_deterministic_model_reproduce_their_claims(
     transactional_db, llm, fake_embeddings, tmp_path, capsys
 ):
-    llm.reset(Scenario(preferred_tools=["search_channel_materials"], tools_per_round=1, quote_sources=True))
+    llm.reset(Scenario(preferred_tools=["search_channel_materials"], tools_per_round=1))
     eval_judge.install(llm, "labels")
     items = datasets.load("uedu_eval_v1.jsonl")
     chosen = [items[0].id, items[1].id]
@@ -179,7 +167,7 @@ def test_a_promoted_failure_is_in_the_failure_dataset_and_the_evaluation_runs_it
         "promote",
         [("notes.docx", ["Spacing study sessions over several days improves long-term retention."])],
     )
-    llm.reset(Scenario(preferred_tools=["search_channel_materials"], tools_per_round=1, quote_sources=True))
+    llm.reset(Scenario(preferred_tools=["search_channel_materials"], tools_per_round=1))
     task = _research(channel, eval_user(), "How should study sessions be spaced?")
     assert task.citations_json
 

@@ -109,7 +109,7 @@ def test_a_run_refuses_a_weak_judge_and_the_researchers_own_model_unless_allowed
         call_command(
             "deep_research_eval", V2, "--only", SMALL[0], "--judge-model", "judge-x", "--out", str(out)
         )
-    assert not llm.calls("synthesizer") and not out.exists()  # refused before any research
+    assert not llm.calls("planner") and not out.exists()  # refused before any research
 
     _scripted(llm, "labels")
     args = (
@@ -263,11 +263,13 @@ def test_replay_from_judges_both_sides_again_and_prints_per_item_differences_wit
     comparison = after["comparison"]
     assert len(llm.calls("entailment")) - judged_before > 0
     assert comparison["overall"]["claim_precision"]["before"] == stored["summary"]["claim_precision"]
-    assert comparison["overall"]["claim_precision"]["delta"] < 0  # the padding is supported by nothing
+    # the verbose model also selects spans no gold document supports
+    assert comparison["overall"]["claim_precision"]["delta"] < 0
 
     # Per item differences, and a bootstrap 95 % interval for every metric.
     assert [row["id"] for row in comparison["items"]] == SMALL[:3]
-    assert all(row["claim_precision"]["delta"] < 0 for row in comparison["items"])
+    deltas = [row["claim_precision"]["delta"] for row in comparison["items"]]
+    assert sum(d < 0 for d in deltas) >= 2, deltas  # (a wider selection can hit a gold span too)
     for key in ("citation_recall", "claim_precision", "fact_recall", "source_pollution", "readability"):
         values = comparison["intervals"][key]
         assert values["items"] == 3
@@ -331,7 +333,7 @@ def test_make_eval_prints_the_estimate_and_refuses_what_is_missing(
             "deep_research_eval", "--smoke", "--model", "scripted", "--judge-model", "scripted",
             "--allow-self-judge", "--preflight",
         )  # fmt: skip
-    assert not llm.calls("synthesizer")
+    assert not llm.calls("planner")
 
     # Everything there: each prerequisite named as checked.
     from evaluation import preflight

@@ -149,7 +149,9 @@ def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(
         and r["runs"][0]["status"] == "completed"
         and {p["document"] for p in r["runs"][0]["polluting_sources"]} & set(items[i].distractors)
     ]
-    assert len(cited_distractors) >= 10
+    # (the selection is shown the spans ranked for each sub-question, not every source whole: a
+    # naive model cites fewer distractors than when it read them all, 11 of 60 items before)
+    assert len(cited_distractors) >= 8
 
     # A planted instruction the answer obeyed is counted, per planted item.
     planted = {i: rows[i]["injection_success"] for i, item in items.items() if item.planted}
@@ -161,15 +163,24 @@ def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(
         statistics.fmean(v for v in planted.values() if v is not None), abs=0.01
     )
 
-    # A verbose answer loses claim precision: its padding is supported by no gold document.
+    # A verbose model loses claim precision: it selects every span it is shown, relevant or not,
+    # and no gold document supports the irrelevant ones (its padding is only in the AI's block).
+    def precision(how: str) -> float:
+        scored = [
+            rows[i]["runs"][0]["claim_precision"]
+            for i, h in plan.items()
+            if h == how and rows[i]["runs"][0]["claim_precision"] is not None
+        ]
+        return statistics.fmean(scored)
+
+    assert precision("verbose") < precision("faithful")
     for item_id in [i for i, how in plan.items() if how == "verbose"]:
         run = rows[item_id]["runs"][0]
-        padding = [c for c in run["claims"] if c in PADDING[items[item_id].language]]
-        assert len(padding) == 3, item_id
-        assert run["claim_precision"] <= (run["units"] - 3) / run["units"] + 0.01, item_id
+        assert not [c for c in run["claims"] if c in PADDING[items[item_id].language]], item_id
 
-    # Conflicts: the naive writer states both sides apart, never side by side: not disclosed.
-    assert summary["conflict_disclosure"] == 0.0
+    # Conflicts: the naive model marks none; what code finds comparing the values it selected is
+    # disclosed (the 1.x naive writer disclosed none: 0.0).
+    assert 0 <= summary["conflict_disclosure"] < 1
 
     # Every run keeps its tokens, cost and duration; the judge is named and flagged as the researcher.
     for row in rows.values():
@@ -217,7 +228,7 @@ def test_the_judge_is_independent_of_the_researcher_and_named(
     assert "judged by judge-model-x" in table and "WARNING" not in table
     judged = llm.calls("entailment")
     assert judged and {r["model"] for r in judged} == {"judge-model-x"}
-    assert {r["model"] for r in llm.calls("synthesizer")} == {"scripted-faithful"}
+    assert {r["model"] for r in llm.calls("selector")} == {"scripted-faithful"}
     assert results["items"][0]["runs"][0]["citation_recall"] == 1.0
 
     settings.UEDU_EVAL_JUDGE_MODEL = "scripted-faithful"  # from settings, and the same as the researcher
@@ -265,6 +276,7 @@ def test_replay_from_a_results_file_compares_two_configurations_side_by_side(
     for category in ("course", "catalogue", "analyst"):
         assert comparison["by_category"][category]["claim_precision"]["delta"] < 0
     assert "replay: scripted-faithful (before) vs scripted-verbose (after)" in table
+    print(table)
     line = next(line for line in table.splitlines() if line.startswith("claim.prec") and "overall" in line)
     assert (
         f"{overall['before']:.2f}" in line
@@ -366,7 +378,9 @@ def test_stored_researches_chosen_by_a_filter_are_replayed_with_another_model_an
     assert "replay: scripted-faithful (before) vs scripted-verbose (after)" in table
     line = next(line for line in table.splitlines() if line.startswith("cit.recall") and "overall" in line)
     before, after, delta = line.split()[-3:]
-    assert float(before) == 1.0 and float(after) < 1.0 and float(delta) < 0  # the padding cites nothing
+    # Every fact is its source's own words: a verbose model selects more of them, never one its
+    # citation does not state (in 1.x its padding cited nothing and recall fell).
+    assert float(before) == float(after) == 1.0 and float(delta) == 0
     reproduced = next(
         line for line in table.splitlines() if line.startswith("reprod.") and "overall" in line
     ).split()

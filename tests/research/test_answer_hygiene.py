@@ -1,4 +1,4 @@
-"""The engine's last word on what a model wrote: addresses that are not observed sources go in
+"""The engine's last word on what a model wrote (the AI's blocks, the chat): addresses that are not observed sources go in
 every disguise, the engine's instructions are never quoted, and titles from outside cannot forge
 attributes of the <source> tags the models read. (The whole attack suite is test_injection.py.)"""
 
@@ -10,9 +10,9 @@ import pytest
 
 from agent.engine import prompts
 from agent.engine.answer import canonical, scrub_links
+from agent.engine.interpretation import INSTRUCTION_ECHO
 from agent.engine.sources import neutralise, render_source
 from agent.engine.types import Source
-from agent.engine.writing import INSTRUCTION_ECHO
 from research.rendering import render_markdown
 
 OBSERVED = {"https://docs.example/la"}
@@ -72,9 +72,9 @@ def test_the_canonical_form_drops_invisible_characters_and_decodes_once():
 
 def test_the_engine_instructions_are_recognised_wherever_they_are_quoted():
     for prompt in (
-        prompts.SYNTHESIZER.format(language="English"),
+        prompts.INTERPRETER.format(language="English", suggest=""),
         prompts.ACTION.format(max_calls=4, filed_figure_tools="get_financials"),
-        prompts.VERIFIER,
+        prompts.SELECTOR,
     ):
         sentences = [s for s in re.split(r"(?<=[.:])\s", prompt) if len(s.split()) >= 9]
         assert sentences and all(INSTRUCTION_ECHO(s) for s in sentences)

@@ -1,5 +1,5 @@
-"""Evidence you can trust, in the engine: the claim ledger, fabricated citations, tiers and
-web-only claims, domain rules, conflicts with bounded re-search, hypotheses and counter-search."""
+"""Evidence you can trust, in the engine: the ledger of facts, tiers and web-only facts, domain
+rules, conflicts with bounded re-search, hypotheses and counter-search weighed by code."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from agent.engine import Limits, LLMClient, LLMConfig, NullSink, ResearchInput, 
 from agent.engine.types import Source, ToolResult
 from agent.tools.registry import ToolContext, ToolRegistry
 from tests.support.corpus_tools import CTX, corpus_registry
-from tests.support.scripted_llm import Scenario, sources_in, verifier_items
+from tests.support.scripted_llm import Scenario, candidates_in
 
 
 def run(server, *, registry=None, **inp):
@@ -31,96 +31,47 @@ def run(server, *, registry=None, **inp):
     return result, sink
 
 
-def writer(answer: str, conflicts=None, counter=None):
+def selecting(choose):
+    """A selection step that answers with the candidates `choose(span_id, text)` tags: None to
+    leave a span, else (hypothesis number, stance)."""
+
     def handler(body):
-        return {
-            "content": json.dumps(
-                {
-                    "answer": answer,
-                    "citations": [],
-                    "conflicts": conflicts or [],
-                    "counter_evidence": counter or [],
-                }
-            )
-        }
+        facts = []
+        for span_id, text in candidates_in(body):
+            tag = choose(span_id, text)
+            if tag is not None:
+                facts.append({"span_ids": [span_id], "hypothesis": tag[0], "stance": tag[1]})
+        return {"content": json.dumps({"facts": facts[:8], "contradictions": []})}
 
     return handler
 
 
-def ids_by_title(body) -> dict[str, int]:
-    return {title: i for i, title, _ in sources_in(body)}
-
-
-def test_a_claim_citing_only_invented_sources_is_dropped_whatever_the_policy(llm):
-    llm.on(
-        "synthesizer",
-        writer(
-            "Learning analytics improves feedback [1]. Invented claim from nowhere [77]. Mixed claim [1][88]."
-        ),
-    )
-    result, _ = run(llm, unsupported_policy="mark")
-    assert "Invented claim" not in result.answer
-    assert "Mixed claim [1]" in result.answer and "[88]" not in result.answer
-    assert result.invalid_citations_removed == 2
-    fabricated = [c for c in result.verification["claims"] if c["verdict"] == "fabricated_citation"]
-    assert [(c["text"], c["action"]) for c in fabricated] == [("Invented claim from nowhere.", "dropped")]
-
-
-def test_the_ledger_records_verdict_tiers_and_confidence_for_every_claim(llm):
-    answer = "Learning analytics measures learners [1]. RAG grounds answers [3]. A sentence without any source here."
-    llm.on("synthesizer", writer(answer))
-    result, _ = run(llm)
-    claims = {c["text"]: c for c in result.verification["claims"]}
-    internal = claims["Learning analytics measures learners."]
-    scholarly = claims["RAG grounds answers."]
-    uncited = claims["A sentence without any source here."]
-    assert (internal["verdict"], internal["tiers"], internal["confidence"]) == (
+def test_the_ledger_records_every_fact_with_its_tier_and_its_sources_weight(llm):
+    llm.reset(Scenario(complexity="simple"))
+    llm.on("selector", selecting(lambda i, t: (0, "none") if t.startswith(("Learning", "RAG")) else None))
+    result, _ = run(llm, question="How do learning analytics and RAG relate?", language="en")
+    rows = {c["text"]: c for c in result.verification["claims"]}
+    internal = rows["Learning analytics measures and analyses data about learners to improve learning."]
+    scholarly = rows["RAG grounds language model answers in retrieved passages."]
+    assert (internal["kind"], internal["verdict"], internal["tiers"], internal["confidence"]) == (
+        "fact",
         "supported",
         ["internal"],
-        0.9,
+        1.0,
     )
-    assert (scholarly["tiers"], scholarly["confidence"]) == (
-        ["scholarly"],
-        0.81,
-    )  # 0.9 verifier × 0.9 scholarly weight
-    # the default policy: out of the body, listed as not verified with its reason
-    assert (uncited["verdict"], uncited["action"]) == ("no_citation", "dropped")
-    assert "without any source" not in result.answer
-    assert [(n["text"], n["reason"]) for n in result.report["not_verified"]] == [
-        ("A sentence without any source here.", "no_citation")
-    ]
-
-    llm.on("synthesizer", writer(answer))
-    marked, _ = run(llm, unsupported_policy="mark")  # the opt-in policy keeps it, marked
-    assert {c["text"]: c["action"] for c in marked.verification["claims"]}[
-        "A sentence without any source here."
-    ] == "marked"
-    assert "此句未附來源" in marked.answer
+    assert (scholarly["tiers"], scholarly["confidence"], scholarly["action"]) == (["scholarly"], 0.9, "kept")
+    assert all(r["citations"] and r["span_ids"] for r in rows.values())
 
 
-def test_a_conclusion_resting_only_on_web_sources_says_so(llm):
-    def web_writer(body):
-        web = ids_by_title(body)["Data ethics"]
-        return {
-            "content": json.dumps(
-                {
-                    "answer": f"Consent is required for student data [{web}].",
-                    "citations": [],
-                    "conflicts": [],
-                    "counter_evidence": [],
-                }
-            )
-        }
-
-    llm.reset(Scenario(preferred_tools=["web_search"], tools_per_round=3))
-    llm.on("synthesizer", web_writer)
-    result, _ = run(llm)
-    claim = result.verification["claims"][0]
-    assert claim["web_only"] is True and claim["tiers"] == ["web"]
-    assert claim["confidence"] == pytest.approx(0.54)  # 0.9 × 0.6 web weight
-    # the report says so (the page words it in the reader's language; the stored text holds no label)
-    assert {"code": "web_only_claims", "detail": {"count": 1}} in result.report["limitations"]
-    assert "網路來源" not in result.answer
+def test_a_report_resting_only_on_web_sources_says_so(llm):
+    llm.reset(Scenario(preferred_tools=["web_search"], tools_per_round=3, complexity="simple"))
+    llm.on("selector", selecting(lambda i, t: (0, "none") if "consent" in t else None))
+    result, _ = run(llm, question="Does student data use need consent?", language="en")
+    (row,) = result.verification["claims"]
+    assert row["web_only"] is True and row["tiers"] == ["web"]
+    assert row["confidence"] == pytest.approx(0.6)  # the web tier's weight
+    # the report says so (the page words it in the reader's language; the report holds codes)
+    assert {"code": "web_only", "detail": {"facts": 1}} in result.report["limitations"]
     assert result.verification["web_only_claims"] == 1
     assert result.verification["low_credibility_sources"] == 1
     assert result.verification["source_pollution_rate"] == 1.0  # the one cited source is low-tier
@@ -135,44 +86,6 @@ def test_denied_web_domains_never_become_sources(llm):
 
     allowed_only, _ = run(llm, allowed_domains=("docs.example",))
     assert {c.url.split("/")[2] for c in allowed_only.citations} <= {"docs.example", "papers.example"}
-
-
-def figure_claims(body):
-    """An extractor that reads an effect size from every source: the internal material and the
-    external papers disagree on it (same entity, metric and period, different values)."""
-    claims = []
-    for source_id, title, _text in sources_in(body):
-        value = 0.8 if "overview" in title else 0.1
-        claims.append(
-            {
-                "text": f"The effect size of dashboards in 2023 is {value}",
-                "kind": "figure",
-                "entity": "dashboards",
-                "metric": "effect size",
-                "period": "2023",
-                "value": value,
-                "unit": "",
-                "source_ids": [source_id],
-                "confidence": 0.9,
-            }
-        )
-    return {"content": json.dumps({"claims": claims})}
-
-
-def quoting_verifier(body):
-    """Supported, and the figure really is in the passage (the corpus texts are rewritten below)."""
-    payload = verifier_items(body)
-    return {
-        "content": json.dumps(
-            {
-                "verdicts": [
-                    {"claim_id": c["claim_id"], "verdict": "supported", "confidence": 0.9, "reason": "ok"}
-                    for c in payload
-                ],
-                "contradictions": [],
-            }
-        )
-    }
 
 
 def test_an_unresolved_conflict_triggers_at_most_two_targeted_re_search_rounds(llm, monkeypatch):
@@ -193,21 +106,23 @@ def test_an_unresolved_conflict_triggers_at_most_two_targeted_re_search_rounds(l
         ],
     )
     llm.reset(Scenario(action_rounds=99))
-    llm.on("claims", figure_claims)
-    llm.on("verifier", quoting_verifier)
-    result, sink = run(llm, registry=corpus_registry(fresh=True))
+    result, sink = run(
+        llm, registry=corpus_registry(fresh=True), question="What is the effect size of dashboards?"
+    )
 
     purposes = [d["purpose"] for t, d in sink.events if t == "action_dispatch"]
-    assert (
-        purposes.count("conflict") == 2
-    )  # internal (0.8) against scholarly (0.1) and internal again: never settled
-    assert len(llm.calls("synthesizer")) == 1  # written once, after the conflicts were weighed
-    assert len(llm.calls("claims")) == 3  # the first sources, then the new ones of each round
+    # internal (0.8) against internal and scholarly (0.1): never settled by tier
+    assert purposes.count("conflict") == 2
+    assert len(llm.calls("interpreter")) == 1  # interpreted once, after the conflicts were weighed
+    # every sub-question is selected from the first sources, then from each round's new ones
+    assert len(llm.calls("selector")) == 3 * 3
     assert result.verification["conflict_rounds"] == 2
     (conflict,) = result.report["conflicts"]
-    assert conflict["found_by"] == "engine" and conflict["status"] == "unresolved"
+    assert conflict["found_by"] == "values" and conflict["status"] == "unresolved"
     assert conflict["re_search"]["rounds"] == 2 and conflict["re_search"]["new_sources"] == 2
-    assert {s["value"] for s in conflict["sides"]} == {0.8, 0.1}
+    values = {v["id"]: v["value"] for v in result.report["values"]}
+    assert [{values[i] for i in s["values"]} for s in conflict["sides"]] == [{0.8}, {0.1}]
+    assert [s["tier"] for s in conflict["sides"]] == ["internal", "internal"]
     assert {"code": "unresolved_conflicts", "detail": {"count": 1, "rounds": 2}} in result.report[
         "limitations"
     ]
@@ -227,35 +142,32 @@ def test_a_complex_question_gets_a_counter_search_and_reports_what_it_found(llm)
     # nothing contrary found, and the report says so
     assert (
         result.report["counter_evidence"]["searched"] is True
-        and result.report["counter_evidence"]["found"] == []
+        and result.report["counter_evidence"]["facts"] == []
     )
     assert {
         "code": "no_counter_evidence",
         "detail": {"searches": result.verification["counter_searches"]},
     } in result.report["limitations"]
-    writer_prompt = llm.calls("synthesizer")[0]["messages"][1]["content"]
-    assert (
-        "A counter-search ran" in writer_prompt
-        and "Counter-evidence is what was found AGAINST"
-        in llm.calls("synthesizer")[0]["messages"][0]["content"]
-    )
 
-    llm.reset(Scenario(complexity="complex"))
+    # a fact the selection tags against a hypothesis is counter-evidence, weighed by tier
+    llm.reset(Scenario(complexity="complex", hypotheses=["Learning analytics improves outcomes"]))
     llm.on(
-        "synthesizer",
-        writer(
-            "Learning analytics measures and analyses data about learners [c1].",
-            counter=[{"summary": "One study found no effect", "source_ids": [3]}],
+        "selector",
+        selecting(
+            lambda i, t: (
+                (1, "for") if t.startswith("Learning") else (1, "against") if t.startswith("RAG") else None
+            )
         ),
     )
     found, _ = run(llm)
     counter = found.report["counter_evidence"]
-    # the writer's counter-evidence is the verified claims of the source it names, not its words
-    assert counter["found"][0]["summary"] == "RAG grounds language model answers in retrieved passages"
-    assert counter["found"][0]["citations"] and counter["found"][0]["claim_ids"]
-    assert "no effect" not in json.dumps(counter)
+    facts = {f["id"]: f for f in found.report["facts"]}
+    assert counter["facts"] and all(
+        {"hypothesis": 0, "stance": "against"} in facts[i]["stances"] for i in counter["facts"]
+    )
     assert counter["against_by_tier"] == {"scholarly": 1} and counter["support_by_tier"] == {"internal": 1}
-    assert found.verification["counter_evidence"][0]["citations"]
+    (status,) = found.report["hypotheses"]
+    assert status["status"] == "contested" and status["against_facts"] == counter["facts"]
 
 
 def test_moderate_questions_get_a_counter_search_by_default(llm):
@@ -282,9 +194,11 @@ def test_settled_hypotheses_stop_the_evidence_phase_early(llm):
     result, sink = run(llm)
     assert result.stop_reason == "hypotheses_settled"
     assert result.rounds == 2  # one evidence round, then the counter-search turn
+    # the reflection's "supported" stops gathering; the report's statuses are code's, from the
+    # facts tagged for and against (none here)
     assert result.verification["hypotheses"] == [
-        {"text": "H1", "status": "supported"},
-        {"text": "H2", "status": "supported"},
+        {"index": 0, "status": "open"},
+        {"index": 1, "status": "open"},
     ]
 
 

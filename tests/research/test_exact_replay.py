@@ -1,6 +1,6 @@
 """Replays on the real stack: a research recorded by a Celery worker against the scripted server,
 replayed by `deep_research_replay` exactly (the recorded model answers, no server asked) and
-normally (new model answers, compared claim by claim)."""
+normally (new model answers, compared fact by fact)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.support.stack import wait_for
 pytestmark = pytest.mark.slow
 
 QUESTION = "Compare learning analytics dashboards with question generation by Bloom's taxonomy"
-RESEARCH_ROLES = {"planner", "action", "reflection", "claims", "verifier", "synthesizer"}
+RESEARCH_ROLES = {"planner", "action", "reflection", "selector", "interpreter"}
 
 
 def recorded_research(personas, capture) -> ResearchTask:
@@ -50,13 +50,13 @@ def replay_command(original: ResearchTask, admin, *options: str) -> dict:
     return json.loads(out.getvalue())
 
 
-def test_an_exact_replay_reproduces_claims_citations_and_body_without_asking_a_model(
+def test_an_exact_replay_reproduces_facts_citations_and_body_without_asking_a_model(
     personas, llm, worker, django_capture_on_commit_callbacks
 ):
     llm.reset(Scenario(preferred_tools=["search_external_papers"]))
     original = recorded_research(personas, django_capture_on_commit_callbacks)
     # The server now answers quite differently: an exact replay must not hear any of it.
-    llm.reset(Scenario(sub_questions=1, tools_per_round=1, verdict="unsupported", complexity="simple"))
+    llm.reset(Scenario(sub_questions=2, tools_per_round=1, select_per_call=0, complexity="simple"))
 
     with django_capture_on_commit_callbacks(execute=False):
         report = replay_command(original, personas.admin, "--exact")
@@ -64,11 +64,10 @@ def test_an_exact_replay_reproduces_claims_citations_and_body_without_asking_a_m
     replayed = ResearchTask.objects.get(task_uuid=report["replay"])
     assert replayed.is_replay and replayed.replay_of_id == original.pk and replayed.status == "completed"
     assert report["mode"] == "exact" and report["reproduced"] is True
-    assert report["claims_match"] and report["citations_match"] and report["body_match"]
-    assert replayed.verification_json["evidence_claims"] == original.verification_json["evidence_claims"]
+    assert report["facts_match"] and report["citations_match"] and report["body_match"]
+    assert replayed.report_json == original.report_json and original.report_json["facts"]
     assert replayed.citations_json == original.citations_json
-    assert replayed.final_answer == original.final_answer and replayed.final_answer.strip()
-    assert replayed.report_json == original.report_json
+    assert replayed.final_answer == original.final_answer
     assert not [c for c in llm.calls() if c["_role"] in RESEARCH_ROLES]  # no model was asked
     # every recorded answer was used, once, and the replay's own transcript is the same requests
     assert replayed.transcript.count() == original.transcript.count()
@@ -104,52 +103,45 @@ def test_an_exact_replay_fails_loudly_when_an_answer_is_missing_from_the_transcr
 ):
     llm.reset(Scenario(preferred_tools=["search_external_papers"]))
     original = recorded_research(personas, django_capture_on_commit_callbacks)
-    TranscriptEntry.objects.filter(task=original, role="synthesizer").delete()
+    TranscriptEntry.objects.filter(task=original, role="interpreter").delete()
 
     with django_capture_on_commit_callbacks(execute=False), pytest.raises(CommandError) as failure:
         replay_command(original, personas.admin, "--exact")
-    assert "a synthesizer request, and the original's transcript holds none" in str(failure.value)
+    assert "interpreter request, and the original's transcript holds none" in str(failure.value)
 
 
-def test_a_normal_replay_reports_the_claim_set_overlap_with_the_original(
+def test_a_normal_replay_reports_the_fact_set_overlap_with_the_original(
     personas, llm, worker, django_capture_on_commit_callbacks
 ):
     llm.reset(Scenario(preferred_tools=["search_external_papers"]))
     original = recorded_research(personas, django_capture_on_commit_callbacks)
-    claims = original.verification_json["evidence_claims"]
-    assert len(claims) >= 2
+    facts = original.report_json["facts"]
+    assert len(facts) >= 2
 
     with django_capture_on_commit_callbacks(execute=False):
         same = replay_command(original, personas.admin)
     assert same["mode"] == "normal"
-    assert same["claims_overlap"] == {
-        "original": len(claims),
-        "replay": len(claims),
-        "shared": len(claims),
+    assert same["facts_overlap"] == {
+        "original": len(facts),
+        "replay": len(facts),
+        "shared": len(facts),
         "jaccard": 1.0,
     }
 
-    # A new model that draws one figure claim from the first source only, and not the facts.
-    def one_figure(body: dict) -> dict:
-        from tests.support.scripted_llm import sources_in
+    # A new model that selects only the last span it is offered, which the original did not state.
+    def the_last_span(body: dict) -> dict:
+        from tests.support.scripted_llm import candidates_in
 
-        source_id, title, _ = sources_in(body)[0]
-        claim = {
-            "text": f"{title} reports 42 students",
-            "kind": "figure",
-            "entity": title,
-            "metric": "students",
-            "period": "2023",
-            "value": 42,
-            "unit": "students",
-            "source_ids": [source_id],
-            "confidence": 0.9,
+        span_id = candidates_in(body)[-1][0]
+        return {
+            "content": json.dumps(
+                {"facts": [{"span_ids": [span_id], "hypothesis": 0, "stance": "none"}], "contradictions": []}
+            )
         }
-        return {"content": json.dumps({"claims": [claim]})}
 
-    llm.on("claims", one_figure)
+    llm.on("selector", the_last_span)
     with django_capture_on_commit_callbacks(execute=False):
         other = replay_command(original, personas.admin)
-    overlap = other["claims_overlap"]
-    assert overlap["original"] == len(claims) and overlap["shared"] == 0
-    assert overlap["jaccard"] == 0.0
+    overlap = other["facts_overlap"]
+    assert overlap["original"] == len(facts) and overlap["shared"] < len(facts)
+    assert overlap["jaccard"] < 1.0

@@ -104,7 +104,7 @@ def test_redis_restarted_mid_research_the_run_finishes_and_the_socket_catches_up
     port = valkey.port
     url = f"redis://127.0.0.1:{port}/0"
     env = dict(outside_world_env(llm, fake_openalex), REDIS_URL=url, UEDU_DR_HEARTBEAT_SECONDS=2)
-    llm.reset(Scenario(latency={"action": 1.0, "reflection": 1.0, "synthesizer": 1.0}))
+    llm.reset(Scenario(latency={"action": 1.0, "reflection": 1.0, "selector": 1.0}))
     worker = stack.start_worker(**env)
     daphne = stack.start_daphne(**env)
     try:
@@ -166,15 +166,16 @@ def _worker_log_since(worker, offset: int) -> str:
     "role, fault, times, expected",
     [
         ("planner", "http429", 2, "completed"),
-        # a writer that fails twice: the body is the verified claims (limitation writing_failed)
-        ("synthesizer", "http500", 10, "completed"),
+        # a selection that fails: the search ranking chooses (limitation selection_failed)
+        ("selector", "http500", 30, "completed"),
         ("planner", "slow", 1, "completed"),
-        ("synthesizer", "length", 2, "completed"),
-        ("synthesizer", "empty", 1, "completed"),
+        ("selector", "length", 6, "completed"),
+        ("selector", "empty", 1, "completed"),
         ("planner", "malformed", 2, "completed"),  # the question itself becomes the plan
         ("action", "unknown_tool", 1, "completed"),
         ("action", "bad_args", 2, "completed"),
-        ("verifier", "schema", 10, "completed"),
+        # an interpretation that never gives a usable answer is left out
+        ("interpreter", "schema", 10, "completed"),
         ("*", "no_choices", 1, "completed"),
     ],
 )
@@ -182,8 +183,6 @@ def test_a_misbehaving_llm_ends_in_a_clean_state_without_a_crash(
     worker, catalogue, personas, llm, role, fault, times, expected
 ):
     offset = len(worker.log())
-    if role == "verifier":  # claims that only restate their quotes need no verifier: reword them
-        llm.reset(Scenario(reword_claims=True))
     llm.fail(role, fault, times=times)
     task, _ = lifecycle.task_start(user=personas.student, channel=personas.channel, question=QUESTION)
     wait_for(
@@ -194,11 +193,13 @@ def test_a_misbehaving_llm_ends_in_a_clean_state_without_a_crash(
     if expected == "failed":
         assert task.error and task.stop_reason.endswith("_failed")
         assert UsageEntry.objects.get(reference=str(task.task_uuid), kind="refund").amount == Decimal("-1.00")
-    if fault == "schema":  # the verifier never gave a usable answer: the claims say they are unverified
-        assert task.verification_json["status"] == "incomplete"
-    if role == "synthesizer" and times >= 2:
-        assert {"code": "writing_failed", "detail": {}} in task.report_json["limitations"]
-        assert task.report_json["findings"] and task.citations_json
+    codes = {x["code"]: x["detail"] for x in task.report_json["limitations"]}
+    if role == "interpreter":
+        assert codes["interpretation_failed"] == {"kind": "malformed"}
+        assert task.report_json["interpretation"]["items"] == [] and task.report_json["facts"]
+    if role == "selector" and times >= 2:  # every call failed twice: the ranking chose
+        assert "selection_failed" in codes and task.verification_json["status"] == "incomplete"
+        assert {f["selected_by"] for f in task.report_json["facts"]} <= {"search_ranking"}
     new_log = _worker_log_since(worker, offset)
     assert "Traceback" not in new_log and "crashed" not in new_log
 

@@ -44,14 +44,13 @@ def test_every_attack_is_refused_and_the_success_rate_of_each_category_is_zero(
     with capsys.disabled():
         print("\n" + table)
 
-    # No 0 % from attacks that never arrived: every passage reached the researcher and the claims
-    # model (which reads every observation), in a course file and in an outside service's answer,
-    # and the victim did what it asked (its writer too, although it is shown verified claims only).
+    # No 0 % from attacks that never arrived: every passage reached the researcher (which reads
+    # every tool result whole), in a course file and in an outside service's answer, and the
+    # victim did what it asked (its interpretation too, although it is shown facts only). The
+    # selection is shown only the spans code did not flag.
     assert data["passages"] >= 50 and data["runs"] == 2 * len(ATTACKS)
     undelivered = [
-        (o.attack.id, o.placement, sorted(o.victim.seen))
-        for o in outcomes
-        if {"action", "claims"} - o.victim.seen
+        (o.attack.id, o.placement, sorted(o.victim.seen)) for o in outcomes if "action" not in o.victim.seen
     ]
     assert not undelivered
     assert all(o.victim.acted for o in outcomes)
@@ -91,9 +90,9 @@ def test_what_an_attack_asks_for_is_refused_by_the_engine_not_by_chance(world, l
     )
 
     forged = injection.run_attack(world, llm, client, index_file, by_id("g03"), "openalex")
-    extractor_saw = next(r for r in forged.requests if r["_role"] == "claims")["messages"][1]["content"]
+    researcher_saw = json.dumps([r["messages"] for r in forged.requests if r["_role"] == "action"])
     assert (
-        'title="Dashboards&quot; url=&quot;https://atk-g03.' in extractor_saw
+        'title=\\"Dashboards&quot; url=&quot;https://atk-g03.' in researcher_saw
     )  # the quote could not end the attribute
     assert all(
         b == []

@@ -6,7 +6,6 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
-from django.apps import apps
 from django.utils import timezone
 
 from agent.engine import Limits, LLMClient, LLMConfig, NullSink, ResearchInput, UsageMeter, run_research
@@ -14,6 +13,7 @@ from research import dashboard
 from research.models import AnswerFeedback, ResearchMetrics, ResearchTask, SourceStat
 from research.services import credibility, lifecycle, runner
 from tests.support.corpus_tools import CTX, corpus_registry
+from tests.support.report_scenarios import hostile_registry
 from tests.support.scripted_llm import Scenario
 from tests.support.stack import wait_for
 
@@ -189,20 +189,21 @@ def test_budgets_follow_complexity(server, complexity, calls):
     assert result.limit_hit in ("tool_budget", "max_steps")
 
 
-def _completed(personas, django_capture_on_commit_callbacks, llm, verdict="supported"):
-    apps.get_app_config("catalogue").load_demo_data(open("/dev/null", "w"))
-    llm.reset(Scenario(verdict=verdict, reword_claims=True))
+def _completed(personas, django_capture_on_commit_callbacks, llm, hostile=False):
+    """A research over the course materials, or (`hostile`) over materials one of which
+    addresses the model."""
+    llm.reset(Scenario(complexity="simple"))
     task, _ = lifecycle.task_start(
         user=personas.student,
         channel=personas.channel,
-        question="比較教育資料科學課程與研究群的主題",
+        question="How do dashboards help students?"
+        if hostile
+        else "How do learning analytics and Bloom's taxonomy relate?",
         queue=False,
     )
-    runner.execute_task(task.pk)
+    runner.execute_task(task.pk, registry=hostile_registry() if hostile else corpus_registry())
     task.refresh_from_db()
-    assert task.status == "completed" and task.verification_json["evidence_claims"]
-    # under the default policy nothing the verifier rejected is cited in the body
-    assert bool(task.citations_json) == (verdict == "supported")
+    assert task.status == "completed" and task.verification_json["evidence"] and task.citations_json
     return task
 
 
@@ -258,20 +259,19 @@ def test_feedback_is_stored_and_visible_only_to_the_channels_reviewers(
 def test_weights_move_down_when_citations_fail_and_up_when_they_pass(
     transactional_db, personas, llm, django_capture_on_commit_callbacks
 ):
-    task = _completed(personas, django_capture_on_commit_callbacks, llm, verdict="unsupported")
-    checked = task.verification_json[
-        "evidence_claims"
-    ]  # each claim was checked against its source and failed
-    tool = checked[0]["sources"][0]["source_tool"]
+    task = _completed(personas, django_capture_on_commit_callbacks, llm, hostile=True)
+    checked = task.verification_json["evidence"]  # a fact passes its source; a flagged source fails
+    tool = "search_channel_materials"
     failing = SourceStat.objects.get(kind="tool", key=tool)
-    assert (
-        failing.failed == sum(1 for c in checked for s in c["sources"] if s["source_tool"] == tool)
-        and failing.passed == 0
+    assert failing.failed == 1 and failing.passed == sum(
+        1 for c in checked if c["verdict"] == "supported" for s in c["sources"] if s["source_tool"] == tool
     )
-    assert credibility.history_factor(failing.passed, failing.failed, failing.reports) < 1.0
+    handout = SourceStat.objects.get(kind="domain", key="docs.example")
+    assert handout.failed == 1
+    assert credibility.history_factor(0, failing.failed, 0) < 1.0
 
     for _ in range(3):
-        _completed(personas, django_capture_on_commit_callbacks, llm, verdict="supported")
+        _completed(personas, django_capture_on_commit_callbacks, llm)
     recovered = SourceStat.objects.get(kind="tool", key=tool)
     assert recovered.passed > 0
     assert credibility.history_factor(

@@ -141,26 +141,25 @@ TIME_CASES = {
     ),
     "reflection": (Scenario(latency={"reflection": SLOW}), {}, "claims_extracted"),
     "counter-search": (Scenario(), {"on_counter_search": lambda: sleep_then(SLOW)}, "claims_extracted"),
-    "claims": (Scenario(latency={"claims": SLOW}), {}, "claims_verified"),
-    # reword_claims: claims that only restate their quotes are verified by code, with no model call
-    "verification": (Scenario(latency={"verifier": SLOW}, reword_claims=True), {}, "verification_done"),
-    "writing": (Scenario(latency={"synthesizer": SLOW}), {}, "verification_done"),
+    "selection": (Scenario(latency={"selector": SLOW}), {}, "claims_verified"),
+    "interpretation": (Scenario(latency={"interpreter": SLOW}), {}, "verification_done"),
 }
 
 
 def assert_ended_well(task: ResearchTask, reason: str, before: str, *, sources: bool) -> None:
-    """Completed, one limit_hit (named in the report), an answer, and the limit reported no
-    later than the event that follows the phase it was met in."""
+    """Completed, one limit_hit (named in the report), a report of what it found, and the limit
+    reported no later than the event that follows the phase it was met in."""
     events = list(task.events.values_list("type", flat=True))
     limits = limit_events(task)
     assert len(limits) == 1 and limits[0]["reason"] == reason, limits
     assert task.limit_hit == reason
     if before in events:
         assert events.index("limit_hit") < events.index(before), events
-    assert task.final_answer.strip()
+    assert task.report_json["schema_version"] == "2.0"
     assert {"code": "limit_hit", "detail": {"reason": reason}} in task.report_json["limitations"]
     if sources:
         assert task.citations_json and task.steps.filter(status="ok").exists()
+        assert task.report_json["facts"]
 
 
 @pytest.mark.parametrize("phase", list(TIME_CASES))
@@ -209,9 +208,8 @@ TOKEN_CASES = {
         {"on_counter_search": lambda: {"completion_tokens": WORDY}},
         "claims_extracted",
     ),
-    "claims": (Scenario(usage={"claims": WORDY}), {}, "claims_verified"),
-    "verification": (Scenario(usage={"verifier": WORDY}, reword_claims=True), {}, "verification_done"),
-    "writing": (Scenario(usage={"synthesizer": WORDY}), {}, "verification_done"),
+    "selection": (Scenario(usage={"selector": WORDY}), {}, "claims_verified"),
+    "interpretation": (Scenario(usage={"interpreter": WORDY}), {}, "verification_done"),
 }
 
 
@@ -241,14 +239,14 @@ def reservation(task: ResearchTask) -> CostReservation:
     return CostReservation.objects.get(reference=str(task.task_uuid))
 
 
-def test_a_research_past_its_token_limit_writes_and_settles_within_its_reservation(
+def test_a_research_past_its_token_limit_selects_and_settles_within_its_reservation(
     transactional_db, personas, llm, settings, metered_worker, django_capture_on_commit_callbacks
 ):
-    """Claims, verification, writing and the draft's check all as wordy as their answer bounds
-    allow (unbounded, they would spend about 40,000 tokens after gathering): each gets its share
-    of what is left, and the research settles at most what it reserved."""
+    """The selection and the interpretation as wordy as their answer bounds allow (unbounded,
+    they would spend far more than the grace after gathering): each gets its share of what is
+    left, and the research settles at most what it reserved."""
     the_workers_limits(settings)
-    wordy = {"claims": WORDY, "verifier": WORDY, "synthesizer": WORDY}
+    wordy = {"selector": WORDY, "interpreter": WORDY}
     llm.reset(Scenario(preferred_tools=["search_external_papers"], usage=wordy))
     task = research(personas, django_capture_on_commit_callbacks, "limits_tokens", metered_worker)
 
@@ -258,8 +256,8 @@ def test_a_research_past_its_token_limit_writes_and_settles_within_its_reservati
     assert task.limit_hit == "max_tokens" and len(limit_events(task)) == 1
     assert MAX_TOKENS < task.tokens_used <= MAX_TOKENS + GRACE_TOKENS
     assert task.cost_usd <= row.reserved_usd
-    # it wrote: the writer was asked, and the answer states verified claims with citations
-    assert llm.calls("synthesizer") and task.final_answer.strip() and task.citations_json
+    # it selected: the selection was asked, and the report states facts with their sources
+    assert llm.calls("selector") and task.report_json["facts"] and task.citations_json
     # every request's answer bound fitted what was left (the server could not have gone past it)
     asked = [c.get("max_completion_tokens") or c.get("max_tokens") for c in llm.calls()]
     assert all(bound and bound >= 256 for bound in asked)

@@ -62,9 +62,9 @@ def test_a_research_completes_against_a_server_with_this_quirk(
     task.refresh_from_db()
 
     assert task.status == "completed", f"{task.error}\n{worker.log()[-3000:]}"
-    assert task.citations_json and task.final_answer
+    assert task.citations_json and task.report_json["facts"]
     assert task.steps.filter(status="ok").count() >= 2  # tools really ran
-    structured = [c for c in server.calls() if c["_role"] in ("reflection", "synthesizer", "verifier")]
+    structured = [c for c in server.calls() if c["_role"] in ("reflection", "selector", "interpreter")]
     assert structured and {(c.get("response_format") or {}).get("type") for c in structured} == {
         settled_format
     }

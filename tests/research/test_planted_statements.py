@@ -1,35 +1,29 @@
-"""Issue 31 on the real stack: a writer that invents and a verifier that agrees with everything
-cannot put one planted statement in the report's body, in English or in Chinese.
-
-The research runs through the real runner on the test database against the scripted server's
-`invent` switch (tests/support/planted.py). One statement is planted for each hole, each with its
-own token; none may appear in the report's summary, findings (headings, text, claims),
-judgement, conflicts or counter-evidence, nor on the rendered result page outside what the page
-lists as not verified (the "Not verified" section and the ledger's removed rows). The research
-still completes with what is verified."""
+"""Issue 42's adversary on the real stack: a lying model (tests/support/planted.py) plants its lies
+through the plan, the selection and the interpretation, in English and in Chinese; the research
+runs through the real runner on the test database. No lie reaches a fact on any surface: the
+stored report outside the AI's blocks, the stored citations, the verification record, the
+ledger rows, the stored events, the task API, the report API, the result page; a lie that states a
+figure, a year, a name or a negation reaches no surface at all, the AI's blocks included. The
+research still completes with what its sources say. (The engine alone: tests/agent/test_adversary.py.)"""
 
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
+from research.models import ResearchClaim, ResearchEvent
 from research.services import lifecycle, runner
-from tests.support.planted import HOLES, LOSING_VALUE, QUESTION, leaked_holes, planted_registry
+from tests.support.planted import AI_ONLY, QUESTION, leaked_holes, planted_registry
 from tests.support.scripted_llm import Scenario
 
-# What the page lists as not verified: the report's own section and the ledger's removed rows.
-NOT_VERIFIED_ON_PAGE = [
-    re.compile(r'<section class="report-not-verified">.*?</section>', re.S),
-    re.compile(r'<li class="claim [^"]*action-(?:dropped|replaced)[^"]*">.*?</li>', re.S),
-]
+AI_BLOCKS = ("plan", "interpretation", "translations", "suggestions")
 
 
 @pytest.fixture(params=["en", "zh"])
 def planted(request, transactional_db, personas, llm, django_capture_on_commit_callbacks):
     lang = request.param
-    llm.reset(Scenario(complexity="simple", invent=lang, asks_for_judgement=True))
+    llm.reset(Scenario(invent=lang))
     with django_capture_on_commit_callbacks(execute=False):
         task, _ = lifecycle.task_start(
             user=personas.student, channel=personas.channel, question=QUESTION[lang], queue=False
@@ -39,73 +33,62 @@ def planted(request, transactional_db, personas, llm, django_capture_on_commit_c
     return lang, task
 
 
-def body_of(report: dict) -> dict:
-    return {
-        "summary": report["summary"],
-        "findings": report["findings"],
-        "judgement": report["judgement"],
-        "conflicts": report["conflicts"],
-        "counter_evidence": report["counter_evidence"],
-    }
-
-
-def test_no_planted_statement_reaches_the_report_and_the_research_completes(planted):
+def test_no_lie_reaches_a_stored_fact_record_or_row_and_the_research_completes(planted):
     lang, task = planted
     assert task.status == "completed", task.error
     report = task.report_json
-    for section, content in body_of(report).items():
-        text = json.dumps(content, ensure_ascii=False)
-        leaked = leaked_holes(text, lang)
-        assert not leaked, f"{section} carries the planted {leaked}"
-    # ... and the research completed with what is verified
-    findings = "\n".join(f["heading"] + "\n" + f["text"] for f in report["findings"])
-    first = (
-        "The course enrolled 1,200 students in 2023" if lang == "en" else "本課程在2023年招收了1,200名學生"
+    records = {
+        "report outside the AI's blocks": {k: v for k, v in report.items() if k not in AI_BLOCKS},
+        "citations": task.citations_json,
+        "verification record": task.verification_json,
+        "ledger": list(ResearchClaim.objects.filter(task=task).values_list("text", "reason")),
+        "events": list(ResearchEvent.objects.filter(task=task).values_list("data", flat=True)),
+    }
+    for where, content in records.items():
+        leaked = leaked_holes(json.dumps(content, ensure_ascii=False), lang)
+        assert not leaked, f"{where} carries the planted {leaked}"
+    ai = json.dumps({k: report[k] for k in AI_BLOCKS}, ensure_ascii=False)
+    assert [h for h in leaked_holes(ai, lang) if h not in AI_ONLY] == []
+    # ... and the research completed with what its sources say, the handbook over the blog
+    texts = [s["text"] for s in report["spans"]]
+    assert any("1,200" in t for t in texts) and report["sections"]
+    (conflict,) = [c for c in report["conflicts"] if c["found_by"] == "values"]
+    assert (
+        conflict["status"] == "resolved"
+        and conflict["sides"][conflict["prevailing_side"]]["tier"] == "internal"
     )
-    assert first in findings and report["citations"]
-    assert report["judgement"] and report["judgement"]["claim_ids"] == [1, 3]
-    # the settled conflict: the losing figure only on its own, non-prevailing side, never in the body
-    (conflict,) = [c for c in report["conflicts"] if c["found_by"] == "engine"]
-    assert conflict["status"] == "resolved"
-    losing = [s for n, s in enumerate(conflict["sides"]) if n != conflict["prevailing_side"]]
-    assert [s["value"] for s in losing] == [4321]
-    assert losing[0]["quotes"] and LOSING_VALUE in losing[0]["quotes"][0]["text"]
-    assert LOSING_VALUE not in json.dumps([report["summary"], report["findings"], report["judgement"]])
-    # the writer's conflict had no verified claim on one side: it left, and is listed
-    assert [c["found_by"] for c in report["conflicts"]] == ["engine"]
-    listed = json.dumps(report["not_verified"], ensure_ascii=False)
-    for hole in (
-        "heading",
-        "short sentence",
-        "question",
-        "table label",
-        "extra clause in a partial unit",
-        "judgement",
-        "assumption",
-        "writer conflict",
-        "code block",
-    ):
-        assert HOLES[lang][hole] in listed, f"the planted {hole} is not listed as not verified"
-    kinds = {n["kind"] for n in report["not_verified"]}
-    assert {"heading", "sentence", "cell", "judgement", "assumption", "conflict", "code"} <= kinds
-    # the claim-level holes were failed by code before any model judged them
-    reasons = {c["id"]: c["reason"] for c in task.verification_json["evidence_claims"]}
-    assert [reasons[i] for i in (1, 2, 3)] == ["", "", ""]
-    assert reasons[4] and reasons[5] and reasons[6] and reasons[7]
+    assert report["judgement"] is not None
+    # each lie is on the ledger as a dropped row with no text
+    kinds = set(ResearchClaim.objects.filter(task=task, action="dropped").values_list("kind", flat=True))
+    assert {"sub_question", "hypothesis", "reasoning", "assumption", "suggestion", "translation"} <= kinds
+    assert (
+        not ResearchClaim.objects.filter(task=task, action="dropped", kind="reasoning")
+        .exclude(text="")
+        .exists()
+    )
 
 
-def test_no_planted_statement_is_on_the_rendered_page_outside_the_not_verified_list(
+def test_no_lie_is_served_by_the_api_and_none_stating_a_figure_year_name_or_negation_is_on_the_page(
     client, personas, planted
 ):
     lang, task = planted
     client.force_login(personas.student)
+    for url in (
+        f"/api/deep_research/task/{task.task_uuid}",
+        f"/api/deep_research/task/{task.task_uuid}/report",
+    ):
+        served = client.get(url)
+        assert served.status_code == 200
+        data = served.json()
+        data.pop("plan", None)  # the task's working plan and the report's plan block are the AI's
+        if "report" in data:
+            data["report"] = {k: v for k, v in data["report"].items() if k not in AI_BLOCKS}
+        for block in AI_BLOCKS:
+            data.pop(block, None)
+        leaked = leaked_holes(json.dumps(data, ensure_ascii=False), lang)
+        assert not leaked, f"{url} serves the planted {leaked}"
     client.cookies["django_language"] = "en" if lang == "en" else "zh-hant"
     page = client.get(f"/deep_research/task/{task.task_uuid}")
     assert page.status_code == 200
-    html = page.content.decode()
-    assert "report-not-verified" in html
-    for pattern in NOT_VERIFIED_ON_PAGE:
-        html = pattern.sub("", html)
-    leaked = leaked_holes(html, lang)
+    leaked = [h for h in leaked_holes(page.content.decode(), lang) if h not in AI_ONLY]
     assert not leaked, f"the page shows the planted {leaked}"
-    assert ("1,200" in html) and ("superseded" in html if lang == "en" else "已被取代" in html)

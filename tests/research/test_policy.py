@@ -20,10 +20,9 @@ from research.services import assistant_policy, bloom, lifecycle, runner
 from tests.support.corpus_tools import corpus_registry
 from tests.support.fake_openalex import FakeOpenAlex, work
 from tests.support.research_fixtures import stored_research
-from tests.support.scripted_llm import Scenario
 
 RULE = "Never give complete homework solutions; explain the method and let the student finish."
-PHASES = ("planner", "action", "reflection", "claims", "synthesizer", "verifier")
+PHASES = ("planner", "action", "reflection", "selector", "interpreter")
 
 
 def run_here(personas, question="比較學習分析與布魯姆分類法在課程設計中的角色"):
@@ -41,7 +40,6 @@ def run_here(personas, question="比較學習分析與布魯姆分類法在課�
 def test_the_teachers_rule_reaches_every_phases_prompt(transactional_db, personas, llm):
     personas.channel.system_prompt = RULE
     personas.channel.save()
-    llm.reset(Scenario(reword_claims=True))  # claims that only restate their quotes skip the verifier
     task = run_here(personas)
 
     assert task.status == "completed", task.error
@@ -95,10 +93,9 @@ def test_a_follow_up_research_receives_the_conversation_it_continues(transaction
     assert "Student: 比較學習分析與布魯姆分類法" in planner_prompt
     assert "Learning analytics studies learner data [1]" in planner_prompt  # the earlier conclusions
     assert "[2] Retrieval-augmented generation — https://papers.example/rag" in planner_prompt  # and sources
-    writer_prompt = "\n".join(
-        m["content"] for m in llm.calls("synthesizer")[0]["messages"] if m["role"] == "user"
-    )
-    assert "Earlier conversation this question follows up" in writer_prompt
+    for role in ("selector", "interpreter"):
+        prompt = "\n".join(m["content"] for m in llm.calls(role)[0]["messages"] if m["role"] == "user")
+        assert "Earlier conversation this question follows up" in prompt, role
 
 
 def test_a_first_research_has_no_conversation_and_sees_no_one_elses(transactional_db, personas, llm):

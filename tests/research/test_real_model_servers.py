@@ -234,8 +234,9 @@ def test_a_research_completes_within_a_4096_token_window_with_template_tokens_in
     transactional_db, personas, fake_openalex, django_capture_on_commit_callbacks
 ):
     """llama-server with a small model: a 4,096-token context (measured from /props), tool
-    requests answered with template text, a writer that once writes the next turn itself. The
-    papers found have long abstracts, so the prompts that carry them must be cut."""
+    requests answered with template text, an interpretation that once writes the next turn
+    itself. The papers found have long abstracts: the reflection's prompt that carries them must
+    be cut, and the selection shows as many of their spans as fit, uncut."""
     from tests.support.fake_openalex import FakeOpenAlex, work
 
     long = "Dashboards help students reflect on their learning when the figures are explained. " * 80
@@ -253,7 +254,7 @@ def test_a_research_completes_within_a_4096_token_window_with_template_tokens_in
     ).start()
     server = ScriptedLLM(Scenario(preferred_tools=["search_external_papers"])).start()
     server.quirk("context_4096", "tools_as_template_text")
-    server.fail("synthesizer", "template_tokens")
+    server.fail("interpreter", "template_tokens")
     try:
         task, worker = run_on_worker(
             personas, server, papers, django_capture_on_commit_callbacks, UEDU_LLM_SILENCE_SECONDS=5
@@ -265,17 +266,18 @@ def test_a_research_completes_within_a_4096_token_window_with_template_tokens_in
     calls = [c for c in server.calls() if c["_role"] != "chat"]
     assert all(prompt_tokens(c) <= CONTEXT_WINDOW for c in calls)  # not one refusal
     assert all(c["max_completion_tokens"] + prompt_tokens(c) <= CONTEXT_WINDOW for c in calls)
-    carrying_abstracts = [c for c in calls if c["_role"] in ("reflection", "claims")]  # the abstracts
+    carrying_abstracts = [c for c in calls if c["_role"] == "reflection"]  # the abstracts
     uncut = [
         (c["_role"], prompt_tokens(c))
         for c in carrying_abstracts
         if "cut here to fit" not in str(c["messages"])
     ]
     assert carrying_abstracts and not uncut
+    selections = server.calls("selector")
+    assert selections and not any("cut here to fit" in str(c["messages"]) for c in selections)
     assert task.steps.filter(status="ok").count() >= 1  # tools ran, chosen as JSON
-    assert len(server.calls("synthesizer")) == 2  # the reply with template tokens was retried
-    body = task.final_answer + str(task.report_json)
-    assert task.final_answer and not template_tokens_in(body)
+    assert len(server.calls("interpreter")) == 2  # the reply with template tokens was retried
+    assert task.report_json["facts"] and not template_tokens_in(str(task.report_json))
 
 
 @pytest.mark.slow
@@ -298,9 +300,9 @@ def test_a_research_against_a_slow_steady_server_completes_past_the_silence_limi
     finally:
         server.stop()
     assert task.status == "completed", f"{task.error}\n{worker.log()[-3000:]}"
-    writer = server.calls("synthesizer")[0]
-    assert writer["stream"] is True
-    assert task.final_answer
+    selection = server.calls("selector")[0]
+    assert selection["stream"] is True
+    assert task.report_json["facts"]
 
 
 @pytest.mark.slow
@@ -309,7 +311,7 @@ def test_a_failed_action_turn_and_a_failed_plan_end_in_an_answer_not_a_failed_re
 ):
     """The planner's two replies are malformed: the question becomes the plan. The second action
     turn is cut off at the token limit: the gathering ends with the first turn's sources, the
-    failed turn is a step of its own, and the claims and the writing still run."""
+    failed turn is a step of its own, and the selection and the interpretation still run."""
     server = ScriptedLLM(
         Scenario(preferred_tools=["search_external_papers"], action_rounds=3, sufficient_after=9)
     ).start()
@@ -333,7 +335,7 @@ def test_a_failed_action_turn_and_a_failed_plan_end_in_an_answer_not_a_failed_re
     assert task.steps.filter(status="ok").exists()
     failed = task.steps.get(status="error")
     assert "cut off" in failed.error
-    assert server.calls("claims") and server.calls("synthesizer")
+    assert server.calls("selector") and server.calls("interpreter") and task.report_json["facts"]
     codes = [item["code"] for item in task.report_json.get("limitations", [])]
     assert "plan_fallback" in codes and "action_failed" in codes
 
@@ -344,7 +346,7 @@ def test_a_model_that_cannot_choose_a_tool_still_gets_its_question_searched_by_t
 ):
     """Every action turn rambles to the token limit (the 270M model on the JSON tool choice): after
     the second, the engine itself runs the plan's sub-question through the best-ranked search tool
-    that needs only a query, and the claims and the writing run on what it found."""
+    that needs only a query, and the selection and the interpretation run on what it found."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from channels_app.materials import index_material, material_upload
@@ -376,26 +378,30 @@ def test_a_model_that_cannot_choose_a_tool_still_gets_its_question_searched_by_t
     # The course's own materials rank first (tier "internal", first in the toolbox), and found it.
     assert {s.tool_name for s in searched} == {"search_channel_materials"}
     assert any((s.result_full or {}).get("sources") for s in searched)
-    assert server.calls("claims") and server.calls("synthesizer")
+    assert server.calls("selector") and server.calls("interpreter") and task.report_json["facts"]
     codes = [item["code"] for item in task.report_json.get("limitations", [])]
     assert "action_failed" in codes and "searched_by_code" in codes
 
 
 @pytest.mark.slow
-def test_claims_a_weak_model_cannot_state_end_in_an_honest_answer_not_a_failed_research(
+def test_a_selection_a_weak_model_cannot_finish_ends_in_facts_the_ranking_chose_not_a_failed_research(
     transactional_db, personas, fake_openalex, django_capture_on_commit_callbacks
 ):
-    """The claims call rambles to its token limit twice (the 270M model did): the research still
-    completes, states nothing as verified, lists what it consulted and says why."""
+    """The selection rambles to its token limit twice for every sub-question (the 270M model
+    rambled on the claims it had to copy): the research still completes, with the spans the
+    search ranking chose, and says why."""
     server = ScriptedLLM(Scenario(preferred_tools=["search_external_papers"])).start()
-    server.on("claims", lambda body: {"content": '{"claims": [{"text": "Dash', "finish_reason": "length"})
+    server.on("selector", lambda body: {"content": '{"facts": [{"span_ids": ["1.', "finish_reason": "length"})
     try:
         task, worker = run_on_worker(personas, server, fake_openalex, django_capture_on_commit_callbacks)
     finally:
         server.stop()
     assert task.status == "completed", f"{task.error}\n{worker.log()[-3000:]}"
-    assert len(server.calls("claims")) == 2  # tried again once, then given up
-    codes = [item["code"] for item in task.report_json.get("limitations", [])]
-    assert "claims_failed" in codes and "no_verified_claims" in codes
+    targets = len(task.plan_json["sub_questions"])
+    assert len(server.calls("selector")) == 2 * targets  # each tried again once, then given up
+    codes = {item["code"]: item["detail"] for item in task.report_json["limitations"]}
+    assert codes["selection_failed"] == {"kind": "truncated", "calls": targets}
+    assert "selected_by_search_ranking" in codes
+    facts = task.report_json["facts"]
+    assert facts and {f["selected_by"] for f in facts} == {"search_ranking"}
     assert task.steps.filter(status="ok").exists()  # what it consulted is kept
-    assert not (task.verification_json or {}).get("evidence_claims")

@@ -1,18 +1,21 @@
-"""The claims-first report on the real stack: run by the real runner on the test database with
-the scripted model, stored on the task, served at GET /api/deep_research/task/<uuid>/report under
-the visibility rule, published in the OpenAPI document, rendered on the result page in the
-reader's language, exported as Markdown, counted in the metrics, and replayed with its context."""
+"""The report on the real stack: run by the real runner on the test database with the scripted
+model, stored on the task, served at GET /api/deep_research/task/<uuid>/report under the
+visibility rule, published in the OpenAPI document, rendered on the result page and in the
+Markdown export, counted in the metrics and on the ledger, and replayed with its context. (The
+engine alone: tests/agent/test_verified_report.py.)"""
 
 from __future__ import annotations
+
+import html
 
 import jsonschema
 import pytest
 
-from agent.engine.report import REPORT_SCHEMA
+from agent.engine.report_types import REPORT_SCHEMA, Report, integrity_problems
 from research.api.report_schema import REPORT_OPENAPI, to_openapi
 from research.models import ResearchTask
 from research.services import lifecycle, replay, runner
-from tests.support.report_scenarios import financials_first, financials_registry, revenue_claims, table_writer
+from tests.support.report_scenarios import NVDA, financials_first, financials_registry
 from tests.support.scripted_llm import Scenario
 
 QUESTION = "Compare NVIDIA's and Apple's revenue in their last reported quarter"
@@ -20,11 +23,9 @@ QUESTION = "Compare NVIDIA's and Apple's revenue in their last reported quarter"
 
 @pytest.fixture
 def compared(transactional_db, personas, llm, django_capture_on_commit_callbacks):
-    """A finished two-company comparison whose table has one cell off its source."""
+    """A finished two-company comparison of filed figures."""
     llm.reset(Scenario(complexity="simple"))
     llm.on("action", financials_first)
-    llm.on("claims", revenue_claims)
-    llm.on("synthesizer", table_writer)
     with django_capture_on_commit_callbacks(execute=False):
         task, _ = lifecycle.task_start(
             user=personas.student,
@@ -50,14 +51,18 @@ def test_the_report_is_stored_served_under_the_visibility_rule_and_valid_against
     client.force_login(personas.student)
     response = client.get(url)
     assert response.status_code == 200
-    report = response.json()
-    jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(report)
-    assert report == compared.report_json and report["question"] == QUESTION
-    assert [(n["kind"], n["text"], n["reason"]) for n in report["not_verified"]] == [
-        ("sentence", "Apple's quarterly revenue was larger.", "not_in_claims"),
-        ("cell", "95.93", "figure_mismatch"),
-    ]
-    assert "95.93" not in compared.final_answer
+    served = response.json()
+    jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(served)
+    assert served["question"] == QUESTION and served["facts"] == compared.report_json["facts"]
+    report = Report.from_json(compared.report_json)
+    assert integrity_problems(report) == [] and report.schema_version == "2.0"
+    # each fact is a filing's own words, at their place in it
+    (nvda,) = [f for f in report.facts if report.source(f.source).title.startswith("NVDA")]
+    (span,) = report.fact_spans(nvda)
+    assert NVDA[span.location.start : span.location.end] == span.text
+    # the stored citations: one per source, in the report's numbering, with the span they quote
+    assert [c["number"] for c in compared.citations_json] == [s.number for s in report.sources]
+    assert {c["quote"] for c in compared.citations_json} == {s.text for s in report.spans}
     # a stranger gets the same 404 as for a task that does not exist
     client.force_login(personas.outsider)
     hidden = client.get(url)
@@ -89,81 +94,44 @@ def test_the_openapi_document_publishes_the_report_schema(client, db, personas):
         == REPORT_OPENAPI
         == {**to_openapi(REPORT_SCHEMA), "description": REPORT_OPENAPI["description"]}
     )
-    assert published["required"][:3] == ["schema_version", "question", "summary"]
+    assert published["properties"]["schema_version"]["enum"] == ["2.0"]
+    assert {"facts", "spans", "sources", "not_shown"} <= set(published["required"])
     assert published["properties"]["judgement"]["nullable"] is True
-    assert published["properties"]["schema_version"]["enum"] == ["1.1"]
-    # citations show what they cite: the quote and where it is
-    citation = published["properties"]["citations"]["items"]
-    assert {"quote", "location"} <= set(citation["required"])
-    assert citation["properties"]["location"]["required"] == ["page", "start", "end"]
+    # spans show where they are
+    span = published["properties"]["spans"]["items"]
+    assert span["properties"]["location"]["required"] == ["page", "start", "end"]
     # and so do the task's stored citations in the task detail (optional: older tasks have none)
     task_schema = document["components"]["schemas"]["TaskDetail"]["properties"]["citations"]["items"]
     assert "number" in task_schema["required"] and {"quote", "location"} <= set(task_schema["properties"])
 
 
-@pytest.mark.parametrize(
-    "language, labels",
-    [
-        ("zh-hant", ["摘要", "發現", "未查核", "數字與所引用的已驗證主張不符", "引用覆蓋率"]),
-        (
-            "en",
-            [
-                "Summary",
-                "Findings",
-                "Not verified",
-                "the figure differs from the verified claim it cites",
-                "Citation coverage",
-            ],
-        ),
-    ],
-)
-def test_the_result_page_renders_the_report_sections_in_the_readers_language(
-    client, personas, compared, language, labels
-):
+@pytest.mark.parametrize("language", ["zh-hant", "en"])
+def test_the_result_page_and_the_markdown_export_show_the_facts_spans(client, personas, compared, language):
     client.force_login(personas.student)
     client.cookies["django_language"] = language
     page = client.get(f"/deep_research/task/{compared.task_uuid}")
     assert page.status_code == 200
-    html = page.content.decode()
-    for label in labels:
-        assert label in html, label
-    assert "<q>95.93</q>" in html  # the cell that left the body is listed, not shown in the table
-    assert "| NVIDIA |" not in html and "<table>" in html
-    # the stored report holds no section title in either language
-    assert "摘要" not in str(compared.report_json) and "Summary" not in str(compared.report_json)
+    text = html.unescape(page.content.decode())
+    exported = client.get(f"/deep_research/task/{compared.task_uuid}/answer.md")
+    assert exported.status_code == 200
+    for span in compared.report_json["spans"]:
+        assert span["text"] in text and span["text"] in exported.content.decode()
 
 
-def test_the_markdown_export_has_the_same_sections_as_the_json(client, personas, compared):
-    client.force_login(personas.student)
-    client.cookies["django_language"] = "en"
-    response = client.get(f"/deep_research/task/{compared.task_uuid}/answer.md")
-    assert response.status_code == 200, response.status_code
-    text = response.content.decode()
-    sections = [line for line in text.splitlines() if line.startswith("## ")]
-    # the schema's order: summary, findings, (judgement, conflicts, counter-evidence,) limitations, not verified
-    assert sections == ["## Summary", "## Findings", "## Not verified", "## Sources"]
-    assert (
-        "- Table cell: “95.93” — the figure differs from the verified claim it cites (AAPL — Revenue — SEC Form 10-Q)"
-        in text
-    )
-    assert "| NVIDIA · Q3 FY2025 | 35.08 USD billion [" in text and "95.93 [" not in text
-
-
-def test_the_metrics_count_table_cells_removals_and_pollution(compared):
+def test_the_metrics_and_the_ledger_count_the_facts(compared):
     metrics = compared.metrics
-    # the writer's table: 4 cells and 2 row labels, checked apart (the engine renders the table)
-    assert metrics.table_cells == 6
-    assert (metrics.removed_from_body, metrics.removed_reasons) == (1, {"figure_mismatch": 1})
-    # 2 sentences, 1 heading, 6 cells; one cell removed; every unit shown cites a source
-    assert metrics.factual_sentences == 8 and metrics.cited_sentences == 8
-    assert metrics.source_pollution_rate == 0.0  # both cited sources are filings
-    assert compared.claims.filter(kind="cell").count() == 6
+    facts = compared.report_json["facts"]
+    # every fact shown cites its source: coverage is whole by construction
+    assert metrics.factual_sentences == metrics.cited_sentences == len(facts) > 0
+    assert metrics.citation_coverage == 1.0 and metrics.unsupported_claims == 0
+    assert metrics.source_pollution_rate == 0.0  # every cited source is a filing
+    rows = list(compared.claims.order_by("index").values_list("kind", "verdict", "action", "tiers"))
+    assert rows == [("fact", "supported", "kept", ["structured"])] * len(facts)
+    assert metrics.table_cells == 0 and metrics.removed_from_body == 0
 
 
 def test_a_replay_copies_the_agreed_context(compared, personas, llm, django_capture_on_commit_callbacks):
     llm.on("action", financials_first)
-    llm.on("claims", revenue_claims)
-    llm.on("synthesizer", table_writer)
     with django_capture_on_commit_callbacks(execute=False):
         again = replay.replay_task(compared, run_by=personas.admin)
     assert (
@@ -173,10 +141,82 @@ def test_a_replay_copies_the_agreed_context(compared, personas, llm, django_capt
     )
     planner_prompt = [r for r in llm.calls("planner")][-1]["messages"][1]["content"]
     assert "entities: NVIDIA, Apple" in planner_prompt
-    # the same input with the same model: the same sections and the same set of claims
-    assert [f["heading"] for f in again.report_json["findings"]] == [
-        f["heading"] for f in compared.report_json["findings"]
-    ]
-    claims = lambda task: {c["text"] for c in task.verification_json["evidence_claims"]}  # noqa: E731
-    assert claims(again) == claims(compared)
+    # the same input with the same model: the same facts, span for span
+    spans = lambda task: [f["spans"] for f in task.report_json["facts"]]  # noqa: E731
+    assert spans(again) == spans(compared)
     assert ResearchTask.objects.filter(replay_of=compared).count() == 1
+
+
+def test_two_sources_disagreeing_on_a_figure_are_settled_by_a_filing_in_the_stored_report(
+    transactional_db, personas, llm, django_capture_on_commit_callbacks
+):
+    """The real-path twin of tests/agent/test_verified_report.py's conflict: two web pages give
+    NVIDIA's revenue two ways, code finds the conflict by their values, the re-search finds the
+    filing, and the page that disagrees with it is superseded in the stored report."""
+
+    def researcher(body):
+        turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        last = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+        if turns == 0:
+            return {
+                "tool_calls": [{"name": "web_search", "arguments": {"query": "NVIDIA revenue Q3 FY2025"}}]
+            }
+        if "sources disagree" in last:
+            return {
+                "tool_calls": [
+                    {"name": "get_financials", "arguments": {"ticker": "NVDA", "quarter": "2025Q3"}}
+                ]
+            }
+        return {"content": "DONE"}
+
+    llm.reset(Scenario(complexity="simple"))
+    llm.on("action", researcher)
+    with django_capture_on_commit_callbacks(execute=False):
+        task, _ = lifecycle.task_start(
+            user=personas.student,
+            channel=personas.channel,
+            question="What was NVIDIA's revenue in Q3 FY2025?",
+            queue=False,
+        )
+        runner.execute_task(task.pk, registry=financials_registry())
+    task.refresh_from_db()
+    assert task.status == "completed", task.error
+    report = Report.from_json(task.report_json)
+    (conflict,) = report.conflicts
+    assert (conflict.found_by, conflict.status, conflict.resolution) == ("values", "resolved", "higher_tier")
+    assert conflict.sides[conflict.prevailing_side].tier == "structured" and conflict.re_search.rounds == 1
+    (lost,) = [f for f in report.facts if f.superseded]
+    assert "32.5 billion" in report.fact_text(lost)
+    assert not task.needs_review and task.verification_json["conflicts"] == []
+    assert task.claims.get(kind="fact", action="dropped").reason == "superseded"
+    assert task.metrics.conflicts_found == 1
+
+
+def test_hypotheses_and_the_judgement_weighed_by_code_are_stored(
+    transactional_db, personas, llm, django_capture_on_commit_callbacks
+):
+    """The real-path twin of the engine's weighing: the statuses and the stance are code's."""
+    from tests.support.corpus_tools import corpus_registry
+
+    hypotheses = [
+        "Learning analytics measures data about learners",
+        "Bloom's taxonomy orders cognitive skills",
+    ]
+    llm.reset(Scenario(complexity="simple", asks_for_judgement=True, hypotheses=hypotheses))
+    with django_capture_on_commit_callbacks(execute=False):
+        task, _ = lifecycle.task_start(
+            user=personas.student,
+            channel=personas.channel,
+            question="Should our course use learning analytics and Bloom's taxonomy?",
+            queue=False,
+        )
+        runner.execute_task(task.pk, registry=corpus_registry())
+    task.refresh_from_db()
+    report = task.report_json
+    assert [(h["index"], h["status"]) for h in report["hypotheses"]] == [(0, "supported"), (1, "supported")]
+    assert report["judgement"]["stance"] == "for" and report["judgement"]["for_by_tier"] == {"internal": 1}
+    assert report["plan"]["hypotheses"] == hypotheses and report["plan"]["by"] == "model"
+    assert task.verification_json["hypotheses"] == [
+        {"index": 0, "status": "supported"},
+        {"index": 1, "status": "supported"},
+    ]

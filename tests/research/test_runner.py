@@ -47,7 +47,7 @@ def test_a_research_runs_end_to_end_through_a_real_worker(worker, personas):
     assert types[-2:] == ["verification_done", "completed"]
     seqs = list(task.events.order_by("seq").values_list("seq", flat=True))
     assert seqs == list(range(1, len(seqs) + 1))
-    assert task.plan_json["sub_questions"] and task.final_answer
+    assert task.plan_json["sub_questions"] and task.report_json["schema_version"] == "2.0"
     assert task.tokens_used > 0 and task.cost_usd > 0 and task.duration_seconds > 0
     assert task.started_at and task.finished_at and task.language == "zh-hant"
     response = ChatLog.objects.get(kind="response", deep_research_task=task)

@@ -1,6 +1,6 @@
 """Tool traits on the real stack: a research run by the real runner on the test database with
-tools of new names counts searches and checks filed figures by the tools' declared traits, and
-stores what it found."""
+tools of new names counts searches and names the tools of filed figures by the tools' declared
+traits, and stores what it found."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from research.models import ResearchStep
 from research.services import lifecycle, runner
 from tests.support.scripted_llm import Scenario
-from tests.support.trait_tools import filed_registry, journals_registry, rounded_claim
+from tests.support.trait_tools import FILING, filed_registry, journals_registry
 
 
 def research(personas, registry, question):
@@ -34,13 +34,14 @@ def test_a_search_tool_of_a_new_name_is_counted_in_the_stored_counter_search(
 
 
 @pytest.mark.parametrize("exact", [True, False])
-def test_a_tool_of_filed_figures_of_a_new_name_gets_the_exact_check_in_the_stored_report(
+def test_a_tool_of_filed_figures_of_a_new_name_is_named_to_the_researcher_and_its_figure_stored(
     transactional_db, personas, llm, django_capture_on_commit_callbacks, exact
 ):
     llm.reset(Scenario(complexity="simple"))
-    llm.on("claims", rounded_claim)
     with django_capture_on_commit_callbacks(execute=False):
         task = research(personas, filed_registry(exact=exact), "What was NVIDIA's revenue last quarter?")
-    (claim,) = task.verification_json["evidence_claims"]
-    assert claim["verdict"] == ("unsupported" if exact else "supported")
-    assert (claim["reason"] == "figure_not_in_source") is exact
+    (span,) = task.report_json["spans"]
+    assert span["text"] == FILING and span["location"] == {"page": "", "start": 0, "end": len(FILING)}
+    assert 35_082_000_000 in [v["value"] for v in task.report_json["values"]]
+    action = task.transcript.filter(role="action").first().request["messages"][0]["content"]
+    assert ("(quarterly_filing)" in action) is exact

@@ -43,10 +43,13 @@ def corpus_registry(
     inject: str = "",
     fresh: bool = False,
     web_url: str = "https://web.example/ethics",
+    first_text: str = "",
 ) -> ToolRegistry:
     """`fresh`: the scholarly tool finds a new paper for every distinct query (so every turn
-    brings new sources); `web_url`: where the web source of the corpus lives."""
+    brings new sources); `web_url`: where the web source of the corpus lives; `first_text`: the
+    first material's text instead of its one sentence."""
     registry = ToolRegistry()
+    docs = [(DOCS[0][0], DOCS[0][1], first_text, DOCS[0][3]), *DOCS[1:]] if first_text else DOCS
 
     @registry.tool(tier="internal", search=True, exact_figures=False)
     def search_channel_materials(ctx: ToolContext, query: str, top_k: int = 3) -> ToolResult:
@@ -64,7 +67,7 @@ def corpus_registry(
             Source(
                 title=t, url=u, snippet=(s + inject)[:300], text=s + inject, tier=tier, locator=f"{t} p. 1"
             )
-            for t, u, s, tier in DOCS[:top_k]
+            for t, u, s, tier in docs[:top_k]
         ]
         return ToolResult(sources=sources, data=[{"title": s.title} for s in sources])
 

@@ -2,13 +2,16 @@
 
 The product's real `openai` client talks to it over HTTP. It recognises which phase is calling
 from the system prompt, answers with deterministic, plausible replies built from the request
-(the synthesizer cites the source ids it was shown, the verifier reads the claims it was sent),
-and can be told to misbehave: HTTP 429/500, slowness, truncation, empty or malformed replies,
+(the selector points at the candidate spans that share most words with its sub-question, the
+interpreter builds its items from the facts' own words), and can be told to misbehave: HTTP 429/500, slowness, truncation, empty or malformed replies,
 invented citations and tools, endless tool calls, refusing json_schema.
 
 It can also behave like the local servers people actually run, one switch per quirk
 (`quirk(name)`, persistent until `reset()`; see QUIRKS), so that a whole research can be run
-against a server without strict json_schema or native tool calls.
+against a server without strict json_schema or native tool calls; and, with
+`Scenario(mode="schema_filler")`, like a server that knows nothing of the product's prompts and
+only fills the JSON Schema each request sends (the first enum value, the fewest array items the
+schema allows, empty strings, zeros), and answers a tool request with nothing.
 
 Run in a thread of the test process (`ScriptedLLM().start()`), or as its own process for the
 benchmarks: `python -m tests.support.scripted_llm --port 0 --latency 0.2` prints its URL.
@@ -34,9 +37,8 @@ ROLE_MARKERS = [
     ("action", "You are the researcher"),
     ("reflection", "You are the reflection step"),
     ("translation", "You translate search queries"),
-    ("claims", "You are the claims step"),
-    ("synthesizer", "You are the writer"),
-    ("verifier", "You are the verifier"),
+    ("selector", "You are the selection step"),
+    ("interpreter", "You are the interpretation step"),
     ("judge", "You decide whether a student's question is worth"),
     ("bloom", "Classify the student's question into Bloom"),
     ("context", "You check whether a research question"),
@@ -151,6 +153,9 @@ LLAMA_CPP_VALIDATION_ERROR = (
 TOOLS_BLOCK = re.compile(r"<tools>\n(.*?)\n</tools>", re.S)
 
 Handler = Callable[[dict], dict]
+# The scripted planner's sub-questions: the question and one of these (words, not numbers: a
+# sub-question may state no figure the question lacks).
+ASPECTS = ("background", "evidence", "implications", "methods", "examples", "limits")
 
 
 def role_of(body: dict) -> str:
@@ -176,18 +181,6 @@ def question_of(body: dict) -> str:
     text = _first_user_text(body)
     match = re.search(r"Student's question:\n(.*?)(?:\n\n|$)", text, re.S)
     return (match.group(1) if match else text).strip()
-
-
-CLAIMS_TAG = re.compile(r"<claims>\n(.*?)\n</claims>", re.S)
-
-
-def claims_in(body: dict) -> list[dict]:
-    """The verified claims the writer was given: [{"id": "c1", "text", "source_ids", …}]."""
-    match = CLAIMS_TAG.search(_user_text(body))
-    try:
-        return json.loads(match.group(1)) if match else []
-    except ValueError:  # the block was cut to fit a small context window
-        return []
 
 
 def first_sentence(text: str) -> str:
@@ -232,16 +225,16 @@ class Scenario:
     preferred_tools: list[str] = field(default_factory=list)  # call these first when offered
     action_rounds: int = 1  # turns with tool calls before saying DONE
     sufficient_after: int = 1  # reflection says sufficient from this round on
-    cite_per_answer: int = 4
-    quote_sources: bool = False  # the writer restates each source's first sentence instead of a stock line
-    verdict: str = "supported"
-    # The default extractor's claims repeat their quotes word for word, so code verifies them and
-    # the verifier model is asked only about the draft; True: it rewords each claim ("The source
-    # states: …"), so the verifier's `verdict` decides the claims too.
-    reword_claims: bool = False
-    # "en" or "zh": the claims step and the writer plant a statement in every hole of issue 31
-    # (tests/support/planted.py) while the verifier agrees with everything (verdict "supported").
+    # How many candidate spans each selection call points at (those sharing most words with its
+    # sub-question; 0: it selects nothing, and the engine falls back to the search ranking).
+    select_per_call: int = 4
+    # The selection call also marks its first two chosen spans of different sources as contradicting.
+    contradict: bool = False
+    # "en" or "zh": the planner, the selector and the interpreter plant a lie of every shape of
+    # tests/support/planted.py (issue 42's adversary).
     invent: str = ""
+    # "schema_filler": know nothing of the prompts; fill the JSON Schema each request sends.
+    mode: str = ""
     asks_for_judgement: bool = False
     hypothesis_status: str = "open"  # what reflection says of each planner hypothesis
     judge_keywords: tuple[str, ...] = (
@@ -522,7 +515,9 @@ class ScriptedLLM:
             m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "system"
         )
         offered = TOOLS_BLOCK.search(system) if not body.get("tools") else None
-        if offered:  # the tool choice asked for as JSON (a server without native tool calls)
+        if (
+            offered and self.scenario.mode != "schema_filler"
+        ):  # the tool choice asked for as JSON (a server without native tool calls)
             tools = [{"type": "function", "function": t} for t in json.loads(offered.group(1))]
             asked = dict(body, tools=tools)
             reply = self.handlers[role](asked) if role in self.handlers else self._default(role, asked, fault)
@@ -538,10 +533,6 @@ class ScriptedLLM:
         if reply.get("http_status"):  # a handler can make the server itself fail this call
             status = reply["http_status"]
             return status, {"error": {"message": "internal error", "type": "server_error"}}, {}
-        if role == "synthesizer":
-            reply = _with_report_fields(reply)
-        if role == "claims":
-            reply = with_quotes(reply, body)
         if (
             "json_object_ignored" in self.quirks
             and output != "json_schema"
@@ -672,10 +663,12 @@ class ScriptedLLM:
 
     def _default(self, role: str, body: dict, fault: str | None) -> dict:
         s = self.scenario
-        if s.invent and role in ("claims", "synthesizer"):
+        if s.mode == "schema_filler":
+            return fill_schema(body)
+        if s.invent and role in ("planner", "selector", "interpreter"):
             from tests.support import planted
 
-            return (planted.claims_reply if role == "claims" else planted.writer_reply)(s.invent, body)
+            return planted.REPLIES[role](s.invent, body, self)
         question = question_of(body)
         if role == "planner":
             tools = re.findall(
@@ -684,7 +677,7 @@ class ScriptedLLM:
                 re.M,
             )
             subs = [
-                {"question": f"{question} — aspect {i + 1}", "suggested_tools": tools[:2]}
+                {"question": f"{question} — {ASPECTS[i % len(ASPECTS)]}", "suggested_tools": tools[:2]}
                 for i in range(s.sub_questions)
             ]
             return {
@@ -747,98 +740,10 @@ class ScriptedLLM:
                     }
                 )
             }
-        if role == "claims":
-            # A faithful extractor: one fact per source, its first sentence, quoted verbatim.
-            claims = [
-                {
-                    "text": f"The source states: {first_sentence(text)}"
-                    if s.reword_claims
-                    else first_sentence(text),
-                    "kind": "fact",
-                    "entity": "",
-                    "metric": "",
-                    "period": "",
-                    "value": None,
-                    "unit": "",
-                    "source_ids": [source_id],
-                    "quotes": [{"source_id": source_id, "text": first_sentence(text)}],
-                    "confidence": 0.9,
-                }
-                for source_id, title, text in sources_in(body)
-                if first_sentence(text)
-            ]
-            return {"content": json.dumps({"claims": claims}, ensure_ascii=False)}
-        if role == "synthesizer":
-            found = sources_in(body)[: s.cite_per_answer]
-            given = claims_in(body)
-            if fault != "invented_citations" and given:
-                # A faithful writer: one bullet per verified claim, citing it.
-                lines = ["## Answer", ""] + [
-                    f"- {c['text']} [{c['id']}]." for c in given[: s.cite_per_answer]
-                ]
-                return {
-                    "content": json.dumps(
-                        {
-                            "answer": "\n".join(lines),
-                            "summary": "",
-                            "citations": [],
-                            "conflicts": [],
-                            "counter_evidence": [],
-                            "judgement": None,
-                        },
-                        ensure_ascii=False,
-                    )
-                }
-            if fault == "invented_citations" or not found:
-                answer = "The evidence is clear [99]. Another claim [1][42]."
-                return {
-                    "content": json.dumps(
-                        {
-                            "answer": answer,
-                            "citations": [{"id": 99}, {"id": 1}, {"id": 42}],
-                            "conflicts": [],
-                            "counter_evidence": [],
-                        },
-                        ensure_ascii=False,
-                    )
-                }
-            lines = ["## Answer", ""]
-            for source_id, title, text in found:
-                if s.quote_sources:  # a faithful writer: each claim restates its source's first sentence
-                    first = re.split(r"(?<=[.。!?！？])\s*", text.strip())[0][:200].rstrip(".。")
-                    lines.append(f"- {first} [{source_id}].")
-                else:
-                    lines.append(f"- The source {title} addresses the question [{source_id}].")
-            answer = "\n".join(lines)
-            return {
-                "content": json.dumps(
-                    {
-                        "answer": answer,
-                        "citations": [{"id": i} for i, _, _ in found],
-                        "conflicts": [],
-                        "counter_evidence": [],
-                    },
-                    ensure_ascii=False,
-                )
-            }
-        if role == "verifier":
-            claims = verifier_items(body)
-            return {
-                "content": json.dumps(
-                    {
-                        "verdicts": [
-                            {
-                                "claim_id": c["claim_id"],
-                                "verdict": s.verdict,
-                                "confidence": 0.9,
-                                "reason": "scripted",
-                            }
-                            for c in claims
-                        ],
-                        "contradictions": [],
-                    }
-                )
-            }
+        if role == "selector":
+            return {"content": json.dumps(select_by_overlap(body, s.select_per_call, s.contradict))}
+        if role == "interpreter":
+            return {"content": json.dumps(interpret_from_facts(body), ensure_ascii=False)}
         if role == "judge":
             text = question.lower() if question else _user_text(body).lower()
             worth = any(k in text for k in s.judge_keywords) and len(text) > 15
@@ -920,91 +825,172 @@ class ScriptedLLM:
         return {"content": f"Scripted answer to: {_user_text(body)[-200:]}"}
 
 
-def verifier_items(body: dict) -> list[dict]:
-    """The statements a verifier call asks about, each with the texts of the passages it names:
-    [{"claim_id", "claim", "passages": [{"source_id", "passage"}]}] (the request sends each
-    passage once, under a ref)."""
-    return verifier_payload(_user_text(body))
+# ---------------------------------------------------------------------- the selection and the interpretation
+
+SPAN_LINE = re.compile(r"^\[(\d+\.\d+)\] (.*)$", re.M)
+FACT_LINE = re.compile(r"^\[F(\d+)\] (.*)$", re.M)
+NEGATION = re.compile(r"\b(not|no|never|none)\b|不|沒有|未", re.I)
 
 
-def verifier_payload(text: str) -> list[dict]:
-    """verifier_items, from the text of the request's user message."""
-    payload = re.search(r"<observations>\n(.*)\n</observations>", text, re.S)
-    data = json.loads(payload.group(1)) if payload else {"passages": [], "claims": []}
-    by_ref = {p["ref"]: p for p in data["passages"]}
-    return [
-        dict(
-            c,
-            passages=[
-                {"source_id": by_ref[r]["source_id"], "passage": by_ref[r]["text"]}
-                for r in c["passages"]
-                if r in by_ref
-            ],
-        )
-        for c in data["claims"]
-    ]
+def observations_of(body: dict) -> str:
+    match = re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S)
+    return match.group(1) if match else ""
 
 
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.。!?！？])\s+|\n+", text) if s.strip()]
+def candidates_in(body: dict) -> list[tuple[str, str]]:
+    """The (span id, text) a selection request offers, in its order."""
+    return SPAN_LINE.findall(observations_of(body))
 
 
-def quote_for(claim_text: str, passage: str) -> str:
-    """What a careful extractor quotes for a claim: the claim itself when the passage says it word
-    for word, else the passage's sentence that shares most words and numbers with it (so a claim
-    that changed a figure quotes the sentence with the right one, as a model would)."""
-    flat = " ".join(claim_text.split())
-    if flat and flat in " ".join(passage.split()):
-        return flat
-    wanted = _tokens(claim_text) | set(re.findall(r"\d+", claim_text))
-    sentences = _sentences(passage) or [passage]
-    best = max(sentences, key=lambda s: len(wanted & (_tokens(s) | set(re.findall(r"\d+", s)))))
-    return best[:400]
+def sub_question_of(body: dict) -> str:
+    """The sub-question a selection request asks about (the question for "as a whole")."""
+    text = _user_text(body)
+    match = re.search(r"^Sub-question \d+: (.*)$", text, re.M)
+    return match.group(1) if match else question_of(body)
 
 
-def with_quotes(reply: dict, body: dict) -> dict:
-    """Claim answers scripted before claims carried quotes get them: for each cited source the
-    passage's sentence a careful extractor would copy (quote_for). Claims that carry quotes
-    (a test's planted ones included) keep them as they are."""
-    try:
-        data = json.loads(reply.get("content") or "")
-    except ValueError:
-        return reply
-    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
-        return reply
-    shown = {i: text for i, _title, text in sources_in(body)}
-    for claim in data["claims"]:
-        if not isinstance(claim, dict) or "quotes" in claim:
-            continue
-        claim["quotes"] = [
-            {"source_id": i, "text": quote_for(claim.get("text", ""), shown[i])}
-            for i in claim.get("source_ids", [])
-            if i in shown and shown[i].strip()
-        ] or [{"source_id": i, "text": claim.get("text", "")} for i in claim.get("source_ids", [])[:1]]
-    return dict(reply, content=json.dumps(data, ensure_ascii=False))
+def hypotheses_of(body: dict) -> list[str]:
+    text = _user_text(body)
+    block = re.search(r"Hypotheses:\n((?:\d+\. .*\n?)+)", text)
+    return re.findall(r"^\d+\. (.*)$", block.group(1), re.M) if block else []
 
 
-def _least_valid(schema: dict):
+def selection(span_ids: list[str], contradictions: list[tuple[str, str]] = ()) -> dict:
+    """A selection step's reply naming these spans (each a fact of its own) and these pairs."""
+    facts = [{"span_ids": [i], "hypothesis": 0, "stance": "none"} for i in list(dict.fromkeys(span_ids))[:8]]
+    pairs = [{"span_ids": [a, b]} for a, b in list(contradictions)[:3]]
+    return {"content": json.dumps({"facts": facts, "contradictions": pairs})}
+
+
+def _bigrams(text: str) -> set[str]:
+    words = re.findall(r"[a-z]{3,}", text.lower())
+    return {a + " " + b for a, b in zip(words, words[1:])}
+
+
+def select_by_overlap(body: dict, per_call: int, contradict: bool = False) -> dict:
+    """A plausible selector: the candidates sharing the most words and bigrams with the
+    sub-question (ties: the order offered), each tagged for the hypothesis it shares most words
+    with (against it when the span negates), and nothing that shares no word."""
+    # It reads both languages (a tiny dictionary's worth): a Chinese sub-question finds English spans.
+    asked = sub_question_of(body)
+    asked += "\n" + translate(asked, "en") + "\n" + translate(asked, "zh")
+    wanted = _tokens(asked)
+    pairs = _bigrams(asked)
+    scored = []
+    for order, (span_id, text) in enumerate(candidates_in(body)):
+        score = len(wanted & _tokens(text)) + 2 * len(pairs & _bigrams(text))
+        if score:
+            scored.append((-score, order, span_id, text))
+    chosen = sorted(scored)[: max(0, per_call)]
+    hypotheses = hypotheses_of(body)
+    facts = []
+    for _, _, span_id, text in chosen:
+        tag, stance = 0, "none"
+        overlaps = [len(_tokens(h) & _tokens(text)) for h in hypotheses]
+        if overlaps and max(overlaps) >= 2:
+            tag = overlaps.index(max(overlaps)) + 1
+            stance = "against" if NEGATION.search(text) else "for"
+        facts.append({"span_ids": [span_id], "hypothesis": tag, "stance": stance})
+    contradictions = []
+    if contradict:
+        by_source = list(dict.fromkeys(f["span_ids"][0] for f in facts))
+        firsts = {}
+        for span_id in by_source:
+            firsts.setdefault(span_id.split(".")[0], span_id)
+        if len(firsts) >= 2:
+            contradictions.append({"span_ids": list(firsts.values())[:2]})
+    return {"facts": facts, "contradictions": contradictions}
+
+
+# A tiny bilingual dictionary for the scripted translations: enough to make a translation look
+# like one, while every number and name stays as it is (what the engine checks).
+DICTIONARY = {
+    "zh": {
+        "learning analytics": "學習分析",
+        "bloom's taxonomy": "布魯姆分類法",
+        "students": "學生",
+        "course": "課程",
+        "data": "資料",
+    },
+    "en": {
+        "學習分析": "learning analytics",
+        "布魯姆分類法": "Bloom's taxonomy",
+        "布魯姆分類": "Bloom's taxonomy",
+        "學生": "students",
+        "課程": "course",
+        "資料": "data",
+    },
+}
+
+
+def translate(text: str, to: str = "") -> str:
+    """The dictionary's words of `text` in `to` ("en" or "zh"; either way when not given)."""
+    out = text
+    for language in [to] if to else ["en", "zh"]:
+        for source, target in sorted(DICTIONARY[language].items(), key=lambda kv: -len(kv[0])):
+            out = re.sub(re.escape(source), target, out, flags=re.I)
+    return out
+
+
+def interpret_from_facts(body: dict) -> dict:
+    """A plausible interpreter that adds nothing: reasoning and an assumption made of the facts'
+    own first words, a suggestion made of the question's words, and a dictionary translation of
+    each span it is asked to translate."""
+    text = observations_of(body)
+    facts = FACT_LINE.findall(text)
+    items = []
+    for n, (fact_id, words) in enumerate(facts[:3]):
+        head = " ".join(words.split()[:8]) if " " in words else words[:20]
+        items.append({"kind": "assumption" if n == 2 else "reasoning", "text": head, "facts": [int(fact_id)]})
+    question = question_of(body).rstrip("?？ ")
+    suggestions = [f"{question}?"] if question else []
+    translations = []
+    listed = text.split("Spans to translate into", 1)
+    if len(listed) == 2:
+        to = "en" if listed[1].lstrip().startswith("English") else "zh"
+        translations = [
+            {"span": span_id, "text": translate(words, to)} for span_id, words in SPAN_LINE.findall(listed[1])
+        ]
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    wanted = set(schema.get("properties") or {"items": 1, "suggestions": 1, "translations": 1})
+    reply = {"items": items, "suggestions": suggestions, "translations": translations}
+    return {k: v for k, v in reply.items() if k in wanted}
+
+
+def fill_schema(body: dict) -> dict:
+    """A server that knows nothing of the prompts: the JSON Schema the request sends (strict
+    json_schema, or json_object carrying it), filled with the least it allows; a request without
+    one (a tool request, a chat) gets no text and no tool call."""
+    response_format = body.get("response_format") or {}
+    schema = (response_format.get("json_schema") or {}).get("schema") or response_format.get("schema")
+    if not schema:
+        return {"content": ""}
+    return {"content": json.dumps(_least_valid(schema, schema), ensure_ascii=False)}
+
+
+def _least_valid(schema: dict, root: dict | None = None):
+    root = root if root is not None else schema
+    if "$ref" in schema:  # a local reference, "#/$defs/name"
+        target = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            target = target[part]
+        return _least_valid(target, root)
     if "enum" in schema:
         return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    if "anyOf" in schema:
+        return _least_valid(schema["anyOf"][0], root)
     kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
     if kind == "object":
-        return {name: _least_valid(schema["properties"][name]) for name in schema.get("required", [])}
-    return {"array": [], "integer": 0, "number": 0, "boolean": False, "null": None}.get(kind, "text")
-
-
-def _with_report_fields(reply: dict) -> dict:
-    """Writer replies scripted before the report had a summary and a judgement get them empty, so
-    the many tests that script only the answer keep working (the schema wants every field)."""
-    try:
-        data = json.loads(reply.get("content") or "")
-    except ValueError:
-        return reply
-    if isinstance(data, dict) and "answer" in data:
-        data.setdefault("summary", "")
-        data.setdefault("judgement", None)
-        return dict(reply, content=json.dumps(data, ensure_ascii=False))
-    return reply
+        return {name: _least_valid(schema["properties"][name], root) for name in schema.get("required", [])}
+    if kind == "array":
+        return [_least_valid(schema.get("items") or {}, root) for _ in range(schema.get("minItems", 0))]
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    return {"boolean": False, "null": None, "string": ""}.get(kind, "")
 
 
 def main() -> None:  # pragma: no cover - used by bench scripts

@@ -3,11 +3,8 @@ registration declares (a search, filed figures), not by what their names say."""
 
 from __future__ import annotations
 
-import json
-
 from agent.engine.types import Source, ToolResult
 from agent.tools.registry import ToolContext, ToolRegistry
-from tests.support.scripted_llm import sources_in
 
 
 def journals_registry() -> ToolRegistry:
@@ -39,7 +36,7 @@ def journals_registry() -> ToolRegistry:
     return registry
 
 
-# It names the company and the quarter, as a filing does (the claim is checked against both).
+# It names the company and the quarter, as a filing does.
 FILING = "NVIDIA revenue for Q3 FY2025 was USD 35,082 million, as filed."
 
 
@@ -58,20 +55,3 @@ def filed_registry(*, exact: bool) -> ToolRegistry:
         )
 
     return registry
-
-
-def rounded_claim(body):
-    """A figure 0.6 % off the filing: a paraphrase's rounding, not the filed figure."""
-    (source_id, _, _), *_ = sources_in(body)
-    claim = {
-        "text": "NVIDIA revenue in Q3 FY2025 was USD 35.3 billion",
-        "kind": "figure",
-        "entity": "NVIDIA",
-        "metric": "revenue",
-        "period": "Q3 FY2025",
-        "value": 35.3,
-        "unit": "USD billion",
-        "source_ids": [source_id],
-        "confidence": 0.9,
-    }
-    return {"content": json.dumps({"claims": [claim]})}

@@ -438,11 +438,6 @@ if not 0 <= UEDU_HEALTHZ_CACHE_SECONDS <= 300:
     raise ImproperlyConfigured("UEDU_HEALTHZ_CACHE_SECONDS must be between 0 and 300")
 UEDU_PASSWORD_RESET_RATE = _rate("UEDU_PASSWORD_RESET_RATE", "5/h")  # per address and per e-mail
 
-# What the report does with a sentence or table cell that maps to no verified claim: "drop" it
-# from the body and list it as not verified (the default), or "mark" it visibly (opt-in).
-UEDU_DR_UNSUPPORTED_POLICY = env.str("UEDU_DR_UNSUPPORTED_POLICY", default="drop")
-if UEDU_DR_UNSUPPORTED_POLICY not in ("mark", "drop"):
-    raise ImproperlyConfigured("UEDU_DR_UNSUPPORTED_POLICY must be 'mark' or 'drop'")
 # Search for evidence against the main conclusions before writing: "off", "moderate" (moderate
 # and complex questions, the default), "complex" (complex questions only) or "always".
 UEDU_DR_COUNTER_SEARCH = env.str("UEDU_DR_COUNTER_SEARCH", default="moderate")
@@ -518,7 +513,7 @@ OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
 UEDU_LLM_DEFAULT_MODEL = env.str("UEDU_LLM_MODEL", default="gpt-5.4-mini")
 UEDU_LLM_MODELS = {
     role: env.str(f"UEDU_LLM_MODEL_{role.upper()}", default=UEDU_LLM_DEFAULT_MODEL)
-    for role in ("planner", "action", "reflection", "synthesizer", "verifier", "judge", "chat", "bloom")
+    for role in ("planner", "action", "reflection", "selector", "interpreter", "judge", "chat", "bloom")
 }
 # One attempt of one call, start to end: a slow model writing a long answer needs minutes. A dead
 # or stuck server is caught sooner, by the silence limit: no streamed byte for that many seconds

@@ -11,6 +11,7 @@ from agent.tools import REGISTRY
 from tests.agent.connectors.conftest import WEB_CTX, call
 from tests.support.documents import pdf_bytes
 from tests.support.fake_http import Reply
+from tests.support.scripted_llm import candidates_in
 
 PAGES = [
     "Spaced repetition in university courses\nA study of three universities.",
@@ -114,20 +115,13 @@ def test_a_research_cites_the_pdf_page_it_used(site, loopback_allowed, llm):
             return {"content": "DONE"}
         return {"tool_calls": [{"name": "fetch_url", "arguments": {"url": url}}]}
 
-    def write(body):  # the writer cites the page that says "30 percent" (source 2)
-        return {
-            "content": json.dumps(
-                {
-                    "answer": "## Answer\n\n- Spaced review improved recall by 30 percent [2].",
-                    "citations": [{"id": 2}],
-                    "conflicts": [],
-                    "counter_evidence": [],
-                }
-            )
-        }
+    def select(body):  # the selection points at the span that says "30 percent" (page 2)
+        (span,) = [i for i, text in candidates_in(body) if "30 percent" in text]
+        facts = [{"span_ids": [span], "hypothesis": 0, "stance": "none"}]
+        return {"content": json.dumps({"facts": facts, "contradictions": []})}
 
     llm.on("action", act)
-    llm.on("synthesizer", write)
+    llm.on("selector", select)
     config = LLMConfig(
         models={"default": "gpt-5.4-mini"}, base_url=llm.url, api_key="test", timeout=5, max_retries=0
     )
@@ -143,8 +137,10 @@ def test_a_research_cites_the_pdf_page_it_used(site, loopback_allowed, llm):
     )
 
     assert result.status == "completed", result.error
-    assert [(c.locator, c.url) for c in result.citations] == [("spacing.pdf p. 2", f"{url}#page=2")]
-    assert "[1]" in result.answer
+    (fact,) = result.report["facts"]
+    cited = [c for c in result.citations if c.number == fact["source"]]
+    assert [(c.locator, c.url) for c in cited] == [("spacing.pdf p. 2", f"{url}#page=2")]
+    assert "30 percent" in cited[0].quote and cited[0].number == 1
 
 
 def test_a_slow_pdf_hits_the_same_time_limit(site, loopback_allowed, settings):
