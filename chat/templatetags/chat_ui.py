@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 
 from channels_app.models import ChatLog
-from research.presentation import CitationView, citation_views
+from research.citation_view import CitationView, citation_views
 from research.rendering import render_markdown
 
 register = template.Library()
@@ -42,7 +42,7 @@ class ChatAnswerView:
 @register.simple_tag
 def chat_answer_view(row: ChatLog) -> ChatAnswerView:
     """An ordinary chat answer with its sources: the same [N] links, labels and sanitising as a
-    research answer (research.presentation.citation_views, research.rendering)."""
+    research answer (research.citation_view.citation_views, research.rendering)."""
     # Hex like a research's anchor (the sanitiser keeps only #cite-<hex>-N links), but 13 digits
     # where a research's has 12: the two kinds never clash on one page.
     anchor = f"cite-{row.pk:013x}"
