@@ -1,12 +1,13 @@
 """The report's JSON Schema in the OpenAPI document.
 
-agent.engine.report.REPORT_SCHEMA is JSON Schema 2020-12 (the engine validates every report
-against it); the OpenAPI document is 3.0, which says "nullable" instead of a type list and "enum"
-instead of "const". This turns one into the other, so the API publishes the very same shape."""
+agent.engine.report_types.REPORT_SCHEMA is JSON Schema 2020-12, generated from the report's
+dataclasses (the engine validates every report against it); the OpenAPI document is 3.0, which
+says "nullable" instead of a type list and "enum" instead of "const". This turns one into the
+other, so the API publishes the very same shape."""
 
 from __future__ import annotations
 
-from agent.engine.report import REPORT_SCHEMA, SCHEMA_VERSION
+from agent.engine.report_types import REPORT_SCHEMA, SCHEMA_VERSION
 
 _DROPPED = {"$schema", "$id"}
 
@@ -41,25 +42,35 @@ def to_openapi(schema):
 
 REPORT_OPENAPI = {
     **to_openapi(REPORT_SCHEMA),
-    "description": f"Deep Research report, schema version {SCHEMA_VERSION} (JSON Schema: agent/engine/report.py).",
+    "description": f"Deep Research report, schema version {SCHEMA_VERSION} (JSON Schema generated from "
+    "agent/engine/report_types.py). Reports stored in an older version are served converted to this one.",
 }
 
 
-# The task's stored citations (GET …/task/<uuid> "citations"): the report's citation entries, named
-# by their display `number` instead of `id` (agent.engine.types.Citation). Tasks finished before
-# citations carried their quote (report schema 1.0) have none: quote and location are optional here.
-_REPORT_CITATION = REPORT_OPENAPI["properties"]["citations"]["items"]
+# The task's stored citations (GET …/task/<uuid> "citations"): the sources its answer cites, by
+# their display `number`. Researches stored with a 1.x report carry the quote a citation stood
+# for and its location; the report (GET …/report) holds every span with its location.
+_STR = {"type": "string"}
 CITATIONS_OPENAPI = {
     "type": "array",
     "items": {
         "type": "object",
-        "required": [
-            "number",
-            *(k for k in _REPORT_CITATION["required"] if k not in ("id", "quote", "location")),
-        ],
+        "required": ["number", "title", "url", "source_tool", "tier", "origin"],
         "properties": {
             "number": {"type": "integer", "description": "the number shown as [N]"},
-            **{k: v for k, v in _REPORT_CITATION["properties"].items() if k not in ("id", "flagged")},
+            "source_id": {"type": "integer"},
+            "title": _STR,
+            "url": _STR,
+            "source_tool": _STR,
+            "snippet": _STR,
+            "tier": {"type": "string", "enum": ["internal", "structured", "scholarly", "web"]},
+            "origin": {"type": "string", "enum": ["internal", "external"]},
+            "locator": _STR,
+            "quote": _STR,
+            "location": {
+                "type": "object",
+                "properties": {"page": _STR, "start": {"type": "integer"}, "end": {"type": "integer"}},
+            },
         },
     },
 }

@@ -25,10 +25,12 @@ from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, Usage
 from agent.engine.events import TERMINAL, Event, StatusChange
 from agent.engine.llm import LLMError, Usage
 from agent.engine.plan import Plan
+from agent.engine.report_types import Report
 from agent.llm_factory import call_config, llm_config
 from agent.tools import REGISTRY, BoundToolbox, ToolRegistry
 from channels_app.models import ChatLog
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
+from research.report_text import report_markdown
 from research.selectors import request_log_id
 from uedu_dr.db_pool import handed_back
 
@@ -489,7 +491,7 @@ def finish(
         stored = dict(
             status=result.status,
             **plan,
-            final_answer=result.answer,
+            final_answer=answer_text(task.language, result.report if result.status == "completed" else None),
             citations_json=result.citations_json(),
             verification_json=_jsonable(result.verification),
             report_json=_jsonable(result.report),
@@ -551,6 +553,16 @@ def close_open_steps(task: ResearchTask, status: str) -> None:
     ResearchStep.objects.filter(task=task, status="running").update(
         status=status, error=f"interrupted ({status})"
     )
+
+
+def answer_text(language: str, report_json: dict | None) -> str:
+    """The answer a research stores and leaves in the chat log: its report as Markdown in the
+    research's language (research/report_text.py), the AI's words in labelled blocks; '' for a
+    research without a report."""
+    if not report_json:
+        return ""
+    with translation.override(language or settings.LANGUAGE_CODE):
+        return report_markdown(Report.from_json(report_json), base_url=settings.UEDU_SITE_URL)
 
 
 def write_response_log(task: ResearchTask) -> ChatLog:
