@@ -40,6 +40,10 @@ def _absolute(url: str, base_url: str) -> str:
     return ""
 
 
+def heading(title: str) -> str:
+    return f"## {title}"
+
+
 def model_block(kind: str, lines: list[str], indent: str = "") -> list[str]:
     """The AI's words as a labelled blockquote (one line per item, already escaped)."""
     out = [f"{indent}> **{W.MODEL_LABEL}** · {kind}", f"{indent}>"]
@@ -114,7 +118,7 @@ class _Writer:
         shown = [s for s in self.report.sections if any(self.report.fact(i) for i in s.facts)]
         if not shown:
             return
-        self.add(f"## {_('Facts from the sources')}", "")
+        self.add(heading(_("Facts from the sources")), "")
         homes: dict[int, int] = {}
         for n, section in enumerate(shown):
             for fact in (self.report.fact(i) for i in section.facts):
@@ -142,7 +146,8 @@ class _Writer:
             if span is not None and span.source not in numbers:
                 numbers.append(span.source)
         cites = "".join(f"[{n}]" for n in numbers)
-        return f"- {_('Computed')}: {escape(W.computed_text(self.report, computed))} {cites}".rstrip()
+        computed_word = _("Computed")
+        return f"- {computed_word}: {escape(W.computed_text(self.report, computed))} {cites}".rstrip()
 
     def conflict(self, conflict: Conflict) -> None:
         subject = W.conflict_subject(conflict)
@@ -163,7 +168,7 @@ class _Writer:
             if settled:
                 state = _("prevails") if conflict.prevailing_side == i else _("superseded")
             head = (
-                _("Side %(n)d") % {"n": i + 1}
+                _("Side %(n)s") % {"n": i + 1}
                 + f" ({label(V.TIERS, side.tier)})"
                 + (f" — {state}" if state else "")
             )
@@ -171,15 +176,16 @@ class _Writer:
             self.add(*self.facts(side.facts, "    "))
         if conflict.decision is not None:
             d = conflict.decision
+            reason = _("Reason:")
             self.add(
-                f"  - {W.decision_text(conflict)} {_('Reason:')} {escape(d.reason)} "
+                f"  - {W.decision_text(conflict)} {reason} {escape(d.reason)} "
                 f"({escape(d.decided_by or '—')}, {d.decided_at[:16].replace('T', ' ')})"
             )
 
     def conflicts(self) -> None:
         if not self.report.conflicts:
             return
-        self.add(f"## {_('Conflicts between sources')}", "")
+        self.add(heading(_("Conflicts between sources")), "")
         for conflict in self.report.conflicts:
             self.conflict(conflict)
         self.add("")
@@ -188,7 +194,7 @@ class _Writer:
         if not self.report.hypotheses:
             return
         texts = self.report.plan.hypotheses
-        self.add(f"## {_('Hypotheses')}", "")
+        self.add(heading(_("Hypotheses")), "")
         for h in self.report.hypotheses:
             self.add(
                 f"- {W.hypothesis_heading(h.index)}: {label(V.HYPOTHESIS_STATUS, h.status)} ({W.hypothesis_counts(h)})",
@@ -203,9 +209,10 @@ class _Writer:
         if j is None:
             return
         on = f" ({W.hypothesis_heading(j.hypothesis)})" if j.hypothesis is not None else ""
-        self.add(f"## {_('Judgement')}", "")
+        self.add(heading(_("Judgement")), "")
+        computed_from = _("Computed from the facts for and against, by source tier:")
         self.add(
-            f"{_('Computed from the facts for and against, by source tier:')} **{label(V.JUDGEMENT_STANCES, j.stance)}**{on}",
+            f"{computed_from} **{label(V.JUDGEMENT_STANCES, j.stance)}**{on}",
             "",
             W.judgement_counts(j),
             "",
@@ -215,7 +222,7 @@ class _Writer:
         c = self.report.counter_evidence
         if not (c.searched or c.facts):
             return
-        self.add(f"## {_('Counter-evidence')}", "")
+        self.add(heading(_("Counter-evidence")), "")
         if c.facts:
             self.add(*self.facts(c.facts), "")
         elif c.searched:
@@ -224,9 +231,9 @@ class _Writer:
                 % {"n": c.searches},
                 "",
             )
+        support, against = _("Independent sources in support:"), _("against:")
         self.add(
-            f"{_('Independent sources in support:')} {W.tier_counts_text(c.support_by_tier)} · "
-            f"{_('against:')} {W.tier_counts_text(c.against_by_tier)}",
+            f"{support} {W.tier_counts_text(c.support_by_tier)} · {against} {W.tier_counts_text(c.against_by_tier)}",
             "",
         )
 
@@ -234,7 +241,7 @@ class _Writer:
         items = [i for i in self.report.interpretation.items if i.text]
         if not items:
             return
-        self.add(f"## {_('The AI’s interpretation')}", "")
+        self.add(heading(_("The AI’s interpretation")), "")
         lines = []
         for item in items:
             facts = [self.report.fact(i) for i in item.facts]
@@ -245,18 +252,18 @@ class _Writer:
     def suggestions(self) -> None:
         items = [s for s in self.report.suggestions.items if s]
         if items:
-            self.add(f"## {W.SUGGESTION_LABEL}", "")
+            self.add(heading(str(W.SUGGESTION_LABEL)), "")
             self.add(*model_block(_("Suggested questions"), [f"- {escape(s)}" for s in items]))
 
-    def limitations(self, heading: str) -> None:
+    def limitations(self, title: str) -> None:
         if self.report.limitations:
-            self.add(f"## {heading}", "")
+            self.add(heading(title), "")
             self.add(*[f"- {W.limitation_text(item)}" for item in self.report.limitations], "")
 
     def not_shown(self) -> None:
         if not self.report.not_shown:
             return
-        self.add(f"## {_('Not shown')}", "")
+        self.add(heading(_("Not shown")), "")
         for item in self.report.not_shown:
             line = f"- {label(V.NOT_SHOWN_KINDS, item.kind)}: {label(V.NOT_SHOWN_REASONS, item.reason)}"
             if item.index is not None:
@@ -287,20 +294,20 @@ class _Writer:
         details = ", ".join(part for part in (source.tool, label(V.TIERS, source.tier), origin) if part)
         entry += f" ({details})"
         if source.flagged:
-            entry += f" — {_('contained instructions addressed to an AI; not used as evidence')}"
+            entry += " — " + _("contained instructions addressed to an AI; not used as evidence")
         return entry
 
     def sources(self) -> None:
         cited = sorted((s for s in self.report.sources if s.cited), key=lambda s: s.number)
         others = sorted((s for s in self.report.sources if not s.cited), key=lambda s: s.number)
         if cited:
-            self.add(f"## {_('Sources')}", "", *[self.source_line(s, True) for s in cited], "")
+            self.add(heading(_("Sources")), "", *[self.source_line(s, True) for s in cited], "")
         if others:
-            heading = _("Sources consulted") if not cited else _("Also consulted")
-            self.add(f"## {heading}", "", *[self.source_line(s, False) for s in others], "")
+            title = _("Sources consulted") if not cited else _("Also consulted")
+            self.add(heading(title), "", *[self.source_line(s, False) for s in others], "")
 
     def nothing_verified(self) -> None:
-        self.add(f"## {_('Nothing could be verified')}", "")
+        self.add(heading(_("Nothing could be verified")), "")
         self.add(
             _(
                 "No passage of the sources could be verified as answering the question, so this report states no fact."

@@ -156,6 +156,7 @@ class ReportView:
     interpretation: list[InterpretationView]
     suggestions: list[str]  # the model's words
     limitations: list[str]
+    why: list[str]  # the limitations that say why nothing was verified (all but "nothing verified")
     not_shown: list[tuple[str, list[NotShownView]]]  # by kind
     citations: list[CitationView]  # the sources a fact rests on
     consulted: list[CitationView]  # the others the research read
@@ -434,6 +435,7 @@ class _Builder:
             interpretation=self.interpretation(),
             suggestions=[s for s in self.report.suggestions.items if s],
             limitations=[W.limitation_text(item) for item in self.report.limitations],
+            why=[W.limitation_text(item) for item in self.report.limitations if item.code != "no_facts"],
             not_shown=self.not_shown(),
             citations=report_citations(self.report, self.anchor, passages, cited=True),
             consulted=report_citations(self.report, self.anchor, passages, cited=False),

@@ -26,7 +26,6 @@ from research.vocabulary_labels import order, text
 # The visible label of every block the model wrote (data-by="model" on the page; a labelled
 # blockquote in the text renderings). One msgid, so a scanner can find every block by it.
 MODEL_LABEL = gettext_lazy("Written by the AI — not the sources' words")
-TRANSLATION_LABEL = gettext_lazy("Machine translation by the AI")
 SUGGESTION_LABEL = gettext_lazy("Questions the AI suggests")
 
 

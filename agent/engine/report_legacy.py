@@ -27,7 +27,7 @@ summaries and the not-verified list's texts. Only the first kind becomes facts:
   claim consulted become sources that no fact cites.
 
 No value is read from a 1.x claim's `entity`/`metric`/`period`/`value` (the model's labels):
-values come from the spans, parsed by code (values.py), as for every report."""
+values are parsed by code from the spans (values.py), as for every report."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ import json
 import re
 
 from . import vocabulary as V
+from .novelty import novel
 from .report_types import (
     Conflict,
     ConflictSide,
@@ -50,7 +51,9 @@ from .report_types import (
     Section,
     Source,
     Span,
+    Value,
 )
+from .values import parse
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -230,6 +233,7 @@ class _Builder:
             if start < 0:
                 continue  # not the source's words as far as the report can show
             span_id = self._add_span(source, text, Location(start=start, end=start + len(text)))
+            self.span_of.setdefault(number, span_id)  # what else cites this source rests on it
             fact = Fact(id=len(self.report.facts) + 1, spans=[span_id], source=number, tier=source.tier)
             self.report.facts.append(fact)
             self.fact_of[span_id] = fact.id
@@ -309,12 +313,30 @@ class _Builder:
             self.report.interpretation.items.append(InterpretationItem(kind=kind, text=text, facts=facts))
 
     def _novel(self, text: str, facts: list[int]) -> str:
-        """Why `text` may not be shown beside these facts ('' when it may): what it states that
-        their spans lack (agent/engine/novelty.py)."""
-        from .novelty import novelty
+        """Why `text` may not be shown beside these facts ('' when it may): the first thing it
+        states that their spans lack (novelty.py)."""
+        grounds = [s.text for f in facts for s in self.report.fact_spans(self.report.fact(f))]
+        found = novel(text, grounds)
+        return found[0][0] if found else ""
 
-        spans = [s.text for f in facts for s in self.report.fact_spans(self.report.fact(f))]
-        return novelty(text, spans)
+    def values(self) -> None:
+        """The values code reads from every span of a fact (values.py), as for any report."""
+        for fact in self.report.facts:
+            for span in self.report.fact_spans(fact):
+                for parsed in parse(span.text):
+                    value = Value(
+                        id=len(self.report.values) + 1,
+                        span=span.id,
+                        kind=parsed.kind,
+                        value=parsed.value,
+                        unit=parsed.unit,
+                        text=parsed.text,
+                        start=parsed.start,
+                        end=parsed.end,
+                        year=parsed.year,
+                    )
+                    self.report.values.append(value)
+                    fact.values.append(value.id)
 
     def not_verified(self) -> None:
         for raw in _dicts(self.data.get("not_verified")):
@@ -343,6 +365,7 @@ class _Builder:
         self.findings()
         self.conflicts()
         self.counter_evidence()
+        self.values()
         self.judgement()
         self.not_verified()
         self.limitations()

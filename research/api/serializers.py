@@ -246,7 +246,9 @@ class TaskDetailSerializer(serializers.ModelSerializer):
     def get_answer(self, task) -> str:
         request = self.context.get("request")
         base_url = request.build_absolute_uri("/") if request is not None else ""
-        page_url = request.build_absolute_uri(reverse("research_result", args=[task.task_uuid])) if request else ""
+        page_url = (
+            request.build_absolute_uri(reverse("research_result", args=[task.task_uuid])) if request else ""
+        )
         return task_markdown(task, page_url=page_url, base_url=base_url) if task.status == "completed" else ""
 
     def get_channel(self, task) -> dict:

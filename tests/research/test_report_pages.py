@@ -13,7 +13,7 @@ import pytest
 from research.models import ConflictDecision
 from research.presentation import citation_anchor
 from tests.support import report_examples as X
-from tests.support.model_blocks import check_page, page_model_blocks, page_outside_model
+from tests.support.model_blocks import check_page, check_text, page_model_blocks, page_outside_model
 
 EN = {"HTTP_ACCEPT_LANGUAGE": "en"}
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hant"}
@@ -139,3 +139,21 @@ def test_every_model_block_on_the_page_carries_its_label(client, personas, engli
     assert len(blocks) >= 6
     assert re.search(r"Written by the AI — not the sources’? ?'?s? words", " ".join(blocks)) or blocks
     assert "In 2019," in page_outside_model(html)
+
+
+def test_a_research_stored_with_a_1x_report_still_renders_without_its_model_texts_as_facts(client, personas):
+    task = X.stored_report(personas.student, personas.channel, X.v1_report(), language="en")
+    client.force_login(personas.student)
+    html = result(client, task, EN)
+    assert "NVIDIA Corp (NVDA), Revenue for FY2025Q3:" in html and "The question as a whole" in html
+    assert "NVIDIA&#x27;s Q3 FY2025 revenue came in at" in html  # a conflict's side, its source's words
+    outside = page_outside_model(html)
+    for words in X.V1_MODEL_WORDS:
+        assert words not in outside, words
+    # the 1.x judgement is the AI's interpretation, in its labelled block
+    assert "Apple&#x27;s revenue was larger than NVIDIA&#x27;s in these quarters." in html
+    check_page(html, ["Apple's revenue was larger than NVIDIA's in these quarters."])
+    markdown = client.get(f"/deep_research/task/{task.task_uuid}/answer.md", **EN).content.decode()
+    check_text(markdown, ["Apple's revenue was larger than NVIDIA's in these quarters."])
+    for words in X.V1_MODEL_WORDS:
+        assert words not in markdown, words

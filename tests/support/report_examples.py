@@ -457,7 +457,7 @@ def model_words(report: R.Report) -> list[str]:
 # tests/agent/test_verified_report.py), with a judgement and a conflict added as 1.x wrote them.
 V1_SUMMARY = "Apple revenue in FY2024Q4 was USD 94.93 billion [1]. NVIDIA revenue in Q3 FY2025 was USD 35.08 billion [2]."
 V1_CLAIM = "NVIDIA revenue in Q3 FY2025 was USD 35.08 billion"
-V1_HEADING = "Revenue"
+V1_HEADING = "Which chip maker earns more"
 V1_JUDGEMENT = "Apple's revenue was larger than NVIDIA's in these quarters [1][2]."
 V1_JUDGEMENT_NOVEL = "Apple will stay ahead in 2026 [1]."
 V1_SUBJECT = "NVIDIA's Q3 revenue"
