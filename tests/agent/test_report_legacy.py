@@ -46,7 +46,10 @@ def test_no_model_written_text_of_a_1x_report_becomes_a_fact():
         assert words not in everything, words
     # the judgement's text is kept, without its markers, as the AI's reasoning on its facts
     (item,) = report.interpretation.items
-    assert (item.kind, item.text) == ("reasoning", "Apple's revenue was larger than NVIDIA's in these quarters.")
+    assert (item.kind, item.text) == (
+        "reasoning",
+        "Apple's revenue was larger than NVIDIA's in these quarters.",
+    )
     assert sorted(report.fact(i).source for i in item.facts) == [1, 2]
     # its assumption names a year no fact states: listed as not shown, without its words
     # and the not-verified list keeps its kinds and reasons, never its texts
@@ -97,14 +100,20 @@ def test_limitation_codes_are_renamed_or_dropped_and_consulted_sources_kept():
             {"code": "draft_check_failed", "detail": {}},
             {
                 "code": "no_verified_claims",
-                "detail": {"claims": 3, "sources": [{"title": "Week 1", "url": "/channels/a/materials/1/#p1"}]},
+                "detail": {
+                    "claims": 3,
+                    "sources": [{"title": "Week 1", "url": "/channels/a/materials/1/#p1"}],
+                },
             },
         ],
         "citations": [],
     }
     report = from_v1(data)
     assert report.language == "zh"
-    assert [(x.code, x.detail) for x in report.limitations] == [("selection_failed", {}), ("no_facts", {"claims": 3})]
+    assert [(x.code, x.detail) for x in report.limitations] == [
+        ("selection_failed", {}),
+        ("no_facts", {"claims": 3}),
+    ]
     (source,) = report.sources
     assert (source.title, source.url, source.cited) == ("Week 1", "/channels/a/materials/1/#p1", False)
     assert report.facts == [] and integrity_problems(report) == []

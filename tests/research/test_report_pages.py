@@ -63,7 +63,7 @@ def test_the_report_words_conflicts_hypotheses_and_the_judgement_from_their_code
     assert "The sources give different figures (number) for 2021" in conflicts
     assert conflicts.count('class="conflict-side"') == 4  # two conflicts, both sides each
     assert "Online enrolment reached" in conflicts and "In 2021," in conflicts
-    assert "We pooled <strong class=\"value\" title=\"number\">45</strong> studies" in conflicts  # a span subject
+    assert 'We pooled <strong class="value" title="number">45</strong> studies' in conflicts  # a span subject
     assert "the more reliable source prevails" in conflicts and "superseded" in conflicts
     assert "found by comparing the figures" in conflicts and "marked by the AI as contradicting" in conflicts
     hypotheses = html.split('class="report-hypotheses"')[1].split("</section>")[0]
@@ -75,7 +75,9 @@ def test_the_report_words_conflicts_hypotheses_and_the_judgement_from_their_code
     limitations = html.split('class="report-limitations"')[1].split("</section>")[0]
     assert "A tool was unavailable: search_web (2 failed calls)." in limitations
     not_shown = html.split('class="report-not-shown"')[1].split("</section>")[0]
-    assert "the passage addresses an AI model" in not_shown and "states a year its passages do not" in not_shown
+    assert (
+        "the passage addresses an AI model" in not_shown and "states a year its passages do not" in not_shown
+    )
     assert "Effects were larger in courses with weekly quizzes." in not_shown  # a span is shown
     assert "exams are abolished" not in html  # a flagged passage never is
 

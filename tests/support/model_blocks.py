@@ -21,7 +21,9 @@ def page_outside_model(page: str) -> str:
         element.drop_tree()
     for element in tree.xpath("//script|//style"):
         element.drop_tree()
-    attributes = " ".join(" ".join(str(v) for v in el.attrib.values()) for el in tree.iter() if isinstance(el.tag, str))
+    attributes = " ".join(
+        " ".join(str(v) for v in el.attrib.values()) for el in tree.iter() if isinstance(el.tag, str)
+    )
     return _norm(tree.text_content() + " " + attributes)
 
 

@@ -404,7 +404,10 @@ NOTHING_SUGGESTIONS = {
 }
 
 
-NOTHING_SUB_QUESTION = {"en": "Which study habits changed with online exams?", "zh": "哪些讀書習慣因線上考試而改變？"}
+NOTHING_SUB_QUESTION = {
+    "en": "Which study habits changed with online exams?",
+    "zh": "哪些讀書習慣因線上考試而改變？",
+}
 
 
 def nothing_verified_report(language: str = "en") -> R.Report:
