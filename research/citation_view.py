@@ -84,7 +84,10 @@ class Passages:
         self.by_url = {url: texts[0] for url, texts in by_url.items() if url and len(set(texts)) == 1}
 
     def of(self, source: Source) -> str:
-        return self.by_key.get((source.url, source.title)) or self.by_url.get(source.url, "")
+        return self.text(source.url, source.title)
+
+    def text(self, url: str, title: str) -> str:
+        return self.by_key.get((url, title)) or self.by_url.get(url, "")
 
 
 def place(span: Span, passage: str) -> QuoteView:

@@ -141,6 +141,7 @@ def task_markdown(task: ResearchTask, *, page_url: str = "", base_url: str = "")
         task_report(task),
         question=task.user_question,
         legacy_answer="" if task.report_json else task.final_answer,
+        legacy_citations=None if task.report_json else task.citations_json,
         limit_hit=task.limit_hit,
         page_url=page_url,
         base_url=base_url or settings.UEDU_SITE_URL,

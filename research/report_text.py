@@ -339,6 +339,21 @@ class _Writer:
         return self.lines
 
 
+def _legacy_sources(citations: list[dict], base_url: str) -> list[str]:
+    """The numbered sources a research stored before reports existed listed with its answer."""
+    lines = []
+    for c in citations:
+        if not isinstance(c, dict):
+            continue
+        origin = _("Uedu") if c.get("origin") == "internal" else _("external")
+        entry = f"{c.get('number')}. {escape(c.get('title') or _('(untitled source)'))}"
+        url = _absolute(str(c.get("url") or ""), base_url)
+        if url:
+            entry += f" — <{url}>"
+        lines.append(entry + f" ({c.get('source_tool', '')}, {origin})")
+    return [heading(_("Sources")), "", *lines, ""] if lines else []
+
+
 def report_lines(report: Report, *, base_url: str = "") -> list[str]:
     """The report's parts as Markdown lines, titled in the active language."""
     return _Writer(report, base_url).write()
@@ -349,6 +364,7 @@ def report_markdown(
     *,
     question: str = "",
     legacy_answer: str = "",
+    legacy_citations: list[dict] | None = None,
     limit_hit: str = "",
     page_url: str = "",
     base_url: str = "",
@@ -368,9 +384,9 @@ def report_markdown(
     if report is not None:
         lines += report_lines(report, base_url=base_url)
     elif legacy_answer.strip():
-        lines += model_block(
-            _("Answer"), [escape(line) for line in legacy_answer.strip().splitlines() if line.strip()]
-        )
+        # Its own Markdown, every line inside the labelled quote (no line can leave it).
+        lines += model_block(_("Answer"), [line.rstrip() for line in legacy_answer.strip().splitlines()])
+        lines += _legacy_sources(legacy_citations or [], base_url)
     lines += [
         "---",
         "",
