@@ -4,8 +4,10 @@ page (templates/research/_charts.html).
 What may feed a chart is decided here, from the typed report, and nothing else does:
 
 - a value code parsed from a span of a fact the report shows (`Report.values`, listed by a fact
-  of a section), never from a fact on the losing side of a settled conflict (`superseded`), never a
-  year (a year is a bar's label, not its length), a finite number;
+  of a section), never from a fact on the losing side of a settled conflict (`superseded`) nor
+  from a source that addresses the model, never a year (a year is a bar's label, not its length),
+  a finite number, with the year the span gives it for (a bar is labelled by its source and its
+  year: a count without a year is too often a count of something else);
 - or a value code computed from such values (`Report.computed`), drawn in charts of their own and
   labelled "computed".
 
@@ -56,6 +58,7 @@ class Mark:
     label: str = ""  # cut to fit
     full_label: str = ""
     value_text: str = ""
+    shown: str = ""  # the value with its unit, as its accessible name states it
     # layout: SVG coordinates, as strings (see _u)
     y: str = ""
     x: str = ""
@@ -117,12 +120,11 @@ def report_charts(report: Report) -> list[Chart]:
     for value_id, number in charted.items():
         value = report.value(value_id)
         amount = _finite(value.value) if value else None
-        if value is None or value.kind not in CHARTED_KINDS or amount is None:
+        if value is None or value.kind not in CHARTED_KINDS or amount is None or value.year is None:
             continue
         key = f"{value.kind}|{value.unit}"
         chart = charts.setdefault(key, Chart(key=key, kind=value.kind, unit=value.unit))
-        title = report.source(number).title
-        year = str(value.year) if value.year is not None else ""
+        title, year = report.source(number).title, str(value.year)
         same = next(
             (
                 m
@@ -163,6 +165,8 @@ def report_charts(report: Report) -> list[Chart]:
             unit = label(V.VALUE_KINDS, "percentage_points")
         chart.unit_label = unit
         _layout(chart)
+        for mark in chart.marks:
+            mark.shown = mark.value_text + (unit if unit == "%" else f" {unit}" if unit else "")
         drawn.append(chart)
         if len(drawn) == MAX_CHARTS:
             break

@@ -1,17 +1,22 @@
-"""The claims-first report on the real stack: run by the real runner on the test database with
-the scripted model, stored on the task, served at GET /api/deep_research/task/<uuid>/report under
-the visibility rule, published in the OpenAPI document, rendered on the result page in the
-reader's language, exported as Markdown, counted in the metrics, and replayed with its context."""
+"""The report on the real stack: run by the real runner on the test database with the scripted
+model, stored on the task, served as a typed report (schema 2.x) at
+GET /api/deep_research/task/<uuid>/report under the visibility rule, published in the OpenAPI
+document, rendered on the result page in the reader's language with the AI's words only in
+labelled blocks, exported as Markdown, counted in the metrics, and replayed with its context.
+(What every part of a page shows: tests/research/test_report_pages.py, over fixture reports.)"""
 
 from __future__ import annotations
+
+import json
 
 import jsonschema
 import pytest
 
-from agent.engine.report import REPORT_SCHEMA
+from agent.engine.report_types import REPORT_SCHEMA, Report, integrity_problems
 from research.api.report_schema import REPORT_OPENAPI, to_openapi
 from research.models import ResearchTask
 from research.services import lifecycle, replay, runner
+from tests.support.model_blocks import check_text, page_outside_model
 from tests.support.report_scenarios import financials_first, financials_registry, revenue_claims, table_writer
 from tests.support.scripted_llm import Scenario
 
@@ -52,12 +57,11 @@ def test_the_report_is_stored_served_under_the_visibility_rule_and_valid_against
     assert response.status_code == 200
     report = response.json()
     jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(report)
-    assert report == compared.report_json and report["question"] == QUESTION
-    assert [(n["kind"], n["text"], n["reason"]) for n in report["not_verified"]] == [
-        ("sentence", "Apple's quarterly revenue was larger.", "not_in_claims"),
-        ("cell", "95.93", "figure_mismatch"),
-    ]
-    assert "95.93" not in compared.final_answer
+    typed = Report.from_json(compared.report_json)
+    assert report == typed.to_json() and report["question"] == QUESTION and report["schema_version"] == "2.0"
+    assert integrity_problems(typed) == []
+    assert typed.facts and all(typed.fact_spans(f) for f in typed.facts)
+    assert "95.93" not in json.dumps(report)  # the cell the writer got wrong is nowhere
     # a stranger gets the same 404 as for a task that does not exist
     client.force_login(personas.outsider)
     hidden = client.get(url)
@@ -89,14 +93,16 @@ def test_the_openapi_document_publishes_the_report_schema(client, db, personas):
         == REPORT_OPENAPI
         == {**to_openapi(REPORT_SCHEMA), "description": REPORT_OPENAPI["description"]}
     )
-    assert published["required"][:3] == ["schema_version", "question", "summary"]
+    assert published["required"][:3] == ["schema_version", "question", "language"]
     assert published["properties"]["judgement"]["nullable"] is True
-    assert published["properties"]["schema_version"]["enum"] == ["1.1"]
-    # citations show what they cite: the quote and where it is
-    citation = published["properties"]["citations"]["items"]
-    assert {"quote", "location"} <= set(citation["required"])
-    assert citation["properties"]["location"]["required"] == ["page", "start", "end"]
-    # and so do the task's stored citations in the task detail (optional: older tasks have none)
+    assert published["properties"]["schema_version"]["enum"] == ["2.0"]
+    # facts show what they rest on: spans with their location; the model's blocks say whose they are
+    span = published["properties"]["spans"]["items"]
+    assert {"id", "source", "text", "location"} <= set(span["required"])
+    assert span["properties"]["location"]["required"] == ["page", "start", "end"]
+    for block in ("plan", "interpretation", "translations", "suggestions"):
+        assert published["properties"][block]["properties"]["by"]["enum"] == ["model"]
+    # the task's stored citations in the task detail keep their shape (older tasks' quotes too)
     task_schema = document["components"]["schemas"]["TaskDetail"]["properties"]["citations"]["items"]
     assert "number" in task_schema["required"] and {"quote", "location"} <= set(task_schema["properties"])
 
@@ -104,20 +110,11 @@ def test_the_openapi_document_publishes_the_report_schema(client, db, personas):
 @pytest.mark.parametrize(
     "language, labels",
     [
-        ("zh-hant", ["摘要", "發現", "未查核", "數字與所引用的已驗證主張不符", "引用覆蓋率"]),
-        (
-            "en",
-            [
-                "Summary",
-                "Findings",
-                "Not verified",
-                "the figure differs from the verified claim it cites",
-                "Citation coverage",
-            ],
-        ),
+        ("zh-hant", ["來源中的事實", "整個問題", "未顯示的內容", "引用覆蓋率", "AI 撰寫（非來源原文）"]),
+        ("en", ["Facts from the sources", "The question as a whole", "Not shown", "Citation coverage"]),
     ],
 )
-def test_the_result_page_renders_the_report_sections_in_the_readers_language(
+def test_the_result_page_renders_the_report_in_the_readers_language(
     client, personas, compared, language, labels
 ):
     client.force_login(personas.student)
@@ -127,26 +124,26 @@ def test_the_result_page_renders_the_report_sections_in_the_readers_language(
     html = page.content.decode()
     for label in labels:
         assert label in html, label
-    assert "<q>95.93</q>" in html  # the cell that left the body is listed, not shown in the table
-    assert "| NVIDIA |" not in html and "<table>" in html
+    # the facts are the filings' own words; what the writer wrote is only in the AI's blocks
+    assert "Apple Inc (AAPL), Revenue for FY2024Q4:" in html
+    outside = page_outside_model(html)
+    assert "95.93" not in outside and "Apple's quarterly revenue was larger." not in outside
     # the stored report holds no section title in either language
-    assert "摘要" not in str(compared.report_json) and "Summary" not in str(compared.report_json)
+    assert "來源中的事實" not in str(compared.report_json) and "Facts from" not in str(compared.report_json)
 
 
-def test_the_markdown_export_has_the_same_sections_as_the_json(client, personas, compared):
+def test_the_markdown_export_has_the_pages_sections(client, personas, compared):
     client.force_login(personas.student)
     client.cookies["django_language"] = "en"
     response = client.get(f"/deep_research/task/{compared.task_uuid}/answer.md")
     assert response.status_code == 200, response.status_code
     text = response.content.decode()
     sections = [line for line in text.splitlines() if line.startswith("## ")]
-    # the schema's order: summary, findings, (judgement, conflicts, counter-evidence,) limitations, not verified
-    assert sections == ["## Summary", "## Findings", "## Not verified", "## Sources"]
-    assert (
-        "- Table cell: “95.93” — the figure differs from the verified claim it cites (AAPL — Revenue — SEC Form 10-Q)"
-        in text
-    )
-    assert "| NVIDIA · Q3 FY2025 | 35.08 USD billion [" in text and "95.93 [" not in text
+    assert sections[0] == "## Facts from the sources" and sections[-1] == "## Sources"
+    assert "## Not shown" in sections
+    assert "“Apple Inc (AAPL), Revenue for **FY2024**Q4: **$94,930,000,000** (USD).” [" in text
+    assert "95.93" not in text
+    check_text(text, [])
 
 
 def test_the_metrics_count_table_cells_removals_and_pollution(compared):
