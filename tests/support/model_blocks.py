@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from lxml import html as lxml_html
 
-from research.report_wording import MODEL_LABEL
+# The label in each language (research/report_wording.MODEL_LABEL and its zh-Hant translation).
+EN_LABEL = "Written by the AI — not the sources' words"
+ZH_LABEL = "AI 撰寫（非來源原文）"
 
 
 def _norm(text: str) -> str:
@@ -38,7 +40,7 @@ def page_model_blocks(page: str) -> list[str]:
 
 def check_page(page: str, model_words: list[str], label: str | None = None) -> None:
     """Every model string is inside a labelled data-by="model" element, and none is outside."""
-    label = _norm(str(label or MODEL_LABEL))
+    label = _norm(label or EN_LABEL)
     blocks = page_model_blocks(page)
     assert all(label in block for block in blocks), [b for b in blocks if label not in b]
     outside = page_outside_model(page)
@@ -52,7 +54,7 @@ def check_page(page: str, model_words: list[str], label: str | None = None) -> N
 def text_outside_model(text: str, label: str | None = None) -> list[str]:
     """A text rendering's lines without its labelled blockquotes (the label line and the quote's
     lines), Markdown escapes undone."""
-    label = str(label or MODEL_LABEL)
+    label = label or EN_LABEL
     kept, quoting = [], False
     for line in text.splitlines():
         body = line.lstrip()
@@ -66,14 +68,16 @@ def text_outside_model(text: str, label: str | None = None) -> list[str]:
     return kept
 
 
-def check_text(text: str, model_words: list[str], label: str | None = None) -> None:
-    """Every model string is inside a labelled blockquote, and none is outside; no other
-    blockquote is written."""
+def check_text(
+    text: str, model_words: list[str], label: str | None = None, shown: list[str] | None = None
+) -> None:
+    """No model string is outside a labelled blockquote and no other blockquote is written; every
+    string of `shown` (default: all of them) is there, inside one."""
     lines = text_outside_model(text, label)
     outside = _norm(" ".join(lines))
     leaked = [w for w in model_words if _norm(w) in outside]
     assert not leaked, leaked
     assert not [line for line in lines if line.lstrip().startswith(">")], "an unlabelled quote"
     flat = _norm(text.replace("\\", ""))
-    missing = [w for w in model_words if _norm(w) not in flat]
+    missing = [w for w in (model_words if shown is None else shown) if _norm(w) not in flat]
     assert not missing, missing
