@@ -11,6 +11,7 @@ from django.utils.html import escape
 
 from research.services import lifecycle, runner
 from tests.support.corpus_tools import corpus_registry
+from tests.support.model_blocks import page_outside_model
 from tests.support.scripted_llm import Scenario, claims_in
 
 QUESTION = {
@@ -78,11 +79,10 @@ def test_when_the_draft_check_fails_the_body_is_the_verified_claims_with_their_c
     client.force_login(personas.student)
     client.cookies["django_language"] = LANGUAGE_COOKIE[lang]
     html = client.get(f"/deep_research/task/{task.task_uuid}").content.decode()
-    said = {
-        "en": "The written answer could not be checked, so the report shows the verified claims themselves.",
-        "zh": "撰寫的答案無法查核，因此本報告直接列出已驗證的主張。",
-    }[lang]
-    assert said in html and verified[0]["text"] in html
+    said = {"en": "Facts from the sources", "zh": "來源中的事實"}[lang]
+    quotes = [c["quote"] for c in report["citations"] if c["quote"]]
+    assert said in html and quotes and escape(quotes[0]) in html  # the facts: the sources' words
+    assert " while " not in page_outside_model(html)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -95,7 +95,9 @@ def test_when_nothing_can_be_verified_the_research_completes_and_says_so_in_the_
     assert llm.calls("synthesizer") == []
     report = task.report_json
     (limitation,) = [x for x in report["limitations"] if x["code"] == "no_verified_claims"]
-    assert task.final_answer == "" and report["findings"] == [] and report["summary"] == ""
+    assert report["findings"] == [] and report["summary"] == ""
+    # the stored answer is not empty: it says so, in the research's language
+    assert {"en": "## Nothing could be verified", "zh": "## 無法驗證任何內容"}[lang] in task.final_answer
     consulted = [s["title"] for s in limitation["detail"]["sources"]]
     assert "Learning analytics overview" in consulted
 
@@ -103,8 +105,9 @@ def test_when_nothing_can_be_verified_the_research_completes_and_says_so_in_the_
     client.cookies["django_language"] = LANGUAGE_COOKIE[lang]
     html = client.get(f"/deep_research/task/{task.task_uuid}").content.decode()
     said = {
-        "en": "No statement could be verified from the sources found.",
-        "zh": "從找到的來源中，沒有任何陳述能獲得驗證。",
+        "en": "No passage of the sources could be verified as answering the question",
+        "zh": "找到的來源中沒有任何段落能被驗證為回答了這個問題",
     }[lang]
     assert said in html
-    assert all(escape(title) in html for title in consulted)
+    consulted_list = html.split('<ul class="consulted">')[1].split("</ul>")[0]
+    assert all(f">{escape(title)}</a>" in consulted_list for title in consulted)  # links to their passages

@@ -1,6 +1,6 @@
 """Replays on the real stack: a research recorded by a Celery worker against the scripted server,
 replayed by `deep_research_replay` exactly (the recorded model answers, no server asked) and
-normally (new model answers, compared claim by claim)."""
+normally (new model answers, compared fact by fact: by their spans and values)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from research.models import ResearchTask, TranscriptEntry
-from research.services import lifecycle
+from research.services import lifecycle, replay
 from research.tasks import execute_research_task
 from tests.support.scripted_llm import Scenario
 from tests.support.stack import wait_for
@@ -64,7 +64,7 @@ def test_an_exact_replay_reproduces_claims_citations_and_body_without_asking_a_m
     replayed = ResearchTask.objects.get(task_uuid=report["replay"])
     assert replayed.is_replay and replayed.replay_of_id == original.pk and replayed.status == "completed"
     assert report["mode"] == "exact" and report["reproduced"] is True
-    assert report["claims_match"] and report["citations_match"] and report["body_match"]
+    assert report["facts_match"] and report["citations_match"] and report["body_match"]
     assert replayed.verification_json["evidence_claims"] == original.verification_json["evidence_claims"]
     assert replayed.citations_json == original.citations_json
     assert replayed.final_answer == original.final_answer and replayed.final_answer.strip()
@@ -111,23 +111,18 @@ def test_an_exact_replay_fails_loudly_when_an_answer_is_missing_from_the_transcr
     assert "a synthesizer request, and the original's transcript holds none" in str(failure.value)
 
 
-def test_a_normal_replay_reports_the_claim_set_overlap_with_the_original(
+def test_a_normal_replay_reports_the_fact_set_overlap_with_the_original(
     personas, llm, worker, django_capture_on_commit_callbacks
 ):
     llm.reset(Scenario(preferred_tools=["search_external_papers"]))
     original = recorded_research(personas, django_capture_on_commit_callbacks)
-    claims = original.verification_json["evidence_claims"]
-    assert len(claims) >= 2
+    facts = len(replay.fact_keys(original))
+    assert facts >= 2
 
     with django_capture_on_commit_callbacks(execute=False):
         same = replay_command(original, personas.admin)
     assert same["mode"] == "normal"
-    assert same["claims_overlap"] == {
-        "original": len(claims),
-        "replay": len(claims),
-        "shared": len(claims),
-        "jaccard": 1.0,
-    }
+    assert same["facts_overlap"] == {"original": facts, "replay": facts, "shared": facts, "jaccard": 1.0}
 
     # A new model that draws one figure claim from the first source only, and not the facts.
     def one_figure(body: dict) -> dict:
@@ -150,6 +145,6 @@ def test_a_normal_replay_reports_the_claim_set_overlap_with_the_original(
     llm.on("claims", one_figure)
     with django_capture_on_commit_callbacks(execute=False):
         other = replay_command(original, personas.admin)
-    overlap = other["claims_overlap"]
-    assert overlap["original"] == len(claims) and overlap["shared"] == 0
+    overlap = other["facts_overlap"]
+    assert overlap["original"] == facts and overlap["shared"] == 0
     assert overlap["jaccard"] == 0.0

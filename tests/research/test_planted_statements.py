@@ -4,26 +4,20 @@ cannot put one planted statement in the report's body, in English or in Chinese.
 The research runs through the real runner on the test database against the scripted server's
 `invent` switch (tests/support/planted.py). One statement is planted for each hole, each with its
 own token; none may appear in the report's summary, findings (headings, text, claims),
-judgement, conflicts or counter-evidence, nor on the rendered result page outside what the page
-lists as not verified (the "Not verified" section and the ledger's removed rows). The research
+judgement, conflicts or counter-evidence, nor on the rendered result page outside the blocks the
+page labels as the AI's words (data-by="model": tests/support/model_blocks.py). The research
 still completes with what is verified."""
 
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
 from research.services import lifecycle, runner
+from tests.support.model_blocks import page_outside_model
 from tests.support.planted import HOLES, LOSING_VALUE, QUESTION, leaked_holes, planted_registry
 from tests.support.scripted_llm import Scenario
-
-# What the page lists as not verified: the report's own section and the ledger's removed rows.
-NOT_VERIFIED_ON_PAGE = [
-    re.compile(r'<section class="report-not-verified">.*?</section>', re.S),
-    re.compile(r'<li class="claim [^"]*action-(?:dropped|replaced)[^"]*">.*?</li>', re.S),
-]
 
 
 @pytest.fixture(params=["en", "zh"])
@@ -94,7 +88,7 @@ def test_no_planted_statement_reaches_the_report_and_the_research_completes(plan
     assert reasons[4] and reasons[5] and reasons[6] and reasons[7]
 
 
-def test_no_planted_statement_is_on_the_rendered_page_outside_the_not_verified_list(
+def test_no_planted_statement_is_on_the_rendered_page_outside_the_ais_labelled_blocks(
     client, personas, planted
 ):
     lang, task = planted
@@ -103,9 +97,8 @@ def test_no_planted_statement_is_on_the_rendered_page_outside_the_not_verified_l
     page = client.get(f"/deep_research/task/{task.task_uuid}")
     assert page.status_code == 200
     html = page.content.decode()
-    assert "report-not-verified" in html
-    for pattern in NOT_VERIFIED_ON_PAGE:
-        html = pattern.sub("", html)
+    assert "report-not-shown" in html
+    html = page_outside_model(html)
     leaked = leaked_holes(html, lang)
     assert not leaked, f"the page shows the planted {leaked}"
     assert ("1,200" in html) and ("superseded" in html if lang == "en" else "已被取代" in html)
