@@ -10,9 +10,11 @@ summaries and the not-verified list's texts. Only the first kind becomes facts:
 
 - a citation's located quote becomes a span of its source (one per source: a 1.x citation kept
   the first located quote the report's verified claims rest on);
-- each verified claim a finding states becomes the fact of its cited sources' spans, in the
-  findings' order, in one section for the question as a whole (a finding's heading is the
-  model's, beyond the plan: dropped, like the summary and the claims' texts);
+- each verified claim a finding states becomes the fact of its own located quotes when the caller
+  has them (`claim_quotes`: the verification record's quotes, cut from the passages the research
+  read; research/legacy_reports.py), else of its cited sources' spans, in the findings' order, in
+  one section for the question as a whole (a finding's heading is the model's, beyond the plan:
+  dropped, like the summary and the claims' texts);
 - a conflict keeps its sides as the facts of their claims and citations, and its key (the one
   reviewers' decisions were stored under); its subject and statements are dropped and the page
   words the subject; a conflict a side of which rests on no span leaves the report;
@@ -34,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 
 from . import vocabulary as V
 from .novelty import novel
@@ -121,15 +124,27 @@ def _location(raw) -> Location:
     return Location(page=str(raw.get("page") or ""), start=start if ok else -1, end=end if ok else -1)
 
 
+@dataclass(frozen=True)
+class ClaimQuote:
+    """A located quote of a verified 1.x claim: the source's own text at `location`, read by the
+    caller from the passage the research stored (never the model's copy of it)."""
+
+    number: int  # the citation number of its source
+    text: str
+    location: Location
+
+
 class _Builder:
-    def __init__(self, data: dict):
+    def __init__(self, data: dict, claim_quotes: dict[int, list[ClaimQuote]] | None = None):
         self.data = data
+        self.claim_quotes = claim_quotes or {}
         self.report = Report(question=str(data.get("question") or ""))
         self.report.language = language_of(self.report.question)
         self.snippets: dict[int, str] = {}
         self.span_of: dict[int, str] = {}  # source number → its span id (the citation's quote)
         self.fact_of: dict[str, int] = {}  # span id → its fact
         self.claim_numbers: dict[int, list[int]] = {}  # claim id → the citation numbers it cites
+        self.claim_facts_of: dict[int, list[int]] = {}  # claim id → the facts of its own quotes
 
     # ------------------------------------------------------------------ sources and their spans
 
@@ -202,20 +217,49 @@ class _Builder:
     def facts_of(self, numbers) -> list[int]:
         return list(dict.fromkeys(f for f in (self.fact(n) for n in _ints(numbers)) if f is not None))
 
+    def quoted_fact(self, quote: ClaimQuote) -> int | None:
+        """The fact of one located claim quote (made once per place in its source)."""
+        source = self.report.source(quote.number)
+        if source is None or source.flagged or not quote.text.strip():
+            return None
+        for span in self.report.spans:
+            if (span.source, span.location.start, span.location.end, span.text) == (
+                quote.number,
+                quote.location.start,
+                quote.location.end,
+                quote.text,
+            ):
+                return self.fact_of.get(span.id)
+        span_id = self._add_span(source, quote.text, quote.location)
+        fact = Fact(id=len(self.report.facts) + 1, spans=[span_id], source=quote.number, tier=source.tier)
+        self.report.facts.append(fact)
+        self.fact_of[span_id] = fact.id
+        return fact.id
+
     def findings(self) -> None:
         section = Section(sub_question=-1)
         for finding in _dicts(self.data.get("findings")):
             for claim in _dicts(finding.get("claims")):
                 numbers = _ints(claim.get("citations"))
-                if isinstance(claim.get("id"), int):
-                    self.claim_numbers[claim["id"]] = numbers
-                section.facts += [f for f in self.facts_of(numbers) if f not in section.facts]
+                claim_id = claim.get("id") if isinstance(claim.get("id"), int) else None
+                if claim_id is not None:
+                    self.claim_numbers[claim_id] = numbers
+                own = [self.quoted_fact(q) for q in self.claim_quotes.get(claim_id, [])]
+                own = [f for f in own if f is not None]
+                if own:
+                    self.claim_facts_of[claim_id] = own
+                facts = own or self.facts_of(numbers)
+                section.facts += [f for f in facts if f not in section.facts]
         if section.facts:
             self.report.sections.append(section)
 
     def claim_facts(self, claim_ids, numbers=()) -> list[int]:
-        cited = [n for c in _ints(claim_ids) for n in self.claim_numbers.get(c, [])] + _ints(numbers)
-        return self.facts_of(cited)
+        own = [f for c in _ints(claim_ids) for f in self.claim_facts_of.get(c, [])]
+        rest = [c for c in _ints(claim_ids) if c not in self.claim_facts_of]
+        cited = [n for c in rest for n in self.claim_numbers.get(c, [])]
+        if not own:
+            cited += _ints(numbers)
+        return list(dict.fromkeys(own + self.facts_of(cited)))
 
     # ------------------------------------------------------------------ conflicts, counter-evidence
 
@@ -392,6 +436,8 @@ def _without_markers(text: str) -> str:
     return " ".join(_MARKERS.sub("", text).split())
 
 
-def from_v1(data: dict) -> Report:
-    """A report of schema 1.x (or an empty dict: a task that finished without one) as a `Report`."""
-    return _Builder(data if isinstance(data, dict) else {}).build()
+def from_v1(data: dict, claim_quotes: dict[int, list[ClaimQuote]] | None = None) -> Report:
+    """A report of schema 1.x (or an empty dict: a task that finished without one) as a `Report`;
+    `claim_quotes`: the located quotes of its verified claims, by claim id, when the caller has
+    the passages they point into."""
+    return _Builder(data if isinstance(data, dict) else {}, claim_quotes).build()

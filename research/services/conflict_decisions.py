@@ -16,6 +16,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from agent.engine.report_types import Conflict, Decision, Report
+from research.legacy_reports import typed_report
 from research.models import ConflictDecision, ResearchTask
 from research.services import review
 from research.services.notifications import email_when_done
@@ -29,7 +30,7 @@ MAX_REASON = 2000
 def stored_report(task: ResearchTask) -> Report:
     """The task's stored report as the typed object (a 1.x report converted: its conflicts keep
     the keys their decisions were stored under)."""
-    return Report.from_json(task.report_json or {})
+    return typed_report(task)
 
 
 def unresolved_conflicts(task: ResearchTask, report: Report | None = None) -> dict[str, Conflict]:

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from agent.engine.report_types import Report
+from research.legacy_reports import typed_report
 from research.models import NotificationPreference, ResearchTask
 from research.report_text import report_markdown
 
@@ -62,7 +62,7 @@ def research_finished(task: ResearchTask) -> bool:
         if task.status == ResearchTask.Status.COMPLETED and task.report_json:
             # The report itself, as the page words it (the AI's words in labelled blockquotes).
             report = report_markdown(
-                Report.from_json(task.report_json),
+                typed_report(task),
                 question=task.user_question,
                 limit_hit=task.limit_hit,
                 base_url=settings.UEDU_SITE_URL,

@@ -32,6 +32,7 @@ from agent.engine.report_types import Fact, Report
 from agent.engine.types import Source, ToolResult, ToolTraits
 from channels_app.roles import is_platform_admin
 from quotas import services as quotas
+from research.legacy_reports import typed_report
 from research.models import ResearchTask, TranscriptEntry
 from uedu_dr.errors import ServiceError
 
@@ -278,7 +279,7 @@ def _cited(task: ResearchTask) -> set[tuple]:
 
 
 def report_of(task: ResearchTask) -> Report:
-    return Report.from_json(task.report_json or {})
+    return typed_report(task)
 
 
 def fact_key(report: Report, fact: Fact) -> tuple:

@@ -25,10 +25,10 @@ from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, Usage
 from agent.engine.events import TERMINAL, Event, StatusChange
 from agent.engine.llm import LLMError, Usage
 from agent.engine.plan import Plan
-from agent.engine.report_types import Report
 from agent.llm_factory import call_config, llm_config
 from agent.tools import REGISTRY, BoundToolbox, ToolRegistry
 from channels_app.models import ChatLog
+from research.legacy_reports import typed_report
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
 from research.report_text import report_markdown
 from research.selectors import request_log_id
@@ -491,7 +491,9 @@ def finish(
         stored = dict(
             status=result.status,
             **plan,
-            final_answer=answer_text(task.language, result.report if result.status == "completed" else None),
+            final_answer=answer_text(
+                task, result.report if result.status == "completed" else None, _jsonable(result.verification)
+            ),
             citations_json=result.citations_json(),
             verification_json=_jsonable(result.verification),
             report_json=_jsonable(result.report),
@@ -555,14 +557,15 @@ def close_open_steps(task: ResearchTask, status: str) -> None:
     )
 
 
-def answer_text(language: str, report_json: dict | None) -> str:
+def answer_text(task: ResearchTask, report_json: dict | None, verification_json: dict | None = None) -> str:
     """The answer a research stores and leaves in the chat log: its report as Markdown in the
     research's language (research/report_text.py), the AI's words in labelled blocks; '' for a
     research without a report."""
     if not report_json:
         return ""
-    with translation.override(language or settings.LANGUAGE_CODE):
-        return report_markdown(Report.from_json(report_json), base_url=settings.UEDU_SITE_URL)
+    report = typed_report(task, report_json, verification_json or {})
+    with translation.override(task.language or settings.LANGUAGE_CODE):
+        return report_markdown(report, question=task.user_question, base_url=settings.UEDU_SITE_URL)
 
 
 def write_response_log(task: ResearchTask) -> ChatLog:

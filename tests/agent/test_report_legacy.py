@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from agent.engine.report_legacy import from_v1, legacy_conflict_key
-from agent.engine.report_types import Report, integrity_problems, validate
+from agent.engine.report_legacy import ClaimQuote, from_v1, legacy_conflict_key
+from agent.engine.report_types import Location, Report, integrity_problems, validate
 from tests.support import report_examples as X
 
 
@@ -129,3 +129,20 @@ def test_an_empty_or_1_0_report_converts_without_facts():
         side.pop("quotes")
     report = Report.from_json(old)
     assert report.facts == [] and report.spans == [] and len(report.sources) == 3
+
+
+def test_a_claims_own_located_quotes_make_its_facts_when_the_caller_has_them():
+    nvidia = "NVIDIA Corp (NVDA), Revenue for FY2025Q3"
+    quotes = {1: [ClaimQuote(2, nvidia, Location(start=0, end=len(nvidia)))]}
+    report = from_v1(X.v1_report(), quotes)
+    assert integrity_problems(report) == []
+    (section,) = report.sections
+    assert [report.fact_text(report.fact(i)) for i in section.facts] == [
+        nvidia,  # claim 1: its own quote, at its place in the filing
+        "Apple Inc (AAPL), Revenue for FY2024Q4: $94,930,000,000 (USD).",  # claim 2: its citation's
+    ]
+    span = report.span(report.fact(section.facts[0]).spans[0])
+    assert (span.source, span.location.start, span.location.end) == (2, 0, 40)
+    # the conflict's side and the judgement rest on the claim's own fact too
+    assert report.conflicts[0].sides[0].facts == [section.facts[0]]
+    assert section.facts[0] in report.interpretation.items[0].facts

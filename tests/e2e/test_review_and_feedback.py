@@ -80,12 +80,13 @@ def test_the_ledger_sets_apart_the_claims_the_verifier_did_not_accept(open_as, p
     claims = list(task.claims.order_by("index"))
     unsupported = [c for c in claims if c.verdict == "unsupported"]
     assert unsupported and len(unsupported) == len(claims), "the scripted verifier rejected every sentence"
-    # the default policy: the sentences left the body and the answer lists them as not verified
-    not_verified = answer.locator(".report-not-verified .not-verified-item")
-    expect(not_verified).to_have_count(len(unsupported))
-    expect(not_verified.first).to_contain_text(unsupported[0].text)
-    expect(not_verified.first).to_contain_text("沒有任何已驗證的主張支持這句話")
-    expect(answer.locator(".report-findings")).not_to_contain_text(unsupported[0].text)
+    # the default policy: the sentences left the body; the answer lists them as not shown, by kind
+    # and reason, never with the words the model wrote
+    not_shown = answer.locator(".report-not-shown li")
+    expect(not_shown).to_have_count(len(unsupported))
+    expect(not_shown.first).to_contain_text("無法從其來源驗證")
+    expect(answer.locator(".report-not-shown")).not_to_contain_text(unsupported[0].text)
+    expect(answer.locator(".report-facts")).not_to_contain_text(unsupported[0].text)
 
     answer.get_by_role("link", name="結果頁").click()
     ledger = page.locator("#ledger")
@@ -140,8 +141,8 @@ def test_a_conflicted_research_reaches_the_review_queue_and_the_student_reads_th
     llm.on("synthesizer", _conflicted_writer(llm))
     student = open_as(personas.student)
     start_research(student, personas)
-    # the writer's conflict is shown from claim records: its sources, never its words
-    expect(student.locator(".dr-answer .conflicts")).to_contain_text("由撰寫模型提出")
+    # the writer's conflict is shown as its sources' spans, marked as the AI's finding, never its words
+    expect(student.locator(".dr-answer .conflicts")).to_contain_text("AI 標記為互相矛盾")
     expect(student.locator(".dr-answer .conflicts")).not_to_contain_text("Effect on grades")
     task = ResearchTask.objects.get(user=personas.student)
     assert task.needs_review is True

@@ -159,3 +159,41 @@ def test_a_research_stored_with_a_1x_report_still_renders_without_its_model_text
     check_text(markdown, ["Apple's revenue was larger than NVIDIA's in these quarters."])
     for words in X.V1_MODEL_WORDS:
         assert words not in markdown, words
+
+
+def test_a_1x_research_shows_each_verified_claim_as_its_own_quote_read_from_the_stored_passage(
+    client, personas
+):
+    filing = "NVIDIA Corp (NVDA), Revenue for FY2025Q3: $35,082,000,000 (USD). Gross margin was 74.6%."
+    at = filing.index("Gross")
+    verification = {
+        "evidence_claims": [
+            {
+                "id": 1,
+                "verdict": "supported",
+                "reason": "",
+                "quotes": [{"source_id": 1, "text": "COPIED-BY-THE-MODEL", "start": at, "end": len(filing)}],
+            },
+            {
+                "id": 9,
+                "verdict": "unsupported",
+                "reason": "",
+                "quotes": [{"source_id": 1, "start": 0, "end": 10}],
+            },
+        ]
+    }
+    passages = {("https://sec.example/nvda", "NVDA — Revenue — SEC Form 10-Q"): filing}
+    task = X.stored_report(
+        personas.student,
+        personas.channel,
+        X.v1_report(),
+        language="en",
+        passages=passages,
+        verification=verification,
+    )
+    client.force_login(personas.student)
+    html = result(client, task, EN)
+    facts = html.split('class="report-section"')[1].split("</ol>")[0]
+    assert (
+        "Gross margin was <strong" in facts and "COPIED-BY-THE-MODEL" not in html
+    )  # the passage's words, not the model's copy

@@ -654,6 +654,7 @@ def stored_report(
     *,
     language: str | None = None,
     passages: dict | None = None,
+    verification: dict | None = None,
 ) -> ResearchTask:
     """A completed research whose stored report is `report` (a Report, or a 1.x dict), with a
     step that read `passages` (default: PASSAGES) and its chat rows, written as runner.finish
@@ -671,7 +672,7 @@ def stored_report(
         language=language,
         report_json=data,
         citations_json=citations_of(typed),
-        verification_json={"status": "complete"},
+        verification_json=verification or {"status": "complete"},
         plan_json={
             "complexity": "moderate",
             "sub_questions": [{"question": q, "suggested_tools": []} for q in typed.plan.sub_questions if q],
@@ -682,8 +683,6 @@ def stored_report(
         finished_at=now,
         duration_seconds=61.0,
     )
-    task.final_answer = runner.answer_text(language, data)
-    task.save(update_fields=["final_answer"])
     ResearchStep.objects.create(
         task=task,
         index=1,
@@ -698,6 +697,8 @@ def stored_report(
             ]
         },
     )
+    task.final_answer = runner.answer_text(task, data)
+    task.save(update_fields=["final_answer"])
     ChatLog.objects.create(
         channel=channel,
         user=user,
