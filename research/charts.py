@@ -38,14 +38,16 @@ MAX_CHARTS = 6
 MAX_MARKS = 16  # per chart: a report's values, not a data set
 CHARTED_KINDS = ("number", "percent", "percentage_points", "currency")
 
-# Geometry of one chart, in SVG user units (the SVG scales to its box's width).
+# Geometry of one chart, in SVG user units (the SVG scales to its box's width). Each bar has its
+# label on a line of its own above it: a source's title is long, and a label cut short would
+# leave the bar's accessible name without the words a reader sees.
 WIDTH = 640
-LABEL_WIDTH = 220  # the source · year labels, right-aligned before the bars
-VALUE_SPACE = 120  # after the longest bar: its value and citation number
-ROW = 28
+VALUE_SPACE = 150  # after the longest bar: its value and source number
+LABEL_LINE = 16
 BAR = 18
-TOP = 8
-LABEL_CHARS = 30  # longer labels are cut (the full one is in the mark's <title>)
+ROW = LABEL_LINE + BAR + 10
+TOP = 6
+LABEL_CHARS = 80  # longer labels are cut (the full one is in the mark's <title>)
 
 
 @dataclass
@@ -58,11 +60,12 @@ class Mark:
     label: str = ""  # cut to fit
     full_label: str = ""
     value_text: str = ""
-    shown: str = ""  # the value with its unit, as its accessible name states it
+    shown: str = ""  # the value with its unit, as the bar states it
     # layout: SVG coordinates, as strings (see _u)
     y: str = ""
     x: str = ""
     width: str = ""
+    label_y: str = ""
     text_y: str = ""
     value_x: str = ""
 
@@ -79,7 +82,6 @@ class Chart:
     height: str = ""
     zero_x: str = ""
     width: int = WIDTH
-    label_x: int = LABEL_WIDTH - 8
     bar_height: int = BAR
 
 
@@ -179,11 +181,11 @@ def _u(x: float) -> str:
 
 
 def _layout(chart: Chart) -> None:
-    """Bars from zero (negative values to its left), scaled to the widest."""
+    """Bars from zero (negative values to its left), scaled to the widest, each under its label."""
     low = min(0.0, *(m.value for m in chart.marks))
     high = max(0.0, *(m.value for m in chart.marks))
     span = (high - low) or 1.0
-    left, room = LABEL_WIDTH, WIDTH - LABEL_WIDTH - VALUE_SPACE
+    left, room = 0.0, WIDTH - VALUE_SPACE
     zero = left + (0.0 - low) / span * room
     for i, mark in enumerate(chart.marks):
         mark.full_label = " · ".join(part for part in mark.label_parts if part)
@@ -191,9 +193,10 @@ def _layout(chart: Chart) -> None:
         mark.value_text = number_text(mark.value)
         start = left + (min(mark.value, 0.0) - low) / span * room
         width = max(abs(mark.value) / span * room, 1.0)  # a zero still shows
-        y = TOP + i * ROW
+        y = TOP + i * ROW + LABEL_LINE
         mark.x, mark.width, mark.y, mark.text_y = _u(start), _u(width), _u(y), _u(y + BAR / 2 + 4)
+        mark.label_y = _u(y - 4)
         # the value right after a positive bar, right of zero for a negative one
         mark.value_x = _u((start + width if mark.value >= 0 else zero) + 6)
     chart.zero_x = _u(zero)
-    chart.height = _u(TOP * 2 + len(chart.marks) * ROW)
+    chart.height = _u(TOP * 2 + len(chart.marks) * ROW - 10)

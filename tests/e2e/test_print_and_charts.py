@@ -191,7 +191,7 @@ def test_the_result_page_charts_verified_figures_and_prints_a_clean_document_in_
     labels = [marks.nth(i).get_attribute("aria-label") for i in range(len(ENROLMENT))]
     stats = next(c for c in task.citations_json if c["title"].startswith("EDS101_修課統計"))
     for year, n in ENROLMENT.items():
-        assert any(label.startswith(f"{stats['title']} · {year}：{n}，來源 [") for label in labels), labels
+        assert any(label.startswith(f"{stats['title']} · {year}：{n} [") for label in labels), labels
     href = marks.first.get_attribute("href")
     assert href.endswith(f"-{stats['number']}")
     marks.first.locator("rect").click()  # a bar opens its source, the spans highlighted

@@ -28,13 +28,13 @@ MARK = re.compile(r'<a class="chart-mark" href="#([^"]+)" data-mark="[vc]\d+" ar
                 "Numbers stated in the sources",
                 "Bar chart, Numbers stated in the sources: 3 values",
             ],
-            "Online learning boom · 2021: 350,000, source [4]",
+            "Online learning boom · 2021: 350,000 [4]",
         ),
         (
             "zh-hant",
             X.chinese_report,
             ["以圖表呈現的數值", "來源中記載的百分比", "長條圖，來源中記載的百分比：3 個數值"],
-            "Generative AI among Taiwanese students · 2024：68%，來源 [2]",
+            "Generative AI among Taiwanese students · 2024：68% [2]",
         ),
     ],
 )
