@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.utils.safestring import SafeString
-from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from agent.engine import verification
 from agent.engine import vocabulary as V
@@ -34,11 +34,6 @@ from research.vocabulary_labels import text as label
 def citation_anchor(task: ResearchTask) -> str:
     """Prefix of the citation ids of one answer; unique per task, so two answers on one page never clash."""
     return f"cite-{task.task_uuid.hex[:12]}"
-
-
-def reader_language() -> str:
-    """The report language of the page's reader: "zh" or "en"."""
-    return "en" if (get_language() or "").startswith("en") else "zh"
 
 
 def task_report(task: ResearchTask) -> Report | None:
@@ -69,9 +64,7 @@ def answer_view(task: ResearchTask, user, report: Report | None = None) -> Answe
     )
     report = report or task_report(task)
     if report is not None:
-        view.report = report_view(
-            report, anchor=anchor, passages=Passages(task), reader_language=reader_language()
-        )
+        view.report = report_view(report, anchor=anchor, passages=Passages(task))
         view.citations = view.report.citations
     else:
         view.citations = citation_views(task.citations_json, anchor)

@@ -194,10 +194,9 @@ def _value_parts(report: Report, span: Span) -> list[Part]:
 
 
 class _Builder:
-    def __init__(self, report: Report, anchor: str, reader_language: str):
+    def __init__(self, report: Report, anchor: str):
         self.report = report
         self.anchor = anchor
-        self.reader = reader_language  # "en" or "zh"
         self.translations = {t.span: t for t in report.translations.items if t.text}
         self.numbers = {s.number for s in report.sources if s.cited}
 
@@ -444,5 +443,5 @@ class _Builder:
         return view
 
 
-def report_view(report: Report, *, anchor: str, passages: Passages, reader_language: str = "") -> ReportView:
-    return _Builder(report, anchor, reader_language or report.language).build(passages)
+def report_view(report: Report, *, anchor: str, passages: Passages) -> ReportView:
+    return _Builder(report, anchor).build(passages)
