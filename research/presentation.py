@@ -169,6 +169,9 @@ CONTEXT_LABELS = {
     "source_language": gettext_lazy("Source language"),
     "source_preference": gettext_lazy("Preferred sources"),
 }
+# The units a 1.x writer wrote: a ledger row of one of these kinds holds the model's words (a row
+# of a report of spans holds a fact's or a passage's own words, or none).
+WRITER_KINDS = {"sentence", "cell", "heading", "judgement"}
 # Claims the reader should not take at face value: the ledger shows them apart.
 DOUBTFUL_VERDICTS = {"unsupported", "no_citation", "fabricated_citation"}
 
@@ -186,6 +189,7 @@ class ClaimView:
     action: str
     action_label: str
     web_only: bool
+    by_model: bool = True  # the text is the model's (a 1.x writer's unit)
     reason_by_model: bool = False
 
     @property
@@ -350,6 +354,7 @@ def ledger_view(task: ResearchTask) -> LedgerView:
                 verdict=claim.verdict,
                 verdict_label=str(verdicts.get(claim.verdict, claim.verdict)),
                 reason=reason,
+                by_model=claim.kind in WRITER_KINDS,
                 reason_by_model=reason_by_model,
                 tiers=[label(V.TIERS, t) for t in claim.tiers or []],
                 confidence_percent=round((claim.confidence or 0) * 100),
