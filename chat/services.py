@@ -25,6 +25,7 @@ from agent.tools.registry import BoundToolbox, ToolRegistry
 from channels_app.models import Channel, ChatLog
 from quotas.models import CostReservation
 from quotas.roles import chat_daily_limit
+from research.citation_view import Passages
 from research.models import ResearchTask
 from research.services import assistant_policy, follow_up
 from research.services.lifecycle import check_member
@@ -212,8 +213,14 @@ class ChatTurn:
         return text, [c for c in citations if c["number"] in cited]
 
 
+# How much of a cited source's text a chat answer keeps: what a sentence citing it is checked
+# against when the answer is shown (chat/answer_spans.py).
+SOURCE_TEXT_CHARS = 20_000
+
+
 def _citation(number: int, source: Source) -> dict:
-    """A chat source in the shape of a research answer's citation (the bubble renders both alike)."""
+    """A chat source in the shape of a research answer's citation (the bubble renders both alike),
+    with the text it was shown, which a sentence citing it must be a span of."""
     return {
         "number": number,
         "source_id": number,
@@ -224,6 +231,7 @@ def _citation(number: int, source: Source) -> dict:
         "tier": source.tier,
         "origin": source.origin,
         "locator": source.locator,
+        "text": (source.text or source.snippet or "")[:SOURCE_TEXT_CHARS],
     }
 
 
@@ -235,13 +243,22 @@ def _conversation_urls(messages: list[dict]) -> set[str]:
 
 
 def latest_research_citations(user, channel: Channel) -> list[dict]:
+    """The citations of the student's latest research in the channel, each with the text of the
+    passage the research read (what a chat sentence citing it must be a span of)."""
     task = (
         ResearchTask.objects.filter(user=user, channel=channel, status=ResearchTask.Status.COMPLETED)
         .order_by("-finished_at", "-pk")
-        .only("citations_json")
+        .only("pk", "citations_json")
         .first()
     )
-    return list(task.citations_json or []) if task else []
+    if task is None:
+        return []
+    passages = Passages(task)
+    return [
+        dict(c, text=passages.text(str(c.get("url") or ""), str(c.get("title") or ""))[:SOURCE_TEXT_CHARS])
+        for c in task.citations_json or []
+        if isinstance(c, dict)
+    ]
 
 
 def earlier_source_urls(user, channel: Channel) -> set[str]:

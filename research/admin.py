@@ -15,6 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.translation import gettext_lazy as _
 
+from agent.engine.vocabulary import LIMITS
 from channels_app.access import can, can_everywhere
 from channels_app.admin_scoping import (
     ChannelScopedAdmin,
@@ -34,6 +35,7 @@ from channels_app.roles import (
     SOURCES_MANAGE,
 )
 
+from . import vocabulary_labels
 from .models import (
     AnswerFeedback,
     FailureCase,
@@ -90,14 +92,18 @@ class ResearchClaimInline(ChannelScopedInline, admin.TabularInline):
 
 
 class LimitHitFilter(admin.AllValuesFieldListFilter):
-    """The limit codes in the rows, as Django lists them, but with the blank one named: Django
-    links a blank value with no text at all, a link no screen reader can name (WCAG 2.4.4)."""
+    """The limit codes in the rows, as Django lists them, each worded by the vocabulary, and the
+    blank one named: Django links a blank value with no text at all, a link no screen reader can
+    name (WCAG 2.4.4)."""
 
     def choices(self, changelist):
         for choice in super().choices(changelist):
             display = str(choice["display"])
-            if display == "" or display.startswith(" ("):  # " (3)" when the admin shows facet counts
+            code, sep, count = display.partition(" (")  # " (3)" when the admin shows facet counts
+            if code == "":
                 choice["display"] = _("no limit hit") + display
+            elif code in LIMITS:
+                choice["display"] = vocabulary_labels.text(LIMITS, code) + (sep + count if sep else "")
             yield choice
 
 

@@ -21,15 +21,24 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from agent.engine import vocabulary as V
 from channels_app.access import can
 from channels_app.roles import CONFLICTS_DECIDE, RESEARCH_REVIEW
 from research import selectors
-from research.charts import stored_charts
 from research.forms import DashboardDayForm, ReviewNoteForm, ReviewQueueFilter
 from research.models import AnswerFeedback, ConflictDecision, ResearchTask
-from research.presentation import answer_markdown, feedback_box, ledger_view, plan_view
+from research.presentation import (
+    answer_view,
+    feedback_box,
+    ledger_view,
+    plan_view,
+    task_charts,
+    task_markdown,
+    task_report,
+)
 from research.selectors import get_visible_task, question_row, user_tasks
 from research.services import analytics, conflict_decisions, feedback, notifications, review
+from research.vocabulary_labels import text as label
 from uedu_dr.errors import ServiceError
 from uedu_dr.ratelimits import enforce_rate
 
@@ -66,16 +75,14 @@ def _result_page(
     decider = can(request.user, CONFLICTS_DECIDE, task.channel_id)
     if reviewer and review_form is None:
         review_form = ReviewNoteForm(initial={"note": task.review_note})
-    decisions = conflict_decisions.current_decisions(task) if decider else {}
+    report = task_report(task) if task.status == ResearchTask.Status.COMPLETED else None
+    answer = answer_view(task, request.user, report) if report is not None else None
+    decided = [c for c in answer.report.conflicts if c.decision] if answer and answer.report else []
     decision_conflicts = (
         [
-            {
-                "key": key,
-                "subject": c.get("subject", ""),
-                "sides": c.get("sides") or [],
-                "decided": decisions.get(key),
-            }
-            for key, c in conflict_decisions.unresolved_conflicts(task).items()
+            c
+            for c in (answer.report.conflicts if answer and answer.report else [])
+            if c.state_code != "resolved"
         ]
         if decider
         else []
@@ -85,9 +92,11 @@ def _result_page(
         # the page (not the chat bubble) adds the charts of verified figures and the print references
         "result_page": True,
         "site_origin": f"{request.scheme}://{request.get_host()}",
-        "charts": stored_charts(task.report_json, task.verification_json, task.citations_json)
-        if task.status == ResearchTask.Status.COMPLETED
-        else [],
+        "answer": answer,
+        "charts": task_charts(task, report) if report is not None else [],
+        # a reviewer's decision closes the "nobody has reviewed it" notice
+        "decided_conflicts": decided,
+        "limit_label": label(V.LIMITS, task.limit_hit) if task.limit_hit else "",
         "steps": list(task.steps.order_by("index")),
         "plan": plan_view(task),
         "ledger": ledger_view(task),
@@ -223,7 +232,11 @@ def download(request, task_uuid):
     task = _task_or_404(request, task_uuid)
     if task.status != ResearchTask.Status.COMPLETED:
         raise Http404
-    text = answer_markdown(task, request.build_absolute_uri(task_url(task)))
+    text = task_markdown(
+        task,
+        page_url=request.build_absolute_uri(task_url(task)),
+        base_url=f"{request.scheme}://{request.get_host()}",
+    )
     response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="deep-research-{task.task_uuid.hex[:8]}.md"'
     return response

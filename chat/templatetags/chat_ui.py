@@ -7,11 +7,10 @@ from datetime import timedelta
 
 from django import template
 from django.utils import timezone
-from django.utils.safestring import SafeString
 
 from channels_app.models import ChatLog
-from research.presentation import CitationView, citation_views
-from research.rendering import render_markdown
+from chat.answer_spans import AnswerPart, answer_parts
+from research.citation_view import CitationView, citation_views
 
 register = template.Library()
 
@@ -35,21 +34,22 @@ def bloom_polls_left(polls) -> bool:
 
 @dataclass
 class ChatAnswerView:
-    html: SafeString
+    parts: list[AnswerPart]
     citations: list[CitationView]
 
 
 @register.simple_tag
 def chat_answer_view(row: ChatLog) -> ChatAnswerView:
-    """An ordinary chat answer with its sources: the same [N] links, labels and sanitising as a
-    research answer (research.presentation.citation_views, research.rendering)."""
+    """An ordinary chat answer with its sources: the assistant's words in labelled blocks, and
+    the sentences that are a span of the source they cite as that source's words, their [N]
+    linked (chat/answer_spans.py); the sources listed as a research's are."""
     # Hex like a research's anchor (the sanitiser keeps only #cite-<hex>-N links), but 13 digits
     # where a research's has 12: the two kinds never clash on one page.
     anchor = f"cite-{row.pk:013x}"
     citations = citation_views(row.citations_json, anchor)
-    return ChatAnswerView(
-        html=render_markdown(
-            row.content, citation_anchor=anchor, citation_numbers={c.number for c in citations}
-        ),
-        citations=citations,
-    )
+    sources = {}
+    for raw in row.citations_json or []:
+        if isinstance(raw, dict) and isinstance(raw.get("number"), int):
+            # what the assistant was shown of the source (older rows kept its excerpt only)
+            sources[raw["number"]] = str(raw.get("text") or raw.get("snippet") or "")
+    return ChatAnswerView(parts=answer_parts(row.content, sources, anchor), citations=citations)

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from research.models import AnswerFeedback, ResearchStep, ResearchTask
+from research.presentation import task_markdown
 
 from .report_schema import CITATIONS_OPENAPI
 
@@ -197,7 +199,9 @@ class TaskDetailSerializer(serializers.ModelSerializer):
     channel = serializers.SerializerMethodField()
     owner = serializers.CharField(source="user.username")
     plan = serializers.JSONField(source="plan_json")
-    answer = serializers.CharField(source="final_answer")
+    answer = serializers.SerializerMethodField(
+        help_text="The report as Markdown in the requester's language (the AI's words in labelled blockquotes)"
+    )
     citations = CitationsField(source="citations_json")
     verification = serializers.JSONField(source="verification_json")
     steps = StepSerializer(many=True)
@@ -238,6 +242,14 @@ class TaskDetailSerializer(serializers.ModelSerializer):
             "last_seq",
             "disclaimer_acknowledged_at",
         ]
+
+    def get_answer(self, task) -> str:
+        request = self.context.get("request")
+        base_url = request.build_absolute_uri("/") if request is not None else ""
+        page_url = (
+            request.build_absolute_uri(reverse("research_result", args=[task.task_uuid])) if request else ""
+        )
+        return task_markdown(task, page_url=page_url, base_url=base_url) if task.status == "completed" else ""
 
     def get_channel(self, task) -> dict:
         return {"id": task.channel_id, "slug": task.channel.slug, "name": task.channel.name}

@@ -250,7 +250,7 @@ def my_tasks(request: Request):
 @api_view(["GET"])
 def task_detail(request: Request, task_uuid):
     task = get_visible_task(request.user, task_uuid)
-    return Response(s.TaskDetailSerializer(task).data)
+    return Response(s.TaskDetailSerializer(task, context={"request": request}).data)
 
 
 @extend_schema(
@@ -258,9 +258,11 @@ def task_detail(request: Request, task_uuid):
     responses={
         200: OpenApiResponse(
             REPORT_OPENAPI,
-            description="The report: summary, findings, conflicts, counter-evidence, "
-            "judgement, limitations, not verified, citations; each conflict carries its `key` "
-            "and, once a reviewer decided it, the current `decision` with who and when",
+            description="The report: facts (spans of the sources, with their locations) by sub-question, "
+            "values parsed and computed by code, conflicts, hypotheses with their computed statuses, the "
+            "judgement's computed stance, counter-evidence, the AI's words in objects marked "
+            '`"by": "model"`, limitations, what was not shown, sources; a conflict a reviewer decided '
+            "carries the current `decision` with who and when",
         ),
         404: ERRORS[404],
         409: OpenApiResponse(description='The task has no report (yet): {"error": {"code", "message"}}'),
@@ -273,7 +275,7 @@ def task_report(request: Request, task_uuid):
         raise ServiceError(
             "report_unavailable", _("This research has no report: it has not completed."), status=409
         )
-    return Response(conflict_decisions.report_with_decisions(task))
+    return Response(conflict_decisions.report_with_decisions(task).to_json())
 
 
 @extend_schema(
@@ -325,7 +327,7 @@ def review_note(request: Request, task_uuid):
     body = s.ReviewSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     task = review.add_review_note(task=task, user=request.user, note=body.validated_data["note"])
-    return Response(s.TaskDetailSerializer(task).data)
+    return Response(s.TaskDetailSerializer(task, context={"request": request}).data)
 
 
 @extend_schema(

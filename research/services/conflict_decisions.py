@@ -6,8 +6,7 @@ through the same preference as the finished-research e-mail."""
 
 from __future__ import annotations
 
-import hashlib
-import json
+import dataclasses
 import logging
 
 from django.conf import settings
@@ -16,8 +15,10 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from agent.engine.report_types import Conflict, Decision, Report
 from channels_app.access import can
 from channels_app.roles import CONFLICTS_DECIDE
+from research.legacy_reports import typed_report
 from research.models import ConflictDecision, ResearchTask
 from research.services.notifications import email_when_done
 from uedu_dr.errors import ServiceError
@@ -27,28 +28,16 @@ log = logging.getLogger(__name__)
 MAX_REASON = 2000
 
 
-def conflict_key(conflict: dict) -> str:
-    """A stable name for one conflict of a stored report: its subject and, per side, the claim ids
-    (or the statement when a side names no claim). The report is stored once, so the key holds."""
-    sides = [
-        sorted(side.get("claim_ids") or []) or (side.get("statement") or "").strip()
-        for side in conflict.get("sides") or []
-    ]
-    material = json.dumps(
-        {"subject": (conflict.get("subject") or "").strip(), "sides": sides},
-        ensure_ascii=False,
-        sort_keys=True,
-    )
-    return hashlib.sha256(material.encode()).hexdigest()
+def stored_report(task: ResearchTask) -> Report:
+    """The task's stored report as the typed object (a 1.x report converted: its conflicts keep
+    the keys their decisions were stored under)."""
+    return typed_report(task)
 
 
-def unresolved_conflicts(task: ResearchTask) -> dict[str, dict]:
+def unresolved_conflicts(task: ResearchTask, report: Report | None = None) -> dict[str, Conflict]:
     """The report's unresolved conflicts by key, in report order."""
-    return {
-        conflict_key(c): c
-        for c in (task.report_json or {}).get("conflicts") or []
-        if c.get("status") == "unresolved"
-    }
+    report = report or stored_report(task)
+    return {c.key: c for c in report.conflicts if c.status == "unresolved" and c.key}
 
 
 def current_decisions(task: ResearchTask) -> dict[str, ConflictDecision]:
@@ -72,7 +61,7 @@ def decide(
     if conflict is None:
         raise ServiceError("unknown_conflict", _("This research has no unresolved conflict with that key."))
     if decision == ConflictDecision.Decision.SIDE:
-        n_sides = len(conflict.get("sides") or [])
+        n_sides = len(conflict.sides)
         if side is None or not 0 <= side < n_sides:
             raise ServiceError(
                 "bad_side", _("Choose one of the conflict's sides (0 to %(last)d).") % {"last": n_sides - 1}
@@ -118,28 +107,29 @@ def tell_the_student(task_id: int) -> bool:
     return True
 
 
+def decision_of(row: ConflictDecision) -> Decision:
+    """The decision as the report carries it: codes, the reviewer's reason, who and when."""
+    return Decision(
+        decision=row.decision,
+        side=row.side,
+        reason=row.reason,
+        decided_by=row.decided_by.username if row.decided_by else "",
+        decided_at=row.decided_at.isoformat(),
+    )
+
+
 def decision_json(row: ConflictDecision) -> dict:
-    """The decision as the report JSON of the API carries it: codes, who and when."""
-    return {
-        "decision": row.decision,
-        "side": row.side,
-        "reason": row.reason,
-        "decided_by": row.decided_by.username if row.decided_by else None,
-        "decided_at": row.decided_at.isoformat(),
-    }
+    """The decision as the API answers a new one (the same fields as in the report)."""
+    return dataclasses.asdict(decision_of(row))
 
 
-def report_with_decisions(task: ResearchTask) -> dict:
-    """The stored report with each decided conflict carrying its key and current decision."""
-    report = dict(task.report_json or {})
-    decisions = current_decisions(task)
-    conflicts = []
-    for c in report.get("conflicts") or []:
-        key = conflict_key(c)
-        c = dict(c, key=key)
-        if key in decisions and c.get("status") == "unresolved":
-            c["decision"] = decision_json(decisions[key])
-        conflicts.append(c)
-    if "conflicts" in report:
-        report["conflicts"] = conflicts
+def report_with_decisions(task: ResearchTask) -> Report:
+    """The stored report with each decided unresolved conflict carrying its current decision (the
+    stored report never changes: the decision is added when it is read)."""
+    report = stored_report(task)
+    if report.conflicts:
+        decisions = current_decisions(task)
+        for conflict in report.conflicts:
+            if conflict.status == "unresolved" and conflict.key in decisions:
+                conflict.decision = decision_of(decisions[conflict.key])
     return report

@@ -13,7 +13,9 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from research.legacy_reports import typed_report
 from research.models import NotificationPreference, ResearchTask
+from research.report_text import report_markdown
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,15 @@ def research_finished(task: ResearchTask) -> bool:
             "Your question:\n%(question)s\n\nThe result: %(link)s\n\nYou get this e-mail because you asked for it; "
             "turn it off under My research → Notifications."
         ) % {"question": task.user_question[:500], "link": link}
+        if task.status == ResearchTask.Status.COMPLETED and task.report_json:
+            # The report itself, as the page words it (the AI's words in labelled blockquotes).
+            report = report_markdown(
+                typed_report(task),
+                question=task.user_question,
+                limit_hit=task.limit_hit,
+                base_url=settings.UEDU_SITE_URL,
+            )
+            body += "\n\n" + "=" * 40 + "\n\n" + report
     try:
         send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [task.user.email])
     except Exception:  # noqa: BLE001 - any mail transport error

@@ -3,10 +3,11 @@ steps — no new tool calls — as a new task marked as a replay, then compare t
 
 Two modes:
 - normal: the model (the configured one, or another) answers afresh; the comparison says how far
-  the new answer's claims overlap the original's (figures by entity, metric, period and value;
-  other claims by their text);
+  the new report's facts overlap the original's: a fact is its source, the numbers of its spans
+  in that source (the n of span "<source>.<n>", the same every time the same text is cut) and the
+  values code parsed from them, never words the model wrote;
 - exact: the model's answers are the ones recorded in the original's transcript too
-  (`RecordedAnswers`), so the engine must reproduce the same claims, citations and body. Each
+  (`RecordedAnswers`), so the engine must reproduce the same facts, citations and body. Each
   request the engine makes is looked up by its content (messages, output format, tools); one the
   transcript does not hold means the engine or its inputs (settings, the teacher's rules, the
   code) changed since: the replay stops there and names that first divergence. No model server
@@ -15,8 +16,8 @@ Two modes:
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import re
 import threading
 import uuid
 from collections import defaultdict, deque
@@ -27,10 +28,12 @@ from django.utils.translation import gettext as _
 
 from agent.engine.events import TaskCreated
 from agent.engine.llm import LLMClient, LLMConfig, Reply
+from agent.engine.report_types import Fact, Report
 from agent.engine.types import Source, ToolResult, ToolTraits
 from channels_app.access import can
 from channels_app.roles import RESEARCH_REPLAY
 from quotas import services as quotas
+from research.legacy_reports import typed_report
 from research.models import ResearchTask, TranscriptEntry
 from uedu_dr.errors import ServiceError
 
@@ -271,44 +274,35 @@ def replay_task(
     return task
 
 
-def _headings(markdown: str) -> list[str]:
-    return [h.strip() for h in re.findall(r"^#{1,6}\s+(.+)$", markdown or "", re.M)]
-
-
 def _cited(task: ResearchTask) -> set[tuple]:
     return {
         (c["source_tool"], c.get("url") or c.get("locator") or c["title"]) for c in task.citations_json or []
     }
 
 
-def _norm(value) -> str:
-    return " ".join(str(value or "").lower().replace(",", " ").split())
+def report_of(task: ResearchTask) -> Report:
+    return typed_report(task)
 
 
-def claim_key(claim: dict) -> tuple:
-    """A figure by its entity, metric, period and value; any other claim by its text."""
-    if claim.get("kind") == "figure" and claim.get("value") is not None:
-        return (
-            "figure",
-            _norm(claim.get("entity")),
-            _norm(claim.get("metric")),
-            _norm(claim.get("period")),
-            float(claim["value"]),
-        )
-    return ("text", _norm(claim.get("text")))
+def fact_key(report: Report, fact: Fact) -> tuple:
+    """A fact by what code stands behind: its source (tool and address), its spans' numbers in
+    that source, and its values (kind, number, unit, year)."""
+    source = report.source(fact.source)
+    where = (source.tool, source.url or source.locator or source.title) if source else ("", "")
+    spans = tuple(span_id.rsplit(".", 1)[-1] for span_id in fact.spans)
+    values = tuple(
+        sorted((v.kind, v.value, v.unit, v.year) for v in (report.value(i) for i in fact.values) if v)
+    )
+    return (*where, spans, values)
 
 
-def verified_claims(task: ResearchTask) -> list[dict]:
-    return [
-        c
-        for c in (task.verification_json or {}).get("evidence_claims", [])
-        if c.get("verdict") in ("supported", "partial") and not c.get("reason")
-    ]
+def fact_keys(task: ResearchTask) -> set[tuple]:
+    report = report_of(task)
+    return {fact_key(report, f) for f in report.shown_facts() if not f.superseded}
 
 
-def claim_overlap(original: ResearchTask, replay: ResearchTask) -> dict:
-    a = {claim_key(c) for c in verified_claims(original)}
-    b = {claim_key(c) for c in verified_claims(replay)}
+def fact_overlap(original: ResearchTask, replay: ResearchTask) -> dict:
+    a, b = fact_keys(original), fact_keys(replay)
     union = a | b
     return {
         "original": len(a),
@@ -316,6 +310,10 @@ def claim_overlap(original: ResearchTask, replay: ResearchTask) -> dict:
         "shared": len(a & b),
         "jaccard": round(len(a & b) / len(union), 4) if union else 1.0,
     }
+
+
+def _sections(task: ResearchTask) -> list[int]:
+    return [s.sub_question for s in report_of(task).sections]
 
 
 def _first_mismatch(a, b, path: str = "") -> str:
@@ -340,13 +338,21 @@ def _first_mismatch(a, b, path: str = "") -> str:
 
 
 def exact_comparison(original: ResearchTask, replay: ResearchTask) -> dict:
-    """Whether an exact replay reproduced the claims (every one, with its verdict), the citations
-    and the body, and where each first differs."""
+    """Whether an exact replay reproduced the facts (every one, with its spans and values), the
+    citations and the body, and where each first differs."""
+
+    def facts(task: ResearchTask) -> dict:
+        report = report_of(task)
+        return {
+            "sections": [dataclasses.asdict(s) for s in report.sections],
+            "facts": [dataclasses.asdict(f) for f in report.facts],
+            "spans": [dataclasses.asdict(s) for s in report.spans],
+            "values": [dataclasses.asdict(v) for v in report.values],
+            "computed": [dataclasses.asdict(c) for c in report.computed],
+        }
+
     parts = {
-        "claims": (
-            (original.verification_json or {}).get("evidence_claims", []),
-            (replay.verification_json or {}).get("evidence_claims", []),
-        ),
+        "facts": (facts(original), facts(replay)),
         "citations": (original.citations_json or [], replay.citations_json or []),
         "body": (original.final_answer, replay.final_answer),
     }
@@ -368,7 +374,7 @@ def compare(original: ResearchTask, replay: ResearchTask, *, exact: bool = False
     cited_a, cited_b = _cited(original), _cited(replay)
     union = cited_a | cited_b
     jaccard = round(len(cited_a & cited_b) / len(union), 4) if union else 1.0
-    sections_match = _headings(original.final_answer) == _headings(replay.final_answer)
+    sections_match = _sections(original) == _sections(replay)
     diffs = {}
     ma, mb = getattr(original, "metrics", None), getattr(replay, "metrics", None)
     for field in (
@@ -402,7 +408,7 @@ def compare(original: ResearchTask, replay: ResearchTask, *, exact: bool = False
         "cited_sources_jaccard": jaccard,
         "cited_sources_match": cited_a == cited_b,
         "answer_sections_match": sections_match,
-        "claims_overlap": claim_overlap(original, replay),
+        "facts_overlap": fact_overlap(original, replay),
         "reproduced": plan_match and cited_a == cited_b and sections_match,
         "metrics": diffs,
     }

@@ -28,7 +28,9 @@ from agent.engine.plan import Plan
 from agent.llm_factory import call_config, llm_config
 from agent.tools import REGISTRY, BoundToolbox, ToolRegistry
 from channels_app.models import ChatLog
+from research.legacy_reports import typed_report
 from research.models import ResearchStep, ResearchTask, TranscriptEntry
+from research.report_text import report_markdown
 from research.selectors import request_log_id
 from uedu_dr.db_pool import handed_back
 
@@ -484,7 +486,9 @@ def finish(
         stored = dict(
             status=result.status,
             **plan,
-            final_answer=result.answer,
+            final_answer=answer_text(
+                task, result.report if result.status == "completed" else None, _jsonable(result.verification)
+            ),
             citations_json=result.citations_json(),
             verification_json=_jsonable(result.verification),
             report_json=_jsonable(result.report),
@@ -546,6 +550,17 @@ def close_open_steps(task: ResearchTask, status: str) -> None:
     ResearchStep.objects.filter(task=task, status="running").update(
         status=status, error=f"interrupted ({status})"
     )
+
+
+def answer_text(task: ResearchTask, report_json: dict | None, verification_json: dict | None = None) -> str:
+    """The answer a research stores and leaves in the chat log: its report as Markdown in the
+    research's language (research/report_text.py), the AI's words in labelled blocks; '' for a
+    research without a report."""
+    if not report_json:
+        return ""
+    report = typed_report(task, report_json, verification_json or {})
+    with translation.override(task.language or settings.LANGUAGE_CODE):
+        return report_markdown(report, question=task.user_question, base_url=settings.UEDU_SITE_URL)
 
 
 def write_response_log(task: ResearchTask) -> ChatLog:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 from django import template
-from django.utils.html import json_script
+from django.utils.html import format_html, json_script
 
 from research import presentation, search_languages
 from research.rendering import render_markdown
+from research.report_wording import MODEL_LABEL
 from research.services import review
 from research.ui_strings import js_strings
 
@@ -17,7 +18,19 @@ register = template.Library()
 
 @register.simple_tag(takes_context=True)
 def answer_view(context, task):
+    """The answer's view: the one the page computed for this task (the result page builds it
+    once, with its charts), else built here (the chat's turns)."""
+    given = context.get("answer")
+    if isinstance(given, presentation.AnswerView) and given.task.pk == task.pk:
+        return given
     return presentation.answer_view(task, context["request"].user)
+
+
+@register.simple_tag
+def model_label(kind=""):
+    """The visible label of a block the model wrote (inside its data-by="model" element)."""
+    words = str(MODEL_LABEL) + (f" · {kind}" if kind else "")
+    return format_html('<span class="by-model-label">{}</span>', words)
 
 
 @register.simple_tag(takes_context=True)

@@ -173,7 +173,10 @@ def test_the_teachers_rules_reach_every_chat_call(personas, llm):
 def test_the_chat_bubble_lists_its_sources_with_the_same_links_as_a_research_answer(client, personas, llm):
     def chat(body):
         if any(m["role"] == "tool" for m in body["messages"]):
-            return {"content": "Learning analytics measures learner data [1]. Invented [7]."}
+            return {
+                "content": "Learning analytics measures and analyses data about learners to improve learning [1]. "
+                "It measures learner data [1]. Invented [7]."
+            }
         return {
             "tool_calls": [{"name": "search_channel_materials", "arguments": {"query": "learning analytics"}}]
         }
@@ -192,6 +195,13 @@ def test_the_chat_bubble_lists_its_sources_with_the_same_links_as_a_research_ans
     assert f'href="#{anchor}-1"' in page and f'id="{anchor}-1"' in page
     assert "Learning analytics overview" in page  # the source's title in the list
     assert "[7]" not in page
+    # only the sentence that is the source's own words links to it; the paraphrase is the assistant's
+    assert page.count(f'href="#{anchor}-1"') == 1
+    assert (
+        "<q>Learning analytics measures and analyses data about learners to improve learning.</q>"
+        f' <a class="cite" href="#{anchor}-1">[1]</a>' in page
+    )
+    assert '<div class="by-model md" data-by="model">' in page and "It measures learner data [1]." in page
 
 
 def test_an_answer_about_an_earlier_research_keeps_its_source_numbers(personas, llm):

@@ -2,11 +2,12 @@
 figures uploaded as a PDF material, a student's research runs through a Celery worker with the
 scripted model over the real materials search. Its result page
 
-- draws a bar chart from the verified figure claims only, each bar a link that opens its citation;
+- draws a bar chart from the values read from the facts' spans only, each bar labelled by its
+  source and year and a link that opens its source with the span highlighted;
 - prints (Chromium's PDF, print media) as a clean document in English and in Traditional Chinese:
-  the question, the findings and the chart, the judgement with its assumptions, and the numbered
-  references with each citation's title, location and quote, read back from the PDF with pypdf;
-  no button, navigation, form or feedback box.
+  the question, the facts and the chart, the AI's interpretation in its labelled frame, and the
+  numbered references with each source's title, location and quoted spans, read back from the
+  PDF with pypdf; no button, navigation, form or feedback box.
 
 With UEDU_WRITE_SCREENSHOTS=1 the pictures replace docs/result-print.png and docs/result-chart.png;
 otherwise they go to test-artifacts/ like every other screenshot."""
@@ -139,22 +140,23 @@ def test_the_result_page_charts_verified_figures_and_prints_a_clean_document_in_
     quoted = [c for c in task.citations_json if c.get("quote")]
     assert len(quoted) >= 2
 
-    # On screen: one chart, a bar per year, each linked to the citation of its figure.
+    # On screen: one chart, a bar per year, each labelled by its source and year and linked to it.
     page.goto(f"/deep_research/task/{task.task_uuid}")
     chart = page.locator(".report-charts svg.chart")
     expect(chart).to_have_count(1)
     marks = chart.locator("a.chart-mark")
     expect(marks).to_have_count(len(ENROLMENT))
     labels = [marks.nth(i).get_attribute("aria-label") for i in range(len(ENROLMENT))]
-    for year, n in ENROLMENT.items():
-        assert any(label.startswith(f"EDS101 · {year}：{n} students，來源 [") for label in labels), labels
     stats = next(c for c in task.citations_json if c["title"].startswith("EDS101_修課統計"))
+    for year, n in ENROLMENT.items():
+        assert any(label.startswith(f"{stats['title']} · {year}：{n} [") for label in labels), labels
     href = marks.first.get_attribute("href")
     assert href.endswith(f"-{stats['number']}")
-    marks.first.locator("rect").click()  # a bar opens its citation, quote and all
+    marks.first.locator("rect").click()  # a bar opens its source, the spans highlighted
     entry = page.locator(f".citation[id='{href[1:]}']")
     expect(entry.locator("details")).to_have_attribute("open", "")
-    expect(entry.locator("mark.cite-quote")).to_have_text(stats["quote"])
+    quoted = entry.locator("mark.cite-quote").all_inner_texts()
+    assert [f"EDS101 enrolment in {year} was {n} students." for year, n in ENROLMENT.items()] == quoted
     page.locator(".report-charts").screenshot(path=str(picture("result-chart")))
 
     # The button prints (the dialog itself is the browser's: stand in for it).
@@ -169,15 +171,14 @@ def test_the_result_page_charts_verified_figures_and_prints_a_clean_document_in_
     expect(page.locator(".print-references")).to_be_visible()
     expect(page.locator(".topbar")).to_be_hidden()
     expect(page.locator(".dr-answer .citations")).to_be_hidden()
-    # tables and figures are not cut by a page break; a table's header row repeats on every page
+    # facts, the AI's blocks and figures are not cut by a page break
     kept_whole = page.evaluate(
         """() => {
-        const table = document.querySelector('.answer-body table'), chart = document.querySelector('.figure-chart');
-        const style = (node) => getComputedStyle(node);
-        return [style(table).display, style(table).breakInside, style(table.tHead).display, style(chart).breakInside];
+        const style = (selector) => getComputedStyle(document.querySelector(selector)).breakInside;
+        return [style('.fact'), style('[data-by="model"]'), style('.figure-chart')];
         }"""
     )
-    assert kept_whole == ["table", "avoid", "table-header-group", "avoid"]
+    assert kept_whole == ["avoid", "avoid", "avoid"]
     page.set_viewport_size({"width": 900, "height": 1400})
     page.screenshot(path=str(picture("result-print")))
     page.set_viewport_size({"width": 1280, "height": 860})
@@ -190,7 +191,7 @@ def test_the_result_page_charts_verified_figures_and_prints_a_clean_document_in_
     for text, words, chrome in (
         (
             zh,
-            ["參考文獻", "判斷", "前提假設：", "以圖表呈現的數字", "位置："],
+            ["參考文獻", "來源中的事實", "AI 的詮釋", "AI 撰寫（非來源原文）", "以圖表呈現的數值", "位置："],
             [
                 "列印／另存為PDF",
                 "下載Markdown",
@@ -204,7 +205,14 @@ def test_the_result_page_charts_verified_figures_and_prints_a_clean_document_in_
         ),
         (
             en,
-            ["References", "Judgement", "Assumptions:", "Figuresincharts", "Location:"],
+            [
+                "References",
+                "Facts from the sources",
+                "The AI’s interpretation",
+                "Written by the AI — not the sources' words",
+                "Valuesincharts",
+                "Location:",
+            ],
             [
                 "Print/SaveasPDF",
                 "DownloadMarkdown",
@@ -224,7 +232,7 @@ def test_the_result_page_charts_verified_figures_and_prints_a_clean_document_in_
             assert flat(word) not in text, word
         assert (
             flat("The enrolment of each year is counted the same way.") in text
-        )  # the judgement's assumption
+        )  # the 1.x judgement's assumption, in the AI's frame
         for n in ENROLMENT.values():
             assert f"{n}[" in text  # the chart's values, with their sources
         for citation in task.citations_json:  # every reference: number, title, quote
@@ -235,4 +243,4 @@ def test_the_result_page_charts_verified_figures_and_prints_a_clean_document_in_
         assert (
             flat(f"{page.url.split('/deep_research')[0]}/channels/demo-course/materials/") in text
         )  # full links
-        assert flat("EDS101 enrolment grew in every year from 2023 to 2025.") in text  # the judgement
+        assert flat("EDS101 enrolment grew in every year from 2023 to 2025.") in text  # the AI's reasoning

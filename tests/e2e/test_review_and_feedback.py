@@ -65,6 +65,10 @@ def test_the_ledger_sets_apart_what_the_report_did_not_show(open_as, personas, l
         r.action == "dropped" and r.text == "" and r.reason.startswith("novel_") for r in dropped
     )
     expect(answer).not_to_contain_text("Quillanby")
+    # the answer lists what it did not show by kind and reason, never with the words the model wrote
+    not_shown = answer.locator(".report-not-shown li")
+    expect(not_shown).to_have_count(len(dropped))
+    expect(answer.locator(".report-not-shown")).not_to_contain_text("Quillanby")
     answer.get_by_role("link", name="結果頁").click()
     expect(page.locator("main")).not_to_contain_text("Quillanby")
     shot(page, "result-claim-ledger")
@@ -76,7 +80,8 @@ def test_a_conflicted_research_reaches_the_review_queue_and_the_student_reads_th
     llm.reset(Scenario(contradict=True))  # the selection marks two spans of two sources as contradicting
     student = open_as(personas.student)
     start_research(student, personas)
-    expect(student.locator(".dr-answer")).to_be_visible()
+    # the conflict the selection marked is shown as its sources' spans, marked as the AI's finding
+    expect(student.locator(".dr-answer .conflicts")).to_contain_text("AI 標記為互相矛盾")
     task = ResearchTask.objects.get(user=personas.student)
     assert task.needs_review is True
     assert [c["found_by"] for c in task.report_json["conflicts"] if c["status"] == "unresolved"] == ["model"]

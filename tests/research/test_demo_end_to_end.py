@@ -97,6 +97,7 @@ def test_the_terminal_command_runs_a_research_and_prints_json(worker, demo, llm,
         "status",
         "stop_reason",
         "answer",
+        "report",
         "citations",
         "verification",
         "tokens",
@@ -109,9 +110,9 @@ def test_the_terminal_command_runs_a_research_and_prints_json(worker, demo, llm,
 
     live = _command(QUESTION, "--channel", "demo-course", "--user", "student1", env=env)
     assert live.returncode == 0, live.stderr[-2000:]
-    assert (
-        "plan_complete" in live.stdout and "Citations:" in live.stdout and "status=completed" in live.stdout
-    )
+    # the report as the page words it, in the research's language: facts, their sources, the AI's words labelled
+    assert "plan_complete" in live.stdout and "status=completed" in live.stdout
+    assert "## 來源中的事實" in live.stdout and "## 資料來源" in live.stdout
 
 
 def test_the_terminal_command_says_clearly_when_no_llm_or_no_worker_is_there(

@@ -2,7 +2,8 @@
 through the plan, the selection and the interpretation, in English and in Chinese; the research
 runs through the real runner on the test database. No lie reaches a fact on any surface: the
 stored report outside the AI's blocks, the stored citations, the verification record, the
-ledger rows, the stored events, the task API, the report API, the result page; a lie that states a
+ledger rows, the stored events, the task API, the report API, the result page outside
+its labelled data-by="model" blocks (tests/support/model_blocks.py); a lie that states a
 figure, a year, a name or a negation reaches no surface at all, the AI's blocks included. The
 research still completes with what its sources say. (The engine alone: tests/agent/test_adversary.py.)"""
 
@@ -14,6 +15,7 @@ import pytest
 
 from research.models import ResearchClaim, ResearchEvent
 from research.services import lifecycle, runner
+from tests.support.model_blocks import page_outside_model
 from tests.support.planted import AI_ONLY, QUESTION, leaked_holes, planted_registry
 from tests.support.scripted_llm import Scenario
 
@@ -90,5 +92,9 @@ def test_no_lie_is_served_by_the_api_and_none_stating_a_figure_year_name_or_nega
     client.cookies["django_language"] = "en" if lang == "en" else "zh-hant"
     page = client.get(f"/deep_research/task/{task.task_uuid}")
     assert page.status_code == 200
-    leaked = [h for h in leaked_holes(page.content.decode(), lang) if h not in AI_ONLY]
+    html = page.content.decode()
+    assert "report-not-shown" in html
+    leaked = leaked_holes(page_outside_model(html), lang)
+    assert not leaked, f"the page shows the planted {leaked} outside the AI's blocks"
+    leaked = [h for h in leaked_holes(html, lang) if h not in AI_ONLY]
     assert not leaked, f"the page shows the planted {leaked}"

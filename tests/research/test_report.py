@@ -1,12 +1,15 @@
 """The report on the real stack: run by the real runner on the test database with the scripted
-model, stored on the task, served at GET /api/deep_research/task/<uuid>/report under the
-visibility rule, published in the OpenAPI document, rendered on the result page and in the
-Markdown export, counted in the metrics and on the ledger, and replayed with its context. (The
-engine alone: tests/agent/test_verified_report.py.)"""
+model, stored on the task, served as a typed report (schema 2.x) at
+GET /api/deep_research/task/<uuid>/report under the visibility rule, published in the OpenAPI
+document, rendered on the result page in the reader's language with the AI's words only in
+labelled blocks, exported as Markdown, counted in the metrics and on the ledger, and replayed with
+its context. (The engine alone: tests/agent/test_verified_report.py; what every part of a page
+shows: tests/research/test_report_pages.py, over fixture reports.)"""
 
 from __future__ import annotations
 
 import html
+import json
 
 import jsonschema
 import pytest
@@ -15,6 +18,7 @@ from agent.engine.report_types import REPORT_SCHEMA, Report, integrity_problems
 from research.api.report_schema import REPORT_OPENAPI, to_openapi
 from research.models import ResearchTask
 from research.services import lifecycle, replay, runner
+from tests.support.model_blocks import check_text, page_outside_model
 from tests.support.report_scenarios import NVDA, financials_first, financials_registry
 from tests.support.scripted_llm import Scenario
 
@@ -63,6 +67,7 @@ def test_the_report_is_stored_served_under_the_visibility_rule_and_valid_against
     # the stored citations: one per source, in the report's numbering, with the span they quote
     assert [c["number"] for c in compared.citations_json] == [s.number for s in report.sources]
     assert {c["quote"] for c in compared.citations_json} == {s.text for s in report.spans}
+    assert served == report.to_json()
     # a stranger gets the same 404 as for a task that does not exist
     client.force_login(personas.outsider)
     hidden = client.get(url)
@@ -94,28 +99,58 @@ def test_the_openapi_document_publishes_the_report_schema(client, db, personas):
         == REPORT_OPENAPI
         == {**to_openapi(REPORT_SCHEMA), "description": REPORT_OPENAPI["description"]}
     )
+    assert published["required"][:3] == ["schema_version", "question", "language"]
     assert published["properties"]["schema_version"]["enum"] == ["2.0"]
     assert {"facts", "spans", "sources", "not_shown"} <= set(published["required"])
     assert published["properties"]["judgement"]["nullable"] is True
-    # spans show where they are
+    # facts show what they rest on: spans with their location; the model's blocks say whose they are
     span = published["properties"]["spans"]["items"]
+    assert {"id", "source", "text", "location"} <= set(span["required"])
     assert span["properties"]["location"]["required"] == ["page", "start", "end"]
-    # and so do the task's stored citations in the task detail (optional: older tasks have none)
+    for block in ("plan", "interpretation", "translations", "suggestions"):
+        assert published["properties"][block]["properties"]["by"]["enum"] == ["model"]
+    # the task's stored citations in the task detail keep their shape (older tasks' quotes too)
     task_schema = document["components"]["schemas"]["TaskDetail"]["properties"]["citations"]["items"]
     assert "number" in task_schema["required"] and {"quote", "location"} <= set(task_schema["properties"])
 
 
-@pytest.mark.parametrize("language", ["zh-hant", "en"])
-def test_the_result_page_and_the_markdown_export_show_the_facts_spans(client, personas, compared, language):
+@pytest.mark.parametrize(
+    "language, labels",
+    [
+        ("zh-hant", ["來源中的事實", "未顯示的內容", "引用覆蓋率", "AI 撰寫（非來源原文）"]),
+        ("en", ["Facts from the sources", "Citation coverage", "Written by the AI — not the sources' words"]),
+    ],
+)
+def test_the_result_page_renders_the_reports_spans_in_the_readers_language(
+    client, personas, compared, language, labels
+):
     client.force_login(personas.student)
     client.cookies["django_language"] = language
     page = client.get(f"/deep_research/task/{compared.task_uuid}")
     assert page.status_code == 200
-    text = html.unescape(page.content.decode())
-    exported = client.get(f"/deep_research/task/{compared.task_uuid}/answer.md")
-    assert exported.status_code == 200
+    page_html = page.content.decode()
+    for label in labels:
+        assert label in page_html, label
+    # the facts are the filings' own words, outside the AI's blocks
+    outside = page_outside_model(page_html)
     for span in compared.report_json["spans"]:
-        assert span["text"] in text and span["text"] in exported.content.decode()
+        assert " ".join(span["text"].split()) in outside, span["text"]
+    # the stored report holds no section title in either language
+    stored = json.dumps(compared.report_json, ensure_ascii=False)
+    assert "來源中的事實" not in stored and "Facts from" not in stored
+
+
+def test_the_markdown_export_quotes_the_facts_spans_under_the_pages_sections(client, personas, compared):
+    client.force_login(personas.student)
+    client.cookies["django_language"] = "en"
+    response = client.get(f"/deep_research/task/{compared.task_uuid}/answer.md")
+    assert response.status_code == 200, response.status_code
+    text = response.content.decode()
+    sections = [line for line in text.splitlines() if line.startswith("## ")]
+    assert sections[0] == "## Facts from the sources" and sections[-1] == "## Sources"
+    for span in compared.report_json["spans"]:
+        assert span["text"] in html.unescape(text).replace("**", ""), span["text"]
+    check_text(text, [])
 
 
 def test_the_metrics_and_the_ledger_count_the_facts(compared):

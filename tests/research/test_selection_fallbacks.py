@@ -10,6 +10,7 @@ import pytest
 
 from research.services import lifecycle, runner
 from tests.support.corpus_tools import corpus_registry
+from tests.support.model_blocks import page_outside_model
 from tests.support.scripted_llm import Scenario, ScriptedLLM
 
 QUESTION = {
@@ -51,8 +52,11 @@ def test_when_the_selection_fails_the_search_ranking_chooses_and_the_report_says
 
     client.force_login(personas.student)
     client.cookies["django_language"] = LANGUAGE_COOKIE[lang]
-    page = html.unescape(client.get(f"/deep_research/task/{task.task_uuid}").content.decode())
-    assert all(t in page for t in texts)
+    page = client.get(f"/deep_research/task/{task.task_uuid}").content.decode()
+    # the facts are the sources' words, outside the AI's blocks, under the page's heading
+    outside = page_outside_model(page)
+    assert {"en": "Facts from the sources", "zh": "來源中的事實"}[lang] in outside
+    assert all(" ".join(t.split()) in outside for t in texts)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -69,11 +73,21 @@ def test_when_nothing_relevant_is_found_the_research_completes_and_says_so(
     consulted = [s["title"] for s in report["sources"]]
     assert limitation["detail"]["sources"] == len(consulted) and "Learning analytics overview" in consulted
     assert report["suggestions"]["items"]  # narrower questions the student could ask instead
+    # the stored answer is not empty: it says so, in the research's language
+    assert {"en": "## Nothing could be verified", "zh": "## 無法驗證任何內容"}[lang] in task.final_answer
 
     client.force_login(personas.student)
     client.cookies["django_language"] = LANGUAGE_COOKIE[lang]
-    page = html.unescape(client.get(f"/deep_research/task/{task.task_uuid}").content.decode())
-    assert all(title in page for title in consulted)
+    page = client.get(f"/deep_research/task/{task.task_uuid}").content.decode()
+    said = {
+        "en": "No passage of the sources could be verified as answering the question",
+        "zh": "找到的來源中沒有任何段落能被驗證為回答了這個問題",
+    }[lang]
+    assert said in page
+    consulted_list = page.split('<ul class="consulted">')[1].split("</ul>")[0]
+    assert all(
+        f">{html.escape(title)}</a>" in consulted_list for title in consulted
+    )  # links to their passages
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

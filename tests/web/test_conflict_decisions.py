@@ -9,61 +9,30 @@ import pytest
 from django.core import mail
 from django.utils.timezone import localtime
 
+from agent.engine.report_legacy import legacy_conflict_key
 from channels_app.models import SuperTaNda
 from research.models import ConflictDecision, ResearchTask
 from research.services import notifications
-from research.services.conflict_decisions import conflict_key
-from tests.support.research_fixtures import stored_research
+from tests.support import report_examples as X
 
 EN = {"HTTP_ACCEPT_LANGUAGE": "en"}
 
-WORKLOAD = {
-    "subject": "weekly workload",
-    "found_by": "engine",
-    "status": "unresolved",
-    "resolution": "",
-    "prevailing_side": None,
-    "sides": [
-        {
-            "statement": "Students study 12 hours a week",
-            "claim_ids": [1],
-            "citations": [1],
-            "tier": "web",
-            "sources": [],
-        },
-        {
-            "statement": "Students study 4 hours a week",
-            "claim_ids": [2],
-            "citations": [2],
-            "tier": "web",
-            "sources": [],
-        },
-    ],
-    "re_search": {"rounds": 1, "new_sources": 0, "new_claim_ids": []},
-}
-SETTLED = dict(WORKLOAD, subject="enrolment", status="resolved", resolution="higher_tier", prevailing_side=0)
+KEY = "c-enrolment-2021"  # the English example's unresolved conflict (its resolved one: "c-outcomes")
+SETTLED = "c-outcomes"
 
 
 def conflicted(personas) -> ResearchTask:
-    task = stored_research(personas.student, personas.channel)
-    report = {
-        "schema_version": "1.1",
-        "question": task.user_question,
-        "summary": "",
-        "findings": [],
-        "conflicts": [WORKLOAD, SETTLED],
-        "counter_evidence": {},
-        "judgement": None,
-        "limitations": [],
-        "not_verified": [],
-        "citations": [],
-    }
-    ResearchTask.objects.filter(pk=task.pk).update(report_json=report, needs_review=True)
+    task = X.stored_report(personas.student, personas.channel, X.english_report())
+    ResearchTask.objects.filter(pk=task.pk).update(needs_review=True)
     task.refresh_from_db()
     return task
 
 
-KEY = conflict_key(WORKLOAD)
+def legacy_conflicted(personas) -> tuple[ResearchTask, str]:
+    """A research stored with a 1.x report: its conflict's key is the 1.x hash."""
+    data = X.v1_report()
+    task = X.stored_report(personas.student, personas.channel, data, language="en")
+    return task, legacy_conflict_key(data["conflicts"][0])
 
 
 def page_post(client, task, **data):
@@ -79,10 +48,18 @@ def api_post(client, task, body):
     )
 
 
-def test_the_key_is_stable_and_tells_conflicts_apart():
-    assert conflict_key(dict(WORKLOAD)) == KEY and len(KEY) == 64
-    assert conflict_key(SETTLED) != KEY
-    assert conflict_key(dict(WORKLOAD, sides=list(reversed(WORKLOAD["sides"])))) != KEY
+def test_a_1x_conflict_is_decided_under_its_stored_key_and_the_key_tells_conflicts_apart(client, personas):
+    data = X.v1_report()
+    key = legacy_conflict_key(data["conflicts"][0])
+    assert len(key) == 64 and legacy_conflict_key(dict(data["conflicts"][0])) == key
+    reversed_sides = dict(data["conflicts"][0], sides=list(reversed(data["conflicts"][0]["sides"])))
+    assert legacy_conflict_key(reversed_sides) != key
+    task, key = legacy_conflicted(personas)
+    client.force_login(personas.teacher)
+    assert page_post(client, task, conflict_key=key, choice="0", reason="The filing.").status_code == 302
+    page = client.get(f"/deep_research/task/{task.task_uuid}", **EN).content.decode()
+    section = page[page.index('id="conflicts"') :]
+    assert "A reviewer decided that side 1 prevails." in section and "The filing." in section
 
 
 def test_the_teacher_decides_on_the_page_and_the_student_sees_it_and_is_told(client, personas):
@@ -91,7 +68,7 @@ def test_the_teacher_decides_on_the_page_and_the_student_sees_it_and_is_told(cli
     client.force_login(personas.teacher)
     form_page = client.get(f"/deep_research/task/{task.task_uuid}", **EN).content.decode()
     assert f'value="{KEY}"' in form_page and "Decide the conflicts" in form_page
-    assert conflict_key(SETTLED) not in form_page  # only unresolved conflicts are offered
+    assert f'value="{SETTLED}"' not in form_page  # only unresolved conflicts are offered
 
     response = page_post(client, task, conflict_key=KEY, choice="1", reason="The survey is newer.")
     assert response.status_code == 302
@@ -123,7 +100,8 @@ def test_the_teacher_decides_on_the_page_and_the_student_sees_it_and_is_told(cli
         and decided["decision"]["reason"] == "The survey is newer."
     )
     assert decided["decision"]["decided_at"].startswith(row.decided_at.strftime("%Y-%m-%d"))
-    assert "decision" not in next(c for c in report["conflicts"] if c["key"] != KEY)
+    assert next(c for c in report["conflicts"] if c["key"] != KEY)["decision"] is None
+    assert report["schema_version"] == "2.0"
 
 
 def test_the_page_is_in_the_readers_language(client, personas):
@@ -186,7 +164,7 @@ def test_the_wrong_people_are_refused_and_nothing_is_stored(client, personas, wh
     [
         ({"conflict_key": "0" * 64, "decision": "side", "side": 0, "reason": "x"}, "unknown_conflict"),
         (
-            {"conflict_key": conflict_key(SETTLED), "decision": "side", "side": 0, "reason": "x"},
+            {"conflict_key": SETTLED, "decision": "side", "side": 0, "reason": "x"},
             "unknown_conflict",
         ),
         ({"conflict_key": KEY, "decision": "side", "side": 2, "reason": "x"}, "bad_side"),

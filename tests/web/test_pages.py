@@ -98,29 +98,17 @@ def test_unfinished_researches_show_a_calm_message(client, personas, settings, s
     assert text in page and "dr-answer" not in page
 
 
-def test_conflicts_verification_and_limit_are_shown(client, personas):
-    verification = {
-        "status": "incomplete",
-        "counts": {"supported": 3, "partial": 1, "unsupported": 0},
-        "conflicts": [
-            {
-                "topic": "Effect size",
-                "positions": [
-                    {"summary": "Large effect", "citations": [1]},
-                    {"summary": "No effect", "citations": [2]},
-                ],
-            }
-        ],
-    }
-    task = stored_research(
-        personas.student, personas.channel, verification=verification, limit_hit="max_steps"
-    )
+def test_conflicts_and_a_limit_are_shown(client, personas):
+    from research.models import ResearchTask
+    from tests.support import report_examples as X
+
+    task = X.stored_report(personas.student, personas.channel, X.english_report())
+    ResearchTask.objects.filter(pk=task.pk).update(limit_hit="max_steps")
     client.force_login(personas.student)
     page = client.get(f"/deep_research/task/{task.task_uuid}", HTTP_ACCEPT_LANGUAGE="en").content.decode()
-    assert "Effect size" in page and "Large effect" in page and "No effect" in page
-    assert "3 supported" in page and "1 partly supported" in page and "not supported" not in page
-    assert "not every claim could be checked" in page
-    assert "Reached the step limit" in page
+    assert "The sources give different figures (number) for 2021" in page
+    assert "Online enrolment reached" in page and "In 2021," in page  # both sides, as their spans
+    assert "Reached the step limit" in page and "<dd>the step limit</dd>" in page
 
 
 # --------------------------------------------------------------------------- result page

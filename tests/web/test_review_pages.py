@@ -9,6 +9,7 @@ import pytest
 from channels_app.models import Membership
 from research.models import AnswerFeedback, ResearchClaim, ResearchTask
 from research.services import feedback, quality
+from tests.support import report_examples as X
 from tests.support.factories import add_member, make_user
 from tests.support.research_fixtures import stored_research
 
@@ -123,31 +124,26 @@ def test_the_result_page_shows_the_quality_metrics(client, personas):
     assert "Low-credibility sources" in metrics and "50%" in metrics and "1 of 2 cited sources" in metrics
 
 
-def test_the_counter_evidence_check_and_hypotheses_are_shown(client, personas):
-    task = ledger_research(personas)
+def test_the_counter_evidence_and_hypotheses_are_shown_from_the_report(client, personas):
+    task = X.stored_report(personas.student, personas.channel, X.english_report())
     client.force_login(personas.student)
     page = client.get(result_url(task), **EN).content.decode()
-    section = page[page.index('id="counter-evidence"') :]
-    assert "A 2024 replication found no effect" in section and "Found by 2 targeted searches" in section
-    assert 'class="badge hypothesis-refuted">refuted</span> Dashboards improve grades' in section
-    assert 'class="badge hypothesis-supported">supported</span> Students read feedback' in section
+    counter = page[page.index('class="report-counter"') :].split("</section>")[0]
+    assert "線上課程的學生在期末考的成績低於實體課程的學生。" in counter  # the fact found against, a span
+    assert "Independent sources in support: Uedu internal" not in counter
+    assert "structured data 1, scholarly 1 · against: Uedu internal 1" in counter
+    hypotheses = page[page.index('class="report-hypotheses"') :].split("</section>")[0]
+    assert 'class="badge hypothesis-supported">facts for it, none against</span>' in hypotheses
+    assert 'class="badge hypothesis-contested">facts for and against it</span>' in hypotheses
+    assert X.EN_HYPOTHESES[1] in hypotheses  # in its AI block (tests/research/test_report_pages.py)
 
 
 def test_a_counter_search_that_found_nothing_says_so(client, personas):
-    task = stored_research(
-        personas.student,
-        personas.channel,
-        verification={
-            "status": "complete",
-            "counts": {},
-            "conflicts": [],
-            "counter_evidence": [],
-            "counter_searches": 1,
-        },
-    )
+    task = X.stored_report(personas.student, personas.channel, X.chinese_report())  # 1 search, none found
     client.force_login(personas.student)
     page = client.get(result_url(task), **EN).content.decode()
-    assert "The counter-search (1 targeted search) found no evidence against the main conclusions." in page
+    assert "1 targeted search found no evidence against the main conclusions." in page
+    assert "The counter-search (1 searches) found no evidence against the main conclusions." in page
 
 
 def test_a_research_without_ledger_or_counter_search_shows_neither_section(client, personas):
@@ -274,7 +270,8 @@ def test_the_note_is_refused_on_get(client, personas):
 
 
 def test_a_super_tas_note_is_shown_beside_the_conflicts_to_the_student_with_name_and_time(client, personas):
-    task = conflicted_research(personas)
+    task = X.stored_report(personas.student, personas.channel, X.english_report())
+    ResearchTask.objects.filter(pk=task.pk).update(needs_review=True)
     client.force_login(personas.super_ta)
     response = client.post(
         f"{result_url(task)}/review", {"note": "兩份資料的工作量定義不同，\n請以課綱為準。"}
@@ -294,9 +291,7 @@ def test_a_super_tas_note_is_shown_beside_the_conflicts_to_the_student_with_name
         page = client.get(path, **EN).content.decode()
         note = page[page.index('class="review-note"') :]
         assert (
-            page.index("Unresolved: the sources disagree")
-            < page.index('class="review-note"')
-            < page.index('class="citations"')
+            page.index('id="conflicts"') < page.index('class="review-note"') < page.index('class="citations"')
         )
         assert "Reviewer's note" in note and "兩份資料的工作量定義不同，<br>請以課綱為準。" in note
         assert f"sta_a, {when}" in note

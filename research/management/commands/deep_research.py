@@ -8,12 +8,16 @@ from __future__ import annotations
 import json
 import time
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import translation
 
 from agent.llm_factory import llm_configured
 from channels_app.models import Channel
 from research.models import ResearchTask
+from research.pages import task_url
+from research.presentation import task_markdown
 from research.services import events, lifecycle
 from uedu_dr.celery import app as celery_app
 from uedu_dr.errors import ServiceError
@@ -82,13 +86,15 @@ class Command(BaseCommand):
         )
 
     def _report(self, task: ResearchTask) -> None:
+        """The report as the page's Markdown in the research's language (research/report_text.py):
+        facts quoted with their [N], the AI's words in labelled blockquotes, the sources listed;
+        when nothing was verified, why, the sources consulted and the AI's suggested questions."""
         self.stdout.write("\n" + "=" * 72)
-        self.stdout.write(task.final_answer or f"({task.status}: {task.error})")
-        if task.citations_json:
-            self.stdout.write("\nCitations:")
-            for c in task.citations_json:
-                label = "Uedu" if c["origin"] == "internal" else "external"
-                self.stdout.write(f"  [{c['number']}] {c['title']} ({c['source_tool']}, {label}) {c['url']}")
+        if task.status == ResearchTask.Status.COMPLETED:
+            with translation.override(task.language or settings.LANGUAGE_CODE):
+                self.stdout.write(task_markdown(task, page_url=settings.UEDU_SITE_URL + task_url(task)))
+        else:
+            self.stdout.write(f"({task.status}: {task.error})")
         self.stdout.write(
             f"\nstatus={task.status} stop={task.stop_reason} tokens={task.tokens_used} cost=${task.cost_usd} "
             f"time={task.duration_seconds}s task={task.task_uuid}"
@@ -156,6 +162,7 @@ def _dump(task: ResearchTask, event_types: list[str]) -> str:
             "status": task.status,
             "stop_reason": task.stop_reason,
             "answer": task.final_answer,
+            "report": task.report_json,
             "citations": task.citations_json,
             "verification": task.verification_json,
             "tokens": task.tokens_used,

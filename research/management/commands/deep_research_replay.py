@@ -68,7 +68,7 @@ class Command(BaseCommand):
         if exact and not report["reproduced"]:
             differences = ", ".join(
                 f"{name} at {report[f'{name}_first_difference']}"
-                for name in ("claims", "citations", "body")
+                for name in ("facts", "citations", "body")
                 if not report[f"{name}_match"]
             )
             raise CommandError(
@@ -82,16 +82,16 @@ class Command(BaseCommand):
             "cited_sources_match",
             "cited_sources_jaccard",
             "answer_sections_match",
-            "claims_match",
+            "facts_match",
             "citations_match",
             "body_match",
             "reproduced",
         ):
             if key in report:
                 self.stdout.write(f"  {key:<24} {report[key]}")
-        overlap = report["claims_overlap"]
+        overlap = report["facts_overlap"]
         self.stdout.write(
-            f"  {'claims_overlap':<24} {overlap['shared']} shared of {overlap['original']} → "
+            f"  {'facts_overlap':<24} {overlap['shared']} shared of {overlap['original']} → "
             f"{overlap['replay']} (jaccard {overlap['jaccard']})"
         )
         self.stdout.write("  metric                   original → replay")
