@@ -49,6 +49,7 @@ class Findings:
     targets: list[int] = field(default_factory=list)  # sub-question indexes in the report's order
     plan_sub_questions: list[str] = field(default_factory=list)
     plan_hypotheses: list[str] = field(default_factory=list)
+    plan_search_queries: list[dict] = field(default_factory=list)  # interpretation.query_translations
     weights: list[HypothesisWeight] = field(default_factory=list)
     stance: Stance | None = None
     counter: Counter | None = None
@@ -220,7 +221,11 @@ def assemble(run: RunContext, found: Findings, counter: CounterSearch, limitatio
     report = R.Report(
         question=run.inp.question,
         language=lang,
-        plan=R.PlanBlock(sub_questions=found.plan_sub_questions, hypotheses=found.plan_hypotheses),
+        plan=R.PlanBlock(
+            sub_questions=found.plan_sub_questions,
+            hypotheses=found.plan_hypotheses,
+            search_queries=[R.QueryTranslation(**q) for q in found.plan_search_queries],
+        ),
         sections=sections,
         facts=report_facts,
         spans=spans,

@@ -11,7 +11,11 @@ listed as not shown, by kind and reason, never with its text. Links, images and 
 the model's words before anything is checked.
 
 The same rule decides which of the plan's sub-questions and hypotheses are shown: one that states
-what the student's question and agreed context lack is shown as "".
+what the student's question and agreed context lack is shown as "". The question and sub-questions
+in the materials' other languages (translation.py asked for them to search with) are shown under
+the translation's rule: each one keeps every number and name of its original, adds none, and
+negates only what its original negates; the translation of a sub-question that is not shown is
+not shown either.
 
 A call that fails or does not fit the time or tokens left is skipped: the report has no
 interpretation, and says so."""
@@ -21,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import instructions, novelty, prompts, schemas
+from . import instructions, novelty, prompts, schemas, translation
 from .answer import EchoDetector, scrub_links
 from .errors import OutOfBudget, PhaseFailed
 from .selection import Dropped, Picked
@@ -117,6 +121,41 @@ def plan_texts(run: RunContext) -> tuple[list[str], list[str], list[Dropped]]:
             out.append(text)
         shown[kind] = out
     return shown["sub_question"], shown["hypothesis"], dropped
+
+
+def query_translations(run: RunContext, sub_questions: list[str]) -> tuple[list[dict], list[Dropped]]:
+    """The plan's question and sub-questions in the materials' languages as the report may show
+    them: one {"language", "question", "sub_questions"} per language (a text not shown is "");
+    `sub_questions` are the plan's as shown (plan_texts)."""
+    block = run.plan.translations or {}
+    versions: dict[tuple[str, str], str] = {}
+    for item in block.get("items") or []:
+        if isinstance(item, dict) and item.get("language") in ("en", "zh"):
+            versions.setdefault(
+                (str(item.get("text") or ""), item["language"]), str(item.get("translation") or "")
+            )
+    originals = [run.inp.question] + [sq.question for sq in run.plan.sub_questions]
+    shown_original = [True] + [bool(q) for q in sub_questions] + [False] * len(originals)
+    out, dropped = [], []
+    for code in dict.fromkeys(lang for _, lang in versions):
+        texts = []
+        for n, original in enumerate(originals):
+            key = original.strip()[: translation.MAX_CHARS]
+            text = plain(versions.get((key, code), ""))
+            if text and shown_original[n]:
+                lost = (
+                    novelty.translation_keeps(original, text)
+                    or _adds_a_name(original, text)
+                    or novelty.negates(original) != novelty.negates(text)
+                )
+                if lost or instructions.repeats(text, _flagged_passages(run)) or INSTRUCTION_ECHO(text):
+                    reason = "instruction_in_source" if not lost else "lost_numbers"
+                    dropped.append(Dropped("search_query", reason, index=None if n == 0 else n - 1))
+                    text = ""
+            texts.append(text if shown_original[n] else "")
+        if any(texts):
+            out.append({"language": code, "question": texts[0], "sub_questions": texts[1:]})
+    return out, dropped
 
 
 def interpret(

@@ -107,7 +107,10 @@ class ResearchRun:
             self.found.plan_sub_questions, self.found.plan_hypotheses, dropped = interpretation.plan_texts(
                 ctx
             )
-            self.found.dropped = dropped + self.found.dropped
+            self.found.plan_search_queries, dropped_queries = interpretation.query_translations(
+                ctx, self.found.plan_sub_questions
+            )
+            self.found.dropped = dropped + dropped_queries + self.found.dropped
             ctx.note_limits()
             assembled = assemble(ctx, self.found, counter, self.limitations() + self.found.limitations)
         except Cancelled:
@@ -482,6 +485,9 @@ class ResearchRun:
             out.append({"code": "action_failed", "detail": {"kind": self.failed_turns[-1]}})
         if self.searched_by_code:
             out.append({"code": "searched_by_code", "detail": {}})
+        if (ctx.plan.translations or {}).get("status") == "failed":
+            # the material searches ran in the other language with the channel's glossary only
+            out.append({"code": "query_translation_failed", "detail": {}})
         return out
 
     def _result(

@@ -204,6 +204,7 @@ NOT_SHOWN_KINDS = Vocabulary(
     Term("assumption", _("Assumption")),
     Term("suggestion", _("Suggestion")),
     Term("translation", _("Translation")),
+    Term("search_query", _("Question in another language")),
     Term("contradiction", _("Contradiction")),
 )
 
@@ -244,4 +245,5 @@ LIMITATIONS = Vocabulary(
     Term("searched_by_code", _("the engine searched")),
     Term("plan_fallback", _("no plan")),
     Term("translation_failed", _("the AI's translation failed")),
+    Term("query_translation_failed", _("the AI's translation of the question failed")),
 )

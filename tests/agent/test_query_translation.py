@@ -2,7 +2,9 @@
 structured call per research when the materials hold a language the question is not in, its
 versions handed to every search of a bilingual tool (never to other tools, never from the
 model), shown in the plan as the model's, bounded by the research's limits, and a failure that
-leaves the tool to its glossary. The real path (the product's tool over the demo course, the
+leaves the tool to its glossary. The report's plan carries the translations code lets through
+(`plan.search_queries`, marked as the model's): a translation that adds or loses a figure, a name
+or a negation is listed as not shown, never with its words. The real path (the product's tool over the demo course, the
 runner, the terminal) is tests/research/test_bilingual_research.py."""
 
 from __future__ import annotations
@@ -87,6 +89,11 @@ def test_a_question_outside_the_materials_language_is_translated_once_and_every_
     plan = result.plan["translations"]
     assert (plan["by"], plan["status"], plan["languages"]) == ("model", "ok", ["en"])
     assert {"text": QUESTION, "language": "en", "translation": versions["en"]["text"]} in plan["items"]
+    # and in the report, as the model's words of its plan
+    assert result.report["plan"]["by"] == "model"
+    (queries,) = result.report["plan"]["search_queries"]
+    assert queries["language"] == "en" and queries["question"] == versions["en"]["text"]
+    assert len(queries["sub_questions"]) == len(result.report["plan"]["sub_questions"])
 
 
 def test_materials_in_the_questions_language_only_need_no_translation(llm):
@@ -107,6 +114,9 @@ def test_a_failed_translation_leaves_the_search_to_the_glossary_and_the_plan_say
     assert result.status == "completed", result.error
     assert len(llm.calls("translation")) == 2
     assert result.plan["translations"]["status"] == "failed" and result.plan["translations"]["items"] == []
+    # the report says so, by code, and carries no translation
+    assert "query_translation_failed" in {x["code"] for x in result.report["limitations"]}
+    assert result.report["plan"]["search_queries"] == []
     (search,) = [c for c in calls if c["tool"] == "course_search"]
     # only the question itself: the tool carries it over with its glossary
     assert search["translations"] == [{"language": "zh", "text": QUESTION, "by": "question"}]
@@ -137,6 +147,34 @@ def test_a_translation_that_is_not_one_is_dropped_by_code(llm, wrote):
     by_model = [t["text"] for t in search["translations"] if t["by"] == "model"]
     assert by_model == ([wrote] if expected_ok else [])
     assert result.plan["translations"]["status"] == ("ok" if expected_ok else "failed")
+
+
+@pytest.mark.parametrize(
+    "lie",
+    [
+        "A typical early-warning dashboard combines five signals since 2019",  # a figure and a year
+        "Professor Quillanby's early-warning dashboard combines three signals",  # a name
+        "A typical early-warning dashboard does not combine three signals",  # a negation
+    ],
+)
+def test_a_translation_that_says_more_than_its_question_is_not_in_the_report(llm, lie):
+    """It was searched with (it only chose what was searched), but the report shows none of it."""
+    llm.reset(Scenario(complexity="simple", tools_per_round=1))
+    llm.on(
+        "translation",
+        lambda body: {
+            "content": json.dumps({"translations": [{"index": 1, "language": "en", "text": lie}]})
+        },
+    )
+    result, calls = research(llm)
+
+    assert result.status == "completed", result.error
+    assert result.plan["translations"]["items"][0]["translation"] == lie
+    assert result.report["plan"]["search_queries"] == []
+    assert {"kind": "search_query", "reason": "lost_numbers", "span": "", "index": None} in result.report[
+        "not_shown"
+    ]
+    assert "Quillanby" not in json.dumps(result.report) and "five" not in json.dumps(result.report)
 
 
 def test_the_translation_call_is_bounded_by_the_researchs_token_limit(llm):
