@@ -255,6 +255,22 @@ class _Writer:
             self.add(heading(str(W.SUGGESTION_LABEL)), "")
             self.add(*model_block(_("Suggested questions"), [f"- {escape(s)}" for s in items]))
 
+    def search_queries(self) -> None:
+        """The plan's question in the materials' languages, as the AI translated it to search them."""
+        lines = []
+        for block in self.report.plan.search_queries:
+            language = W.language_name(block.language)
+            if block.question:
+                lines.append(f"- {language}: {escape(block.question)}")
+            lines += [
+                f"- {language}, {W.section_heading(n)}: {escape(q)}"
+                for n, q in enumerate(block.sub_questions)
+                if q
+            ]
+        if lines:
+            self.add(heading(_("The question in the materials' languages")), "")
+            self.add(*model_block(_("AI translation"), lines))
+
     def limitations(self, title: str) -> None:
         if self.report.limitations:
             self.add(heading(title), "")
@@ -269,6 +285,7 @@ class _Writer:
             if item.index is not None:
                 where = {
                     "sub_question": W.section_heading,
+                    "search_query": W.section_heading,
                     "hypothesis": W.hypothesis_heading,
                 }.get(item.kind, W.item_heading)(item.index)
                 line += f" ({where})"
@@ -324,6 +341,7 @@ class _Writer:
             self.nothing_verified()
             self.sources()
             self.suggestions()
+            self.search_queries()
             self.not_shown()
             return self.lines
         self.sections()
@@ -334,6 +352,7 @@ class _Writer:
         self.interpretation()
         self.suggestions()
         self.limitations(_("Limitations"))
+        self.search_queries()
         self.not_shown()
         self.sources()
         return self.lines

@@ -136,6 +136,17 @@ class InterpretationView:
 
 
 @dataclass
+class QueriesView:
+    """The plan's question and sub-questions in one of the materials' languages (the AI's
+    translation, used to search them)."""
+
+    language: str  # "English", in the reader's language
+    lang: str  # the html lang attribute
+    question: str  # the model's words ("" when not shown)
+    sub_questions: list[tuple[str, str]]  # (heading, the model's words), those shown
+
+
+@dataclass
 class NotShownView:
     reason: str
     where: str = ""  # "Sub-question 3", "item 2"
@@ -161,6 +172,7 @@ class ReportView:
     citations: list[CitationView]  # the sources a fact rests on
     consulted: list[CitationView]  # the others the research read
     computed: list[ComputedView] = field(default_factory=list)  # across sections
+    search_queries: list[QueriesView] = field(default_factory=list)  # the plan's, the AI's words
     nothing_verified: bool = False
     # The hook for a "retry with the web on" action (issue 45): the page shows it in the
     # nothing-verified block when a view sets it.
@@ -392,12 +404,27 @@ class _Builder:
             if item.text
         ]
 
+    def search_queries(self) -> list[QueriesView]:
+        out = []
+        for block in self.report.plan.search_queries:
+            shown = [(W.section_heading(n), q) for n, q in enumerate(block.sub_questions) if q]
+            if block.question or shown:
+                out.append(
+                    QueriesView(
+                        language=W.language_name(block.language),
+                        lang=W.LANG_ATTRIBUTES.get(block.language, ""),
+                        question=block.question,
+                        sub_questions=shown,
+                    )
+                )
+        return out
+
     def not_shown(self) -> list[tuple[str, list[NotShownView]]]:
         groups: dict[str, list[NotShownView]] = {}
         for item in self.report.not_shown:
             view = NotShownView(reason=label(V.NOT_SHOWN_REASONS, item.reason))
             if item.index is not None:
-                if item.kind == "sub_question":
+                if item.kind in ("sub_question", "search_query"):
                     view.where = W.section_heading(item.index)
                 elif item.kind == "hypothesis":
                     view.where = W.hypothesis_heading(item.index)
@@ -438,6 +465,7 @@ class _Builder:
             not_shown=self.not_shown(),
             citations=report_citations(self.report, self.anchor, passages, cited=True),
             consulted=report_citations(self.report, self.anchor, passages, cited=False),
+            search_queries=self.search_queries(),
         )
         view.nothing_verified = not sections
         return view

@@ -35,6 +35,16 @@ def section_heading(sub_question: int) -> str:
     return _("Sub-question %(n)d") % {"n": sub_question + 1}
 
 
+# The languages a report's texts may be in (a span's, a translation's), named for the reader, and
+# the html lang attribute of each.
+LANGUAGE_NAMES = {"en": gettext_lazy("English"), "zh": gettext_lazy("Chinese")}
+LANG_ATTRIBUTES = {"en": "en", "zh": "zh-Hant"}
+
+
+def language_name(code: str) -> str:
+    return str(LANGUAGE_NAMES.get(code, code))
+
+
 def hypothesis_heading(index: int) -> str:
     return _("Hypothesis %(n)d") % {"n": index + 1}
 
@@ -225,6 +235,9 @@ def _limitation_templates() -> dict[str, str]:
         ),
         "translation_failed": _(
             "The machine translation of the passages failed; they are shown in their own language."
+        ),
+        "query_translation_failed": _(
+            "The AI could not translate the research question; the course materials were searched in their other language with the term pairs the materials themselves give."
         ),
     }
 

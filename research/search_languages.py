@@ -1,43 +1,26 @@
-"""What the result page shows of a research's searches across languages (issue 48): the model's
-translation of the question, kept in the plan (agent/engine/translation.py), and, per material
+"""What the result page shows of a research's material searches across languages (issue 48): per
 search, every query that ran and which passages each one found (channels_app.bilingual).
 
-The translation is the AI's words, so the page marks its block `data-by="model"`; the queries
-are shown as what was searched, never as facts."""
+A query the model wrote (the researcher's own query, the AI's translation of the question) is the
+AI's words: the page marks it `data-by="model"` with its label. The question's translation as the
+report shows it is the plan's (report_view.QueriesView). The queries are shown as what was
+searched, never as facts."""
 
 from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from research.models import ResearchStep, ResearchTask
+from research.models import ResearchStep
+from research.report_wording import LANG_ATTRIBUTES, LANGUAGE_NAMES
 
-LANGUAGE_NAMES = {"en": _("English"), "zh": _("Chinese")}
-# The html lang attribute of a text in each language (the pages' own codes).
-LANG_ATTRIBUTES = {"en": "en", "zh": "zh-Hant"}
+# The queries the model wrote: the researcher's query as it called the tool, and its translation.
+BY_MODEL = {"as_written", "model_translation"}
 QUERY_LABELS = {
     "as_written": _("as written"),
     "model_translation": _("AI translation"),
     "question": _("the research question"),
     "glossary": _("the materials' own term pairs"),
 }
-
-
-def plan_translations(task: ResearchTask) -> dict:
-    """{"status": "ok" | "failed" | "", "items": [{"text", "translation", "language", "lang"}]}."""
-    stored = (task.plan_json or {}).get("translations") or {}
-    if stored.get("by") != "model":
-        return {"status": "", "items": []}
-    items = [
-        {
-            "text": item.get("text", ""),
-            "translation": item.get("translation", ""),
-            "language": LANGUAGE_NAMES.get(item.get("language"), item.get("language", "")),
-            "lang": LANG_ATTRIBUTES.get(item.get("language"), ""),
-        }
-        for item in stored.get("items") or []
-        if isinstance(item, dict) and item.get("translation")
-    ]
-    return {"status": stored.get("status", ""), "items": items}
 
 
 def step_queries(step: ResearchStep) -> list[dict]:
@@ -59,7 +42,7 @@ def step_queries(step: ResearchStep) -> list[dict]:
             "language": LANGUAGE_NAMES.get(query.get("language"), query.get("language", "")),
             "lang": LANG_ATTRIBUTES.get(query.get("language"), ""),
             "text": query.get("text", ""),
-            "by_model": query.get("by") == "model_translation",
+            "by_model": query.get("by") in BY_MODEL,
             "found": sorted(found.get(index, []), key=lambda hit: hit[1] or 0),
         }
         for index, query in enumerate(queries)

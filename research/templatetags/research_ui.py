@@ -51,11 +51,6 @@ def ui_strings():
 
 
 @register.simple_tag
-def plan_translations(task):
-    return search_languages.plan_translations(task)
-
-
-@register.simple_tag
 def step_queries(step):
     return search_languages.step_queries(step)
 

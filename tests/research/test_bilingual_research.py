@@ -100,14 +100,32 @@ def test_the_result_page_shows_the_ais_translation_and_which_query_found_each_pa
     html = page.content.decode()
 
     assert page.status_code == 200
-    block = html[html.index('class="plan-translations small" data-by="model"') :]
-    block = block[: block.index("</div>")]
-    assert "AI translation" in block and f'<span lang="en">{translation}</span>' in block
+    # the report carries the plan's translation as the model's, and the page shows it from there
+    (queries,) = task.report_json["plan"]["search_queries"]
+    assert task.report_json["plan"]["by"] == "model" and queries["language"] == "en"
+    assert queries["question"] == translation
+    block = html[html.index('class="report-queries plan-translations"') :]
+    block = block[: block.index("</section>")]
+    assert "Written by the AI — not the sources&#x27; words · AI translation" in block
+    assert f'<span lang="en">{translation}</span>' in block
+    # under the search, each query that ran, the model's marked as its words, and what it found
     steps = html[html.index('class="step-queries small"') :]
     steps = steps[: steps.index("</ul>")]
-    assert f'as written (Chinese): <q lang="zh-Hant">{ZH_QUESTION}</q>' in steps
-    assert '<li data-by="model">AI translation (English)' in steps
+    assert (
+        '<span class="query-how">as written (Chinese):</span> <span class="by-model" data-by="model">'
+        in steps
+    )
+    assert f'<q lang="zh-Hant">{ZH_QUESTION}</q>' in steps
+    assert (
+        '<span class="query-how">AI translation (English):</span> <span class="by-model" data-by="model">'
+        in steps
+    )
     assert "EDS101_week1-4_handout.pdf p. 1 (#1)" in steps
+    # the Markdown download carries the same translation inside the AI's labelled quote
+    md = client.get(reverse("research_download", args=[task.task_uuid]), HTTP_ACCEPT_LANGUAGE="en")
+    text = md.content.decode()
+    assert "## The question in the materials' languages" in text
+    assert f"> - English: {translation}" in text.replace("\\", "")
 
 
 def test_an_english_question_cites_the_chinese_passage(demo, llm):

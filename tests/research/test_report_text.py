@@ -48,6 +48,7 @@ def test_the_markdown_download_quotes_the_facts_and_labels_the_ais_words(client,
         "## The AI’s interpretation",
         "## Questions the AI suggests",
         "## Limitations",
+        "## The question in the materials' languages",
         "## Not shown",
         "## Sources",
         "## Also consulted",
@@ -65,6 +66,8 @@ def test_the_markdown_download_quotes_the_facts_and_labels_the_ais_words(client,
     assert "2. Week 3: Online learning — <http://testserver/channels/course-a/materials/12/#p3>" in text
     check_text(text, X.model_words(report))
     assert "exams are abolished" not in text
+    # the plan's translation of the question, as the AI's
+    assert "> - Chinese: 線上課程修課人數的變化" in text
 
 
 def test_the_chinese_download_is_worded_in_chinese(client, personas):

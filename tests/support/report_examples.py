@@ -448,6 +448,8 @@ def nothing_verified_report(language: str = "en") -> R.Report:
 def model_words(report: R.Report) -> list[str]:
     """Every string of `report` that the model wrote (non-empty)."""
     words = [*report.plan.sub_questions, *report.plan.hypotheses]
+    for block in report.plan.search_queries:
+        words += [block.question, *block.sub_questions]
     words += [i.text for i in report.interpretation.items]
     words += [t.text for t in report.translations.items]
     words += list(report.suggestions.items)
