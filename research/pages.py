@@ -98,7 +98,7 @@ def _result_page(
         "decided_conflicts": decided,
         "limit_label": label(V.LIMITS, task.limit_hit) if task.limit_hit else "",
         "steps": list(task.steps.order_by("index")),
-        "plan": plan_view(task),
+        "plan": plan_view(task, report),
         "ledger": ledger_view(task),
         "can_review": reviewer,
         "question_row": question_row(task.pk),

@@ -15,7 +15,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from agent.engine import verification
+from agent.engine import novelty, verification
 from agent.engine import vocabulary as V
 from agent.engine.report_types import Report
 from research.charts import Chart, report_charts
@@ -215,6 +215,16 @@ class LedgerView:
         return sum(1 for c in self.claims if c.doubtful)
 
 
+def removed_reason_label(reason: str) -> str:
+    """Why something left a report, in the reader's language: a 1.x unit's reason, or a code of
+    what a report of spans did not show."""
+    if reason in REMOVED_REASON_LABELS:
+        return str(REMOVED_REASON_LABELS[reason])
+    if reason in V.NOT_SHOWN_REASONS:
+        return label(V.NOT_SHOWN_REASONS, reason)
+    return reason
+
+
 def _percent(value: float | None) -> str:
     return "—" if value is None else f"{round(value * 100)}%"
 
@@ -237,7 +247,7 @@ def _metrics(task: ResearchTask) -> list[MetricView]:
             _("Removed from the body"),
             str(m.removed_from_body),
             ", ".join(
-                f"{REMOVED_REASON_LABELS.get(reason, reason)}: {n}"
+                f"{removed_reason_label(reason)}: {n}"
                 for reason, n in sorted((m.removed_reasons or {}).items())
             )
             or _("nothing was removed"),
@@ -341,7 +351,12 @@ def ledger_view(task: ResearchTask) -> LedgerView:
     for claim in task.claims.order_by("index"):
         if claim.is_plan_heading:
             continue  # a heading that repeats the plan states nothing to check
-        reason, reason_by_model = detail_label(claim.reason)
+        if claim.reason in V.NOT_SHOWN_REASONS:  # a row of a report of spans: codes only
+            reason, reason_by_model = label(V.NOT_SHOWN_REASONS, claim.reason), False
+        elif claim.reason in V.SELECTED_BY:
+            reason, reason_by_model = label(V.SELECTED_BY, claim.reason), False
+        else:
+            reason, reason_by_model = detail_label(claim.reason)
         cited = []
         for n in claim.citations or []:
             if isinstance(n, int):
@@ -366,17 +381,48 @@ def ledger_view(task: ResearchTask) -> LedgerView:
     return LedgerView(claims=claims, metrics=_metrics(task))
 
 
-def plan_view(task: ResearchTask) -> dict:
-    """The plan as researched, with the context agreed before the run and any edits made to it."""
+def _plan_grounds(task: ResearchTask) -> list[str]:
+    return [task.user_question] + [str(v) for v in (task.context_json or {}).values() if v]
+
+
+def _plan_text(text: str, grounds: list[str]) -> str:
+    """A sub-question of the stored plan as the page may show it (as the AI's): "" when it states
+    a figure, year, name or negation that the student's question and agreed context lack, the
+    rule the report's plan follows (agent/engine/interpretation.plan_texts)."""
+    text = " ".join(str(text or "").split())
+    return "" if not text or novelty.novel(text, grounds) else text
+
+
+def plan_view(task: ResearchTask, report: Report | None = None) -> dict:
+    """The plan as researched, with the context agreed before the run and any edits made to it.
+
+    The stored plan is the model's raw plan: the page shows its sub-questions as the report's plan
+    shows them (checked by code), or, for a task without a report, checked by the same rule; one
+    that is not shown keeps its number, without its words."""
     plan = task.plan_json or {}
     edits = task.plan_edits_json or {}
-    original = edits.get("original") or []
+    grounds = _plan_grounds(task)
+    raw = [sq for sq in plan.get("sub_questions") or [] if isinstance(sq, dict)]
+    if (
+        report is not None
+        and report.schema_version.startswith("2.")
+        and len(report.plan.sub_questions) == len(raw)
+    ):
+        texts = list(report.plan.sub_questions)
+    else:
+        texts = [_plan_text(sq.get("question", ""), grounds) for sq in raw]
+    # numbered as the report's sections are: one that is not shown keeps its place, without words
+    sub_questions = [
+        {"question": text, "suggested_tools": sq.get("suggested_tools") or [] if text else []}
+        for sq, text in zip(raw, texts, strict=True)
+    ]
+    original = [_plan_text(q, grounds) for q in (edits.get("original") or [])]
     return {
-        "sub_questions": plan.get("sub_questions") or [],
-        "hypotheses": plan.get("hypotheses") or [],
-        "complexity": str(COMPLEXITY_LABELS.get(plan.get("complexity"), plan.get("complexity") or "")),
+        "sub_questions": sub_questions,
+        "not_shown": sum(1 for sq in sub_questions if not sq["question"]),
+        "complexity": str(COMPLEXITY_LABELS.get(plan.get("complexity"), "")),
         "context": [(str(CONTEXT_LABELS.get(k, k)), v) for k, v in (task.context_json or {}).items() if v],
         "edited": bool(edits.get("sub_questions")),
-        "original": original if edits.get("sub_questions") else [],
+        "original": [q for q in original if q] if edits.get("sub_questions") else [],
         "timed_out": bool(edits.get("timed_out")),
     }

@@ -15,7 +15,7 @@ import pytest
 
 from research.models import ResearchClaim, ResearchEvent
 from research.services import lifecycle, runner
-from tests.support.model_blocks import page_outside_model
+from tests.support.model_blocks import EN_LABEL, ZH_LABEL, page_outside_model, text_outside_model
 from tests.support.planted import AI_ONLY, QUESTION, leaked_holes, planted_registry
 from tests.support.scripted_llm import Scenario
 
@@ -87,6 +87,9 @@ def test_no_lie_is_served_by_the_api_and_none_stating_a_figure_year_name_or_nega
             data["report"] = {k: v for k, v in data["report"].items() if k not in AI_BLOCKS}
         for block in AI_BLOCKS:
             data.pop(block, None)
+        if "answer" in data:  # the report's Markdown: the AI's words are in its labelled quotes
+            answer = "\n".join(text_outside_model(data.pop("answer"), EN_LABEL))
+            data["answer outside the AI's quotes"] = "\n".join(text_outside_model(answer, ZH_LABEL))
         leaked = leaked_holes(json.dumps(data, ensure_ascii=False), lang)
         assert not leaked, f"{url} serves the planted {leaked}"
     client.cookies["django_language"] = "en" if lang == "en" else "zh-hant"
