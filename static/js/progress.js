@@ -94,13 +94,15 @@
       item.querySelector(".step-duration").textContent = (data.duration_ms / 1000).toFixed(1) + " s";
       if (data.error) item.title = data.error;
     },
-    reflection_done: function (data) { this.setPhase(data.sufficient ? "writing" : "reflecting"); },
+    reflection_done: function (data) { this.setPhase(data.sufficient ? "selecting" : "reflecting"); },
     limit_hit: function (data) {
       this.show("limit", U.t("limit_hit", { reason: U.t("limit_reason." + data.reason) }), true);
-      this.setPhase("writing");
+      this.setPhase("selecting");
     },
-    claims_extracted: function () { this.setPhase("claims"); },
-    claims_verified: function () { this.setPhase("writing"); },
+    // The finishing phases (agent/engine/events.py): a selection round chose its passages, code
+    // compared their figures, then the AI interprets and code assembles the report.
+    claims_extracted: function () { this.setPhase("comparing"); },
+    claims_verified: function () { this.setPhase("interpreting"); },
     verification_done: function () { this.setPhase("finishing"); },
   };
   // Never reach the card: the stream (static/js/stream.js) handles them itself.

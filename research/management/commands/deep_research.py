@@ -118,26 +118,32 @@ def _ended(data: dict) -> str:
 
 
 # One line for every stored event type (agent.engine.events.EVENTS; connected and heartbeat are
-# never stored). tests/research/test_event_registry.py fails when a type has no line here.
+# never stored). tests/research/test_event_registry.py fails when a type has no line here. The
+# model's words (its sub-questions, what its reflection found missing) follow "AI:", as the
+# report's Markdown puts them in a labelled quote.
 SUMMARIES = {
     "task_created": lambda d: d.get("question", ""),
     "status_change": _status_change,
-    "plan_complete": lambda d: f"{d.get('complexity')}: " + " | ".join(d.get("sub_questions", [])),
+    "plan_complete": lambda d: f"{d.get('complexity')}; AI: " + " | ".join(d.get("sub_questions", [])),
     "action_thinking": lambda d: f"round {d.get('round')} ({d.get('purpose')})",
     "action_dispatch": _calls,
     "action_complete": lambda d: (
         f"{d.get('tool')} {d.get('status')} {d.get('duration_ms')} ms, {d.get('sources', 0)} sources"
     ),
     "reflection_done": lambda d: (
-        "sufficient" if d.get("sufficient") else "missing: " + "; ".join(d.get("missing", []))
+        "sufficient" if d.get("sufficient") else "AI: missing " + "; ".join(d.get("missing", []))
     ),
     "claims_extracted": lambda d: (
-        f"{d.get('claims')} claims ({d.get('figures')} figures) from {d.get('sources')} sources"
+        f"{d.get('claims')} passages selected ({d.get('by_ranking') or 0} by search ranking, "
+        f"{d.get('figures')} with values) from {d.get('sources')} sources"
     ),
     "claims_verified": lambda d: (
-        f"{d.get('verified')}/{d.get('claims')} verified, {d.get('conflicts')} conflicts ({d.get('unresolved')} unresolved)"
+        f"{d.get('claims')} facts, {d.get('conflicts')} conflicts ({d.get('unresolved')} unresolved)"
     ),
-    "verification_done": lambda d: f"{d.get('status')}, {d.get('citations')} citations",
+    "verification_done": lambda d: (
+        f"report assembled: {d.get('status')}, {d.get('citations')} sources cited, "
+        f"{d.get('not_verified') or 0} not shown"
+    ),
     "limit_hit": lambda d: f"{d.get('reason')}: {d.get('value')} of {d.get('limit')}",
     "completed": _ended,
     "failed": _ended,
