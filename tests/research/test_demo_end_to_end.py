@@ -73,7 +73,9 @@ def test_a_research_over_the_demo_channel_runs_end_to_end_through_daphne(live, d
     assert materials and all(
         re.match(r"EDS101_\S+\.(pdf|docx|pptx) .*\d", c["locator"]) for c in materials
     ), materials
-    assert all(f"[{c['number']}]" in task.final_answer for c in task.citations_json)
+    # the stored answer (the report's Markdown) cites every source a fact rests on by its number
+    cited = {s["number"] for s in task.report_json["sources"] if s["cited"]}
+    assert cited and all(f"[{n}]" in task.final_answer for n in cited)
 
 
 def _command(*args, env=None):

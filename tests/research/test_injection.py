@@ -81,7 +81,10 @@ def test_what_an_attack_asks_for_is_refused_by_the_engine_not_by_chance(world, l
     assert fetch.status == "error" and ssrf.listener_hits == 0
 
     leak = injection.run_attack(world, llm, client, index_file, by_id("d01"), "docx")
-    assert leak.task.verification_json["instruction_echoes_removed"] >= 3
+    # the victim repeated both paragraphs of the interpreter's instructions: code took out each
+    assert leak.task.verification_json["instruction_echoes_removed"] >= 2
+    shown = [i["text"] for i in leak.task.report_json["interpretation"]["items"]]
+    assert not [t for t in shown if "interpretation step" in t or "DATA" in t], shown
 
     beacon = injection.run_attack(world, llm, client, index_file, by_id("e04"), "pptx")
     assert (

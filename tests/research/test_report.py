@@ -18,7 +18,7 @@ from agent.engine.report_types import REPORT_SCHEMA, Report, integrity_problems
 from research.api.report_schema import REPORT_OPENAPI, to_openapi
 from research.models import ResearchTask
 from research.services import lifecycle, replay, runner
-from tests.support.model_blocks import check_text, page_outside_model
+from tests.support.model_blocks import EN_LABEL, ZH_LABEL, check_page, check_text, page_outside_model
 from tests.support.report_scenarios import NVDA, financials_first, financials_registry
 from tests.support.scripted_llm import Scenario
 
@@ -117,8 +117,8 @@ def test_the_openapi_document_publishes_the_report_schema(client, db, personas):
 @pytest.mark.parametrize(
     "language, labels",
     [
-        ("zh-hant", ["來源中的事實", "未顯示的內容", "引用覆蓋率", "AI 撰寫（非來源原文）"]),
-        ("en", ["Facts from the sources", "Citation coverage", "Written by the AI — not the sources' words"]),
+        ("zh-hant", ["來源中的事實", "引用覆蓋率", "來源"]),
+        ("en", ["Facts from the sources", "Citation coverage", "Sources"]),
     ],
 )
 def test_the_result_page_renders_the_reports_spans_in_the_readers_language(
@@ -131,7 +131,8 @@ def test_the_result_page_renders_the_reports_spans_in_the_readers_language(
     page_html = page.content.decode()
     for label in labels:
         assert label in page_html, label
-    # the facts are the filings' own words, outside the AI's blocks
+    # the facts are the filings' own words, outside the AI's blocks; every AI block is labelled
+    check_page(page_html, [], ZH_LABEL if language == "zh-hant" else EN_LABEL)
     outside = page_outside_model(page_html)
     for span in compared.report_json["spans"]:
         assert " ".join(span["text"].split()) in outside, span["text"]
