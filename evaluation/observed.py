@@ -258,7 +258,11 @@ def observe(task: ResearchTask) -> Observation:
         for source in (step.result_full or {}).get("sources", [])
     ]
     if observation.report_version.startswith("2."):
-        text_by_source = {s.number: s.passage for s in observation.retrieved}
+        # A passage returned again under the same title and page (another chunk of it) keeps the
+        # id of the first, and the registry keeps the first's text: the spans are cut from that.
+        text_by_source: dict[int, str] = {}
+        for seen in observation.retrieved:
+            text_by_source.setdefault(seen.number, seen.passage)
         return read_report(Report.from_json(report), observation, text_by_source)
     text = body(task.final_answer)
     observation.units = sentence_units(text) + table_units(text) + conflict_units(report)

@@ -215,3 +215,53 @@ def test_results_folders_of_earlier_versions_still_load(version):
     observation = stored_observation(run)
     assert observation.units[0].spans == [] and observation.model_words == []
     assert dataclasses.asdict(observation)["units"][0]["text"] == "EDU215 carries 2 credits."
+
+
+def test_observe_reads_what_the_real_engine_stored(settings, transactional_db, llm):
+    """Not a fixture: a research the runner ran over the demo course with the product's tools and
+    the scripted model (two languages, so the plan carries the AI's translation). The scorer's
+    units are the facts the report shows, each span a slice of the passage the research read;
+    the model's words are its plan, translation and interpretation, none of them a unit."""
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from channels_app.models import Channel
+    from research.services import lifecycle, runner
+    from tests.support.scripted_llm import Scenario
+
+    settings.DEBUG = True  # the demo's users have known passwords
+    call_command("load_demo_data", verbosity=0)
+    llm.reset(Scenario(complexity="simple", preferred_tools=["search_channel_materials"]))
+    student = get_user_model().objects.get(username="student1")
+    task, _ = lifecycle.task_start(
+        user=student,
+        channel=Channel.objects.get(slug="demo-course"),
+        question="學習分析是什麼？常見的資料來源有哪些？",
+        queue=False,
+    )
+    runner.execute_task(task.pk)
+    task.refresh_from_db()
+    assert task.status == "completed", task.error
+
+    seen = observe(task)
+    report = R.Report.from_json(task.report_json)
+    assert seen.report_version == "2.0" and seen.retrieved
+    facts = [f for f in report.shown_facts() if not f.superseded]
+    assert len(facts) >= 2
+    fact_units = [u for u in seen.units if u.kind == "fact"]
+    assert [(u.text, u.spans, u.citations) for u in fact_units] == [
+        (report.fact_text(f), f.spans, [f.source]) for f in facts
+    ]
+    for fact in facts:  # each span is where it says it is, in the passage the scorer reads
+        passage = seen.sources[fact.source].passage
+        for span in report.fact_spans(fact):
+            assert passage[span.location.start : span.location.end] == span.text
+    kinds = {w.kind for w in seen.model_words}
+    assert {"sub_question", "query"} <= kinds
+    said = {w.text for w in seen.model_words}
+    # the AI's words are never a unit: the units are the facts, conflicts and computed values alone
+    assert len(seen.units) == len(facts) + len(report.conflicts) + len(report.computed)
+    assert report.plan.search_queries and report.plan.search_queries[0].question in said
+    # the answer the scorer reads holds the facts, not the interface's words
+    assert all(report.fact_text(f) in seen.answer for f in facts)
+    assert "Facts from the sources" not in seen.answer and "來源中的事實" not in seen.answer
