@@ -159,7 +159,8 @@ def test_the_plan_shows_the_agreed_context_and_the_proposed_plan_when_edited(cli
         context_json={"time_range": "2021-2026"},
         plan_edits_json={
             "sub_questions": ["What is learning analytics?"],
-            "original": ["Proposed one", "Proposed two"],
+            # the model's proposal: the second states a year the question lacks
+            "original": ["學習分析的定義", "布魯姆分類法在 2019 年的修訂"],
             "by": "s_alice",
         },
     )
@@ -167,7 +168,8 @@ def test_the_plan_shows_the_agreed_context_and_the_proposed_plan_when_edited(cli
     page = client.get(result_url(task), **EN).content.decode()
     plan = page[page.index('class="card plan"') :]
     assert "Time range" in plan and "2021-2026" in plan and "Complexity: moderate" in plan
-    assert "The plan was edited before the research" in plan and "Proposed two" in plan
+    assert "The plan was edited before the research" in plan and "學習分析的定義" in plan
+    assert "2019" not in plan  # the proposed plan is checked like the report's (as the AI's words)
 
 
 # --------------------------------------------------------------------------- the review queue
