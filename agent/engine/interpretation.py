@@ -246,6 +246,8 @@ def interpret(
         if span_id not in originals or span_id in done or not text:
             continue
         done.add(span_id)
+        if text == " ".join(originals[span_id].split()):
+            continue  # the span again, untranslated: nothing to show beside it
         if novelty.translation_keeps(originals[span_id], text) or _adds_a_name(originals[span_id], text):
             out.dropped.append(Dropped("translation", "lost_numbers", span=span_id, index=n))
             continue

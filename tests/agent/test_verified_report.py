@@ -256,6 +256,28 @@ def test_a_translation_of_a_span_in_another_language_is_shown_beside_it(llm):
     )
 
 
+def test_a_translation_that_is_its_span_again_is_not_shown_beside_it(llm):
+    """A model that hands a span back untranslated adds nothing beside it: the report shows no
+    translation and says the machine translation failed."""
+
+    def untranslated(body):
+        reply = interpret_from_facts(body)
+        listed = observations_of(body).split("Spans to translate into", 1)
+        spans = re.findall(r"^\[(\d+\.\d+)\] (.*)$", listed[1], re.M) if len(listed) > 1 else []
+        reply["translations"] = [{"span": i, "text": text} for i, text in spans]
+        return {"content": json.dumps(reply, ensure_ascii=False)}
+
+    llm.reset(Scenario(complexity="simple"))
+    llm.on("interpreter", untranslated)
+    result, _ = run(
+        llm, corpus_registry(), question="比較學習分析與布魯姆分類在課程設計中的角色", language="zh-hant"
+    )
+    report = Report.from_json(result.report)
+    assert report.facts and report.translations.items == []
+    assert "translation_failed" in {x.code for x in report.limitations}
+    assert not [n for n in report.not_shown if n.kind == "translation"]  # nothing failed a check
+
+
 def test_a_sub_question_or_hypothesis_that_adds_to_the_question_is_shown_empty(llm):
     def planner(body):
         return {
