@@ -191,10 +191,20 @@ class ClaimView:
     web_only: bool
     by_model: bool = True  # the text is the model's (a 1.x writer's unit)
     reason_by_model: bool = False
+    # A row of a report of spans: a fact (its source's words) or an item the report did not show.
+    of_spans: bool = False
+    credibility_percent: int | None = None  # a fact's source's credibility weight
 
     @property
     def doubtful(self) -> bool:
+        """A 1.x unit the reader should not take at face value (a report of spans shows none)."""
+        if self.of_spans:
+            return False
         return self.verdict in DOUBTFUL_VERDICTS or self.action == "dropped"
+
+    @property
+    def not_shown(self) -> bool:
+        return self.of_spans and self.action == "dropped"
 
 
 @dataclass
@@ -209,10 +219,15 @@ class MetricView:
 class LedgerView:
     claims: list[ClaimView]
     metrics: list[MetricView]
+    of_spans: bool = False  # the ledger of a report of spans (schema 2.x): facts and what was not shown
 
     @property
     def doubtful_count(self) -> int:
         return sum(1 for c in self.claims if c.doubtful)
+
+    @property
+    def not_shown_count(self) -> int:
+        return sum(1 for c in self.claims if c.not_shown)
 
 
 def removed_reason_label(reason: str) -> str:
@@ -229,11 +244,57 @@ def _percent(value: float | None) -> str:
     return "—" if value is None else f"{round(value * 100)}%"
 
 
-def _metrics(task: ResearchTask) -> list[MetricView]:
+def _metrics_of_spans(m: ResearchMetrics) -> list[MetricView]:
+    """The metrics of a report of spans, as they read there: every fact is a passage of its cited
+    source by construction, so what counts is what was kept out, how conflicts were found and how
+    trustworthy the cited sources are."""
+    marked = m.conflicts_reported_by_writer or 0
+    return [
+        MetricView(
+            "facts",
+            _("Facts shown"),
+            str(m.factual_sentences),
+            _("each a passage of the source it cites"),
+        ),
+        MetricView(
+            "removed_from_body",
+            _("Not shown"),
+            str(m.removed_from_body),
+            ", ".join(
+                f"{removed_reason_label(reason)}: {n}"
+                for reason, n in sorted((m.removed_reasons or {}).items())
+            )
+            or _("nothing was kept out"),
+        ),
+        MetricView(
+            "conflicts_by_source",
+            _("Conflicts: by figures / marked by the AI"),
+            f"{max(m.conflicts_found - marked, 0)} / {marked}",
+            _("found by comparing the values read, against marked by the AI as contradicting"),
+        ),
+        MetricView(
+            "source_pollution_rate",
+            _("Source pollution"),
+            _percent(m.source_pollution_rate),
+            _("cited sources that are low-tier or contained instructions"),
+        ),
+        MetricView(
+            "low_credibility_share",
+            _("Low-credibility sources"),
+            _percent(m.low_credibility_share),
+            _("%(low)d of %(total)d cited sources")
+            % {"low": m.low_credibility_citations, "total": m.citations},
+        ),
+    ]
+
+
+def _metrics(task: ResearchTask, of_spans: bool = False) -> list[MetricView]:
     try:
         m = task.metrics
     except ResearchMetrics.DoesNotExist:
         return []
+    if of_spans:
+        return _metrics_of_spans(m)
     return [
         MetricView(
             "citation_coverage",
@@ -338,7 +399,12 @@ def detail_label(detail: str) -> tuple[str, bool]:
 
 
 def ledger_view(task: ResearchTask) -> LedgerView:
-    """The claim ledger and the quality metrics of a finished task."""
+    """The ledger and the quality metrics of a finished task: for a report of spans, its facts
+    (their sources' words, who chose them, the source's credibility) and what it did not show
+    (kind and reason); for a 1.x research, its writer's units with their verdicts."""
+    of_spans = str((task.report_json or {}).get("schema_version") or "").startswith("2.")
+    if of_spans:
+        return _ledger_of_spans(task)
     anchor = citation_anchor(task)
     numbers = set()
     for raw in task.citations_json or []:
@@ -379,6 +445,46 @@ def ledger_view(task: ResearchTask) -> LedgerView:
             )
         )
     return LedgerView(claims=claims, metrics=_metrics(task))
+
+
+def _ledger_of_spans(task: ResearchTask) -> LedgerView:
+    anchor = citation_anchor(task)
+    numbers = {s.get("number") for s in (task.report_json or {}).get("sources") or [] if s.get("cited")}
+    kept, dropped = str(ACTION_LABELS["kept"]), _("not shown")
+    rows = []
+    for claim in task.claims.order_by("index"):
+        fact = claim.kind == "fact"
+        if fact:
+            what = _("a passage of its source")
+            why = label(V.SELECTED_BY, claim.reason) if claim.reason in V.SELECTED_BY else ""
+            if claim.reason in V.NOT_SHOWN_REASONS:  # a superseded fact
+                why = label(V.NOT_SHOWN_REASONS, claim.reason)
+        else:
+            what = label(V.NOT_SHOWN_KINDS, claim.kind) if claim.kind in V.NOT_SHOWN_KINDS else claim.kind
+            why = label(V.NOT_SHOWN_REASONS, claim.reason) if claim.reason in V.NOT_SHOWN_REASONS else ""
+        rows.append(
+            ClaimView(
+                index=claim.index,
+                text=claim.text,  # a span's words, or nothing: never the model's
+                citations=[
+                    (n, f"#{anchor}-{n}" if n in numbers else "")
+                    for n in claim.citations or []
+                    if isinstance(n, int)
+                ],
+                verdict=claim.verdict,
+                verdict_label=what,
+                reason=why,
+                by_model=False,
+                tiers=[label(V.TIERS, t) for t in claim.tiers or []],
+                confidence_percent=round((claim.confidence or 0) * 100),
+                action=claim.action,
+                action_label=kept if claim.action == "kept" else dropped,
+                web_only=claim.web_only,
+                of_spans=True,
+                credibility_percent=round((claim.confidence or 0) * 100) if fact else None,
+            )
+        )
+    return LedgerView(claims=rows, metrics=_metrics(task, of_spans=True), of_spans=True)
 
 
 def _plan_grounds(task: ResearchTask) -> list[str]:

@@ -97,6 +97,10 @@ def test_no_lie_is_served_by_the_api_and_none_stating_a_figure_year_name_or_nega
     assert page.status_code == 200
     html = page.content.decode()
     assert "report-not-shown" in html
+    # the ledger lists what was kept out, by kind and reason, in grey: nothing shown is doubtful
+    ledger = html[html.index('id="ledger"') :]
+    ledger = ledger[: ledger.index("</section>")]
+    assert "not-shown" in ledger and "doubtful" not in ledger
     leaked = leaked_holes(page_outside_model(html), lang)
     assert not leaked, f"the page shows the planted {leaked} outside the AI's blocks"
     leaked = [h for h in leaked_holes(html, lang) if h not in AI_ONLY]

@@ -117,8 +117,8 @@ def test_the_openapi_document_publishes_the_report_schema(client, db, personas):
 @pytest.mark.parametrize(
     "language, labels",
     [
-        ("zh-hant", ["來源中的事實", "引用覆蓋率", "來源"]),
-        ("en", ["Facts from the sources", "Citation coverage", "Sources"]),
+        ("zh-hant", ["來源中的事實", "顯示的事實", "來源"]),
+        ("en", ["Facts from the sources", "Facts shown", "Sources"]),
     ],
 )
 def test_the_result_page_renders_the_reports_spans_in_the_readers_language(
@@ -164,6 +164,39 @@ def test_the_metrics_and_the_ledger_count_the_facts(compared):
     rows = list(compared.claims.order_by("index").values_list("kind", "verdict", "action", "tiers"))
     assert rows == [("fact", "supported", "kept", ["structured"])] * len(facts)
     assert metrics.table_cells == 0 and metrics.removed_from_body == 0
+
+
+@pytest.mark.parametrize(
+    "language, words",
+    [
+        (
+            "en",
+            [
+                "Fact ledger",
+                "a passage of its source",
+                "selected by the AI",
+                "Facts shown",
+                "Source credibility",
+            ],
+        ),
+        ("zh-hant", ["事實帳冊", "來源中的段落", "由 AI 選出", "顯示的事實", "來源可信度"]),
+    ],
+)
+def test_the_ledger_of_a_report_of_spans_shows_its_facts_as_their_sources_words(
+    client, personas, compared, language, words
+):
+    """Not the 1.x claim ledger: no verdict on a writer's sentence, no "unsupported" rate (no fact
+    can be unsupported); each row is a fact's spans, who chose it and its source's credibility."""
+    client.force_login(personas.student)
+    client.cookies["django_language"] = language
+    page = client.get(f"/deep_research/task/{compared.task_uuid}").content.decode()
+    ledger = page[page.index('id="ledger"') :]
+    ledger = ledger[: ledger.index("</section>")]
+    for word in words:
+        assert word in ledger, word
+    assert "doubtful" not in ledger and "metric-unsupported_rate" not in ledger
+    assert ledger.count('class="claim verdict-supported action-kept"') == len(compared.report_json["facts"])
+    check_page(page, [], ZH_LABEL if language == "zh-hant" else EN_LABEL)
 
 
 def test_a_replay_copies_the_agreed_context(compared, personas, llm, django_capture_on_commit_callbacks):
