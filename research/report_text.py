@@ -225,12 +225,14 @@ class _Writer:
         self.add(heading(_("Counter-evidence")), "")
         if c.facts:
             self.add(*self.facts(c.facts), "")
-        elif c.searched:
+        elif c.searched and c.searches:
             self.add(
                 _("%(n)s targeted search(es) found no evidence against the main conclusions.")
                 % {"n": c.searches},
                 "",
             )
+        elif c.searched:
+            self.add(_("No search for evidence against the main conclusions was run."), "")
         support, against = _("Independent sources in support:"), _("against:")
         self.add(
             f"{support} {W.tier_counts_text(c.support_by_tier)} · {against} {W.tier_counts_text(c.against_by_tier)}",
@@ -281,7 +283,7 @@ class _Writer:
             return
         self.add(heading(_("Not shown")), "")
         for item in self.report.not_shown:
-            line = f"- {label(V.NOT_SHOWN_KINDS, item.kind)}: {label(V.NOT_SHOWN_REASONS, item.reason)}"
+            line = f"- {label(V.NOT_SHOWN_KINDS, item.kind)}: {W.not_shown_reason(item.kind, item.reason)}"
             if item.index is not None:
                 where = {
                     "sub_question": W.section_heading,

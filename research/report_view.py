@@ -422,7 +422,7 @@ class _Builder:
     def not_shown(self) -> list[tuple[str, list[NotShownView]]]:
         groups: dict[str, list[NotShownView]] = {}
         for item in self.report.not_shown:
-            view = NotShownView(reason=label(V.NOT_SHOWN_REASONS, item.reason))
+            view = NotShownView(reason=W.not_shown_reason(item.kind, item.reason))
             if item.index is not None:
                 if item.kind in ("sub_question", "search_query"):
                     view.where = W.section_heading(item.index)

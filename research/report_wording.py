@@ -49,6 +49,22 @@ def hypothesis_heading(index: int) -> str:
     return _("Hypothesis %(n)d") % {"n": index + 1}
 
 
+# What a sub-question or hypothesis of the plan states that the student's question does not (the
+# plan is checked against the question, not against passages).
+_PLAN_REASONS = {
+    "novel_figure": gettext_lazy("states a figure your question does not"),
+    "novel_year": gettext_lazy("states a year your question does not"),
+    "novel_name": gettext_lazy("states a name your question does not"),
+}
+
+
+def not_shown_reason(kind: str, reason: str) -> str:
+    """Why an item is not shown, worded for what it is."""
+    if kind in ("sub_question", "hypothesis") and reason in _PLAN_REASONS:
+        return str(_PLAN_REASONS[reason])
+    return text(V.NOT_SHOWN_REASONS, reason)
+
+
 def item_heading(index: int) -> str:
     return _("item %(n)d") % {"n": index + 1}
 
@@ -198,13 +214,24 @@ def decision_text(conflict: Conflict) -> str:
 # ------------------------------------------------------------------ limitations
 
 
-def _limitation_templates() -> dict[str, str]:
+def _count(value: object) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
+def _limitation_templates(detail: dict) -> dict[str, str]:
+    """The sentence of each limitation, chosen by its detail where the detail changes what is true
+    (no counter-search run at all; some sub-questions only chosen by the ranking)."""
     return {
         "limit_hit": _("The research stopped at %(limit)s."),
         "tool_failed": _("A tool was unavailable: %(tool)s (%(calls)s failed calls)."),
         "no_counter_evidence": _(
             "The counter-search (%(searches)s searches) found no evidence against the main conclusions."
-        ),
+        )
+        if str(detail.get("searches")) != "0"
+        else _("No search for evidence against the main conclusions was run."),
         "unresolved_conflicts": _(
             "%(count)s disagreement(s) between sources remained after %(rounds)s targeted re-search round(s)."
         ),
@@ -217,9 +244,15 @@ def _limitation_templates() -> dict[str, str]:
             "No passage of the sources found could be verified as answering the question, so the report states no fact."
         ),
         "selection_failed": _("The AI could not choose passages from the sources found."),
-        "selected_by_search_ranking": _(
-            "The AI chose no usable passage, so the passages shown are those the search ranked best."
-        ),
+        "selected_by_search_ranking": ngettext(
+            "For %(sub_questions)s sub-question the AI chose no usable passage: the passages shown there, marked "
+            "“selected by search ranking”, are those the search ranked best.",
+            "For %(sub_questions)s sub-questions the AI chose no usable passage: the passages shown there, marked "
+            "“selected by search ranking”, are those the search ranked best.",
+            _count(detail.get("sub_questions")),
+        )
+        if "sub_questions" in detail
+        else _("The AI chose no usable passage, so the passages shown are those the search ranked best."),
         "selection_not_run": _("No time or tokens were left to choose passages from the sources."),
         "interpretation_failed": _(
             "The AI's interpretation could not be written, so the report shows the facts alone."
@@ -249,7 +282,7 @@ def limitation_text(limitation: Limitation) -> str:
     if limitation.code == "limit_hit":
         limit = str(detail.get("reason") or detail.get("limit") or "")
         detail["limit"] = text(V.LIMITS, limit) if limit else text(V.LIMITATIONS, "limit_hit")
-    template = _limitation_templates().get(limitation.code)
+    template = _limitation_templates(detail).get(limitation.code)
     if template is None:
         return text(V.LIMITATIONS, limitation.code)
     try:

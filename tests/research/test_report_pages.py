@@ -76,7 +76,10 @@ def test_the_report_words_conflicts_hypotheses_and_the_judgement_from_their_code
     assert "A tool was unavailable: search_web (2 failed calls)." in limitations
     not_shown = html.split('class="report-not-shown"')[1].split("</section>")[0]
     assert (
-        "the passage addresses an AI model" in not_shown and "states a year its passages do not" in not_shown
+        "the passage addresses an AI model" in not_shown
+        # a sub-question is checked against the student's question, and worded so
+        and "states a year your question does not (Sub-question 3)" in not_shown
+        and "states a figure its passages do not (item 3)" in not_shown
     )
     assert "Effects were larger in courses with weekly quizzes." in not_shown  # a span is shown
     assert "exams are abolished" not in html  # a flagged passage never is
