@@ -67,7 +67,9 @@ def test_the_ledger_sets_apart_what_the_report_did_not_show(open_as, personas, l
     expect(answer).not_to_contain_text("Quillanby")
     # the answer lists what it did not show by kind and reason, never with the words the model wrote
     not_shown = answer.locator(".report-not-shown li")
-    expect(not_shown).to_have_count(len(dropped))
+    expect(not_shown).to_have_count(len(task.report_json["not_shown"]))
+    reasoning = [n for n in task.report_json["not_shown"] if n["kind"] == "reasoning"]
+    assert len(reasoning) == len(dropped)
     expect(answer.locator(".report-not-shown")).not_to_contain_text("Quillanby")
     answer.get_by_role("link", name="結果頁").click()
     expect(page.locator("main")).not_to_contain_text("Quillanby")
