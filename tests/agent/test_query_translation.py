@@ -162,9 +162,7 @@ def test_a_translation_that_says_more_than_its_question_is_not_in_the_report(llm
     llm.reset(Scenario(complexity="simple", tools_per_round=1))
     llm.on(
         "translation",
-        lambda body: {
-            "content": json.dumps({"translations": [{"index": 1, "language": "en", "text": lie}]})
-        },
+        lambda body: {"content": json.dumps({"translations": [{"index": 1, "language": "en", "text": lie}]})},
     )
     result, calls = research(llm)
 
