@@ -511,6 +511,23 @@ for _model, _price in UEDU_LLM_PRICES.items():
         raise ImproperlyConfigured(
             f"UEDU_LLM_PRICES[{_model!r}] must be [input_usd_per_mtok, output_usd_per_mtok]"
         )
+# The provider's rate limits for the endpoint and key above, shared by every process through Redis
+# (agent/endpoint_limiter.py): every model call waits its turn, in fair order across researches,
+# until it fits. 0 = not limited (the default: a local server has no such limit). A 429's
+# Retry-After pauses every process whatever these say. Set them a little below the provider's own
+# figures when other clients share the key.
+UEDU_LLM_REQUESTS_PER_MINUTE = env.int("UEDU_LLM_REQUESTS_PER_MINUTE", default=0)
+UEDU_LLM_TOKENS_PER_MINUTE = env.int("UEDU_LLM_TOKENS_PER_MINUTE", default=0)
+if UEDU_LLM_REQUESTS_PER_MINUTE < 0:
+    raise ImproperlyConfigured("UEDU_LLM_REQUESTS_PER_MINUTE must be 0 (not limited) or a positive integer")
+# One call asks for up to ~6,000 answer tokens beside its prompt: a limit below this could never
+# let a research's largest call through.
+_MIN_TOKENS_PER_MINUTE = 10_000
+if UEDU_LLM_TOKENS_PER_MINUTE != 0 and UEDU_LLM_TOKENS_PER_MINUTE < _MIN_TOKENS_PER_MINUTE:
+    raise ImproperlyConfigured(
+        f"UEDU_LLM_TOKENS_PER_MINUTE must be 0 (not limited) or at least {_MIN_TOKENS_PER_MINUTE:,} "
+        f"(one research call's prompt and answer), got {UEDU_LLM_TOKENS_PER_MINUTE}"
+    )
 
 # The evaluation's judge (deep_research_eval): its own model and server, apart from the researcher's.
 # Empty: the researcher's default model and server (the command then warns that they are the same).
