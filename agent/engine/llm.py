@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import random
 import re
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
@@ -608,7 +610,9 @@ class LLMClient:
         limit = timeout if timeout is not None else self.config.timeout
         deadline = time.monotonic() + limit
         bound = int(params.get("max_completion_tokens") or params.get("max_tokens") or 0)
-        tokens = estimate_tokens(messages, params.get("tools")) + bound
+        estimate = estimate_tokens(messages, params.get("tools"))
+        learned = (self.config.base_url, model, role)
+        tokens = _EXPECTED.tokens(learned, estimate, bound)
         waited, refused, failed = 0.0, 0, 0
         while True:
             # A request admitted with less than a second left could not be answered anyway.
@@ -643,7 +647,14 @@ class LLMClient:
                 raise  # the permit keeps its estimate: the server may have used it
             usage = reply.usage()
             limiter.settle(permit, usage[0] + usage[1] if usage else tokens)
+            if usage:
+                _EXPECTED.learn(learned, estimate, usage[0], usage[1])
             reply.queued = waited
+            if waited:  # kept with the call's other timings (the transcript stores them)
+                reply.data["stream"] = {
+                    **(reply.data.get("stream") or {}),
+                    "queued_seconds": round(waited, 3),
+                }
             return reply
 
     def _with_preamble(self, messages: list[dict]) -> list[dict]:
@@ -768,10 +779,8 @@ class LLMClient:
                     ),
                 },
                 "tools": [t["function"]["name"] for t in params.get("tools", [])],
-                "response": reply.data,  # as the server sent it
+                "response": reply.data,  # as the server sent it, with the timing of the stream
                 "seconds": round(seconds, 3),
-                # Time the request waited for the endpoint's rate limit before it was sent.
-                **({"queued_seconds": round(reply.queued, 3)} if reply.queued else {}),
             }
         )
 
@@ -839,6 +848,44 @@ def _parse_structured(role: str, content: str | None, schema: dict) -> dict:
 
 # A 429 is retried through the shared pause this many times before the call fails.
 RATE_LIMIT_RETRIES = 8
+
+
+class _ExpectedTokens:
+    """What a paced request will count, learned from what the server reported for the last
+    calls of the same server, model and role.
+
+    Reserving the upper bound (the prompt estimate, which counts three characters a token, plus
+    the whole answer bound) would hold two or three times what a call uses for as long as it
+    runs: with calls of a few seconds and a one-minute window, a fifth of the limit lost. So a
+    request reserves its prompt estimate scaled by the largest ratio of reported to estimated
+    prompt tokens seen lately, and the largest answer seen lately, each with a margin and never
+    above the bound. A call that uses more than expected is settled at what it used; should the
+    provider refuse the next one meanwhile, its 429 pauses everyone (never a failure). Before
+    any report, the bound."""
+
+    RECENT = 32
+    MARGIN = 1.25
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._prompt: dict[tuple, deque] = {}
+        self._answer: dict[tuple, deque] = {}
+
+    def tokens(self, key: tuple, estimate: int, bound: int) -> int:
+        with self._lock:
+            ratios, answers = self._prompt.get(key[:2]), self._answer.get(key)
+            ratio = max(ratios) * self.MARGIN if ratios else 1.0
+            answer = min(bound, math.ceil(max(answers) * self.MARGIN)) if answers and bound else bound
+        return math.ceil(estimate * ratio) + answer
+
+    def learn(self, key: tuple, estimate: int, prompt: int, completion: int) -> None:
+        with self._lock:
+            if estimate > 0:
+                self._prompt.setdefault(key[:2], deque(maxlen=self.RECENT)).append(prompt / estimate)
+            self._answer.setdefault(key, deque(maxlen=self.RECENT)).append(completion)
+
+
+_EXPECTED = _ExpectedTokens()
 
 
 def _retryable(status: int) -> bool:

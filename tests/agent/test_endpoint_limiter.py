@@ -215,7 +215,7 @@ def test_paced_calls_from_two_processes_meet_no_429_and_wait_for_their_turn(limi
     assert limited_server.rate_limited == 0  # the provider never had to refuse one
     assert len(limited_server.calls()) == 8
     assert time.monotonic() - started >= WINDOW  # the second half waited for the window
-    queued = [r.get("queued_seconds", 0) for r in records]
+    queued = [(r["response"].get("stream") or {}).get("queued_seconds", 0) for r in records]
     assert sum(1 for q in queued if q > 0.5) >= 2  # the wait is recorded with the call
 
 
@@ -297,3 +297,29 @@ def test_the_limiter_is_off_by_default_and_paces_every_client_once_set(settings)
     first, second = llm_config().limiter, llm_config().limiter
     assert isinstance(first, EndpointLimiter) and first is second  # one per process
     assert first.tpm == 50_000 and first.rpm == 0
+
+
+def test_a_call_reserves_what_calls_like_it_used_not_its_whole_answer_bound(endpoint):
+    server = ScriptedLLM(Scenario(latency={"*": 0.6})).start()
+    try:
+        pace = limiter(endpoint, tokens_per_minute=100_000)
+        client = paced_client(server, pace)
+        client.rate_owner = "r"
+        in_flight: list[int] = []
+
+        def reserved_while_answering() -> None:
+            time.sleep(0.3)
+            in_flight.append(sum(int(v) for v in connection().hvals(pace.keys[1])))
+
+        for _ in range(2):
+            before = sum(int(v) for v in connection().hvals(pace.keys[1]))
+            watcher = threading.Thread(target=reserved_while_answering)
+            watcher.start()
+            client.structured("bloom", bloom_messages(5), BLOOM_SCHEMA, "bloom", max_tokens=4_000)
+            watcher.join()
+            in_flight[-1] -= before
+        first, second = in_flight
+        assert first > 4_000  # nothing known yet: the whole bound
+        assert second < 1_000  # the first answer was a few dozen tokens
+    finally:
+        server.stop()

@@ -293,6 +293,7 @@ class ScriptedLLM:
         self._server: ThreadingHTTPServer | None = None
         self._window: deque = deque()  # (arrived, tokens) of the requests the rate limits count
         self.rate_limited = 0  # requests answered 429 for the rate limits
+        self.counted_tokens = 0  # tokens of every request the rate limits counted
 
     # ------------------------------------------------------------------ control
 
@@ -305,6 +306,7 @@ class ScriptedLLM:
             self.requests.clear()
             self._window.clear()
             self.rate_limited = 0
+            self.counted_tokens = 0
 
     def quirk(self, *names: str) -> ScriptedLLM:
         """Behave like a server with these quirks (QUIRKS) from now until reset()."""
@@ -398,7 +400,12 @@ class ScriptedLLM:
                     window = CONTEXT_WINDOW if "context_4096" in llm.quirks else 32768
                     payload = {"default_generation_settings": {"n_ctx": window}, "total_slots": 1}
                 elif self.path.startswith("/_stats"):  # for benchmarks running the server as a process
-                    payload = {"requests": len(llm.requests), "by_role": {}, "rate_limited": llm.rate_limited}
+                    payload = {
+                        "requests": len(llm.requests),
+                        "by_role": {},
+                        "rate_limited": llm.rate_limited,
+                        "counted_tokens": llm.counted_tokens,
+                    }
                     for r in list(llm.requests):
                         payload["by_role"][r["_role"]] = payload["by_role"].get(r["_role"], 0) + 1
                 else:
@@ -474,6 +481,7 @@ class ScriptedLLM:
             over_tokens = used + tokens - s.tokens_per_minute if s.tokens_per_minute else 0
             if over_requests <= 0 and over_tokens <= 0:
                 self._window.append((arrived, tokens))
+                self.counted_tokens += tokens
                 return None
             self.rate_limited += 1
             for at, counted in self._window:
