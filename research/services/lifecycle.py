@@ -18,7 +18,7 @@ from research.models import ResearchTask
 from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
 
-from . import events, plan_review, settlement, transitions
+from . import admission, events, plan_review, settlement, transitions
 from .context import clean_context
 from .membership import check_member
 from .questions import validate_question
@@ -53,6 +53,7 @@ def task_start(
         raise ServiceError("bad_trigger_mode", _("trigger_mode must be 'forced' or 'auto'."))
     check_can_research(user, channel)
     context = clean_context(context)
+    admission.check_capacity()  # before anything is written: a refusal charges nothing
     with transaction.atomic():
         task = ResearchTask.objects.create(
             user=user,

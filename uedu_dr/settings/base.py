@@ -339,6 +339,9 @@ UEDU_DR_STALE_AFTER_SECONDS = _positive_int("UEDU_DR_STALE_AFTER_SECONDS", 90)
 # A queued task nobody picked up after this long is failed (no worker running).
 UEDU_DR_QUEUED_TIMEOUT_SECONDS = _positive_int("UEDU_DR_QUEUED_TIMEOUT_SECONDS", 900)
 UEDU_DR_MAX_QUESTION_CHARS = _positive_int("UEDU_DR_MAX_QUESTION_CHARS", 2000)
+# A start that would wait longer than this for a worker is refused (503 with Retry-After) rather
+# than queued behind a burst (research.services.admission).
+UEDU_DR_MAX_QUEUE_WAIT_SECONDS = _positive_int("UEDU_DR_MAX_QUEUE_WAIT_SECONDS", 60)
 
 
 # Rate limits per user (django-ratelimit syntax, e.g. "5/m"), on the shared Redis cache.
