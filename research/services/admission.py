@@ -1,7 +1,16 @@
-"""Admission control: a start the workers cannot take within the set queue wait is refused now,
-with a 503 and a Retry-After, instead of being queued for minutes behind a burst.
+"""Admission control: a start the platform cannot take now is refused at once, with a 503
+`server_busy` and a Retry-After, instead of being queued for minutes behind a burst or failing
+with a 500 when the process's database connections run out. Two limits, checked in this order by
+`admitted()`, the one call of the start path (research.services.lifecycle.task_start):
 
-A research waits in the queue (status queued) until a worker thread claims it. The workers'
+1. **This web process's starts in progress.** A start's transaction ends under the platform's
+   cost-cap lock (quotas), which serialises every start of every process: under a burst, starts
+   queue for it, each holding a database connection, until the pool's other users (a log-in, a
+   socket's handshake) wait out the pool's timeout. At most UEDU_DR_STARTS_IN_PROGRESS starts run
+   at once per process; one more waits up to START_SLOT_SECONDS for its turn, then is refused.
+2. **The workers' queue.**
+
+   A research waits in the queue (status queued) until a worker thread claims it. The workers'
 threads (UEDU_WORKER_CONCURRENCY per process, sized to what the cores can run at once:
 docs/capacity.md) bound how many run; the rest queue. The wait a new start would meet is
 estimated from the database, by Little's law:
@@ -20,6 +29,9 @@ arrive together may pass the threshold together, which a wait (not a hard count)
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -34,6 +46,35 @@ from uedu_dr.errors import ServiceError
 CLAIM_WINDOW = 30  # seconds of claims the drain rate is counted over
 MIN_RETRY_AFTER = 5
 MAX_RETRY_AFTER = 600
+START_SLOT_SECONDS = 5.0  # under the WebSocket handshake's limit: a refusal, not a timeout
+
+
+@contextmanager
+def admitted() -> Iterator[None]:
+    """Hold one of this process's start slots while the start is written, after checking that
+    the workers can take it within the set queue wait; raises ServiceError 503 otherwise."""
+    slots = _slots()
+    if not slots.acquire(timeout=START_SLOT_SECONDS):
+        raise _busy(MIN_RETRY_AFTER)
+    try:
+        check_capacity()
+        yield
+    finally:
+        slots.release()
+
+
+_slot_lock = threading.Lock()
+_slot_pool: tuple[int, threading.BoundedSemaphore] | None = None
+
+
+def _slots() -> threading.BoundedSemaphore:
+    """The process's start slots (made again when the setting changes, as in tests)."""
+    global _slot_pool
+    size = settings.UEDU_DR_STARTS_IN_PROGRESS
+    with _slot_lock:
+        if _slot_pool is None or _slot_pool[0] != size:
+            _slot_pool = (size, threading.BoundedSemaphore(size))
+        return _slot_pool[1]
 
 
 @dataclass(frozen=True)
@@ -69,8 +110,11 @@ def check_capacity() -> None:
     wait = load.expected_wait()
     if wait <= limit:
         return
-    retry_after = min(MAX_RETRY_AFTER, max(MIN_RETRY_AFTER, math.ceil(wait - limit)))
-    raise ServiceError(
+    raise _busy(min(MAX_RETRY_AFTER, max(MIN_RETRY_AFTER, math.ceil(wait - limit))))
+
+
+def _busy(retry_after: int) -> ServiceError:
+    return ServiceError(
         "server_busy",
         _(
             "Too many researches are waiting to start right now. Nothing was started or charged; "

@@ -53,8 +53,9 @@ def task_start(
         raise ServiceError("bad_trigger_mode", _("trigger_mode must be 'forced' or 'auto'."))
     check_can_research(user, channel)
     context = clean_context(context)
-    admission.check_capacity()  # before anything is written: a refusal charges nothing
-    with transaction.atomic():
+    # Refused before anything is written when the platform cannot take it now (a refusal
+    # charges nothing); the slot is held until the rows are committed.
+    with admission.admitted(), transaction.atomic():
         task = ResearchTask.objects.create(
             user=user,
             channel=channel,
@@ -64,7 +65,6 @@ def task_start(
             context_json=context,
             plan_review_mode=channel.plan_review,
         )
-        settlement.reserve(task)  # quota charge and cost reservation; raises before anything is kept
         request_log = ChatLog.objects.create(
             channel=channel,
             user=user,
@@ -83,6 +83,10 @@ def task_start(
                 request_log_id=request_log.pk,
             ),
         )
+        # Quota charge and cost reservation, last: they take the user's and the platform's locks,
+        # held to the commit, which serialise starts (the platform's lock every start of every
+        # process). Raises before anything is kept.
+        settlement.reserve(task)
         if queue:
             transaction.on_commit(lambda: enqueue(task.pk))
     return task, request_log

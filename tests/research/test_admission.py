@@ -4,6 +4,7 @@ reservation); a queue that drains fast enough admits. bench/load.py measures it 
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
@@ -91,3 +92,29 @@ def test_the_expected_wait_is_littles_law_over_the_recent_claims():
     assert admission.QueueLoad(queued=0, claims=0, oldest_queued_seconds=0).expected_wait() == 0
     assert admission.QueueLoad(queued=30, claims=30, oldest_queued_seconds=5).expected_wait() == 30
     assert admission.QueueLoad(queued=4, claims=0, oldest_queued_seconds=75).expected_wait() == 75
+
+
+def test_a_start_beyond_this_processs_starts_in_progress_waits_its_turn_then_is_a_503(
+    db, personas, start, settings, monkeypatch
+):
+    settings.UEDU_DR_STARTS_IN_PROGRESS = 1
+    monkeypatch.setattr(admission, "START_SLOT_SECONDS", 0.3)
+    inside, leave = threading.Event(), threading.Event()
+
+    def a_start_in_progress():
+        with admission.admitted():
+            inside.set()
+            leave.wait(10)
+
+    holder = threading.Thread(target=a_start_in_progress)
+    holder.start()
+    try:
+        assert inside.wait(5)
+        response = start(personas.student, personas.channel)
+        assert response.status_code == 503 and response.json()["error"]["code"] == "server_busy"
+        assert int(response["Retry-After"]) >= 1
+        assert not ResearchTask.objects.filter(user=personas.student).exists()
+    finally:
+        leave.set()
+        holder.join(10)
+    assert start(personas.student, personas.channel).status_code == 201  # the slot is free again

@@ -342,6 +342,9 @@ UEDU_DR_MAX_QUESTION_CHARS = _positive_int("UEDU_DR_MAX_QUESTION_CHARS", 2000)
 # A start that would wait longer than this for a worker is refused (503 with Retry-After) rather
 # than queued behind a burst (research.services.admission).
 UEDU_DR_MAX_QUEUE_WAIT_SECONDS = _positive_int("UEDU_DR_MAX_QUEUE_WAIT_SECONDS", 60)
+# Starts one web process writes at once (each ends under the platform's cost-cap lock); one more
+# waits up to 5 s for its turn, then is refused with 503 server_busy.
+UEDU_DR_STARTS_IN_PROGRESS = _positive_int("UEDU_DR_STARTS_IN_PROGRESS", 8)
 
 
 # Rate limits per user (django-ratelimit syntax, e.g. "5/m"), on the shared Redis cache.
