@@ -152,7 +152,12 @@ def main() -> int:
 
         users, channel_id = _students(args.students)
         reference_before = reference_cpu_ms()
+        import psutil
+
+        web = [psutil.Process(proc.pid) for proc in stack.processes if "daphne" in str(proc.args)]
+        web_before = sum(p.cpu_times().user + p.cpu_times().system for p in web)
         result = asyncio.run(_run(bases, users, channel_id, args))
+        web_cpu = sum(p.cpu_times().user + p.cpu_times().system for p in web) - web_before
         reference_after = reference_cpu_ms()
         codes = result.pop("codes")
         committed = result.pop("committed")
@@ -176,6 +181,10 @@ def main() -> int:
         if args.dump:
             Path(args.dump).write_text(json.dumps({uuid: got for uuid, got in result["received"].items()}))
         result.update(_verify(result.pop("tasks"), result.pop("received"), starts, cap, worst))
+        # The web processes' CPU over the run (starts, refusals, sockets and their events), per
+        # start answered and per accepted research (docs/capacity.md).
+        result["web_cpu_ms_per_start"] = round(web_cpu * 1000 / max(1, len(codes)), 1)
+        result["web_cpu_ms_per_accepted"] = round(web_cpu * 1000 / max(1, result["accepted"]), 1)
         result.update(
             {
                 "bench": "load",
@@ -223,6 +232,8 @@ def main() -> int:
             "streams_unfinished",
             "concurrency",
             "max_queue_wait_s",
+            "web_cpu_ms_per_start",
+            "web_cpu_ms_per_accepted",
             "latency_judged",
             "reference_cpu_ms_before",
             "reference_cpu_ms",
