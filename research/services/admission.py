@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Count, Min
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -54,6 +55,8 @@ def admitted() -> Iterator[None]:
     """Hold one of this process's start slots while the start is written, after checking that
     the workers can take it within the set queue wait; raises ServiceError 503 otherwise."""
     slots = _slots()
+    if not connection.in_atomic_block:
+        connection.close()  # back to the pool while this start waits for its turn
     if not slots.acquire(timeout=START_SLOT_SECONDS):
         raise _busy(MIN_RETRY_AFTER)
     try:

@@ -345,6 +345,18 @@ UEDU_DR_MAX_QUEUE_WAIT_SECONDS = _positive_int("UEDU_DR_MAX_QUEUE_WAIT_SECONDS",
 # Starts one web process writes at once (each ends under the platform's cost-cap lock); one more
 # waits up to 5 s for its turn, then is refused with 503 server_busy.
 UEDU_DR_STARTS_IN_PROGRESS = _positive_int("UEDU_DR_STARTS_IN_PROGRESS", 8)
+# HTTP requests one web process works on at once (uedu_dr.web_capacity); one more waits up to
+# UEDU_WEB_QUEUE_SECONDS for its turn, then gets 503 server_busy. Keep it below UEDU_DB_POOL_MAX:
+# each request holds a connection, and the sockets' reads need some too.
+UEDU_WEB_REQUESTS_IN_FLIGHT = _positive_int("UEDU_WEB_REQUESTS_IN_FLIGHT", 48)
+UEDU_WEB_QUEUE_SECONDS = _positive_int("UEDU_WEB_QUEUE_SECONDS", 20)
+if env.bool("UEDU_DB_POOL", default=True) and UEDU_WEB_REQUESTS_IN_FLIGHT >= env.int(
+    "UEDU_DB_POOL_MAX", default=100
+):
+    raise ImproperlyConfigured(
+        "UEDU_WEB_REQUESTS_IN_FLIGHT must be below UEDU_DB_POOL_MAX: each request in flight holds a "
+        "database connection, and the WebSocket reads need some of the pool too"
+    )
 
 
 # Rate limits per user (django-ratelimit syntax, e.g. "5/m"), on the shared Redis cache.
