@@ -45,7 +45,9 @@ ERRORS = {
     403: OpenApiResponse(description="Deep Research off for the channel"),
     404: OpenApiResponse(description="No such task or channel (or one you may not see)"),
     429: OpenApiResponse(description="Quota or rate limit reached; see Retry-After"),
-    503: OpenApiResponse(description="Platform daily cost cap reached, or the LLM is unavailable"),
+    503: OpenApiResponse(
+        description="Platform daily cost cap reached, the LLM is unavailable, or server_busy (see Retry-After)"
+    ),
 }
 
 
