@@ -601,8 +601,8 @@ class LLMClient:
         """One request through the endpoint's shared pace (`config.limiter`).
 
         It is admitted first, in fair order, within the call's own time limit, so a research's
-        time budget counts the wait; it counts its prompt estimate and answer bound until the
-        reply says what it used. The SDK sends it once: its own retries would bypass the pace. A
+        time budget counts the wait; it counts what calls like it used lately (_ExpectedTokens)
+        until the reply says what it used. The SDK sends it once: its own retries would bypass the pace. A
         429 pauses every process for its Retry-After and the request queues again (up to
         RATE_LIMIT_RETRIES times); what the SDK would retry otherwise (a lost connection, 408,
         409, 5xx) is retried here up to `max_retries` times, each attempt paced again."""
@@ -643,8 +643,8 @@ class LLMClient:
                     _back_off(failed, None, deadline)
                     continue
                 raise
-            except BaseException:
-                raise  # the permit keeps its estimate: the server may have used it
+            # Any other failure (silence, a broken stream) leaves the permit at its estimate: the
+            # server may have used it.
             usage = reply.usage()
             limiter.settle(permit, usage[0] + usage[1] if usage else tokens)
             if usage:
