@@ -606,11 +606,18 @@ def distinct_embeddings(root: Path, embed, subject: tuple[str, list[str]], count
         return {"texts": [str(t) for t in data["texts"]], "vectors": data["vectors"]}
     texts = distinct_passages(subject, count, seed)
     vectors = np.empty((count, DIM), dtype=np.float32)
-    step = 2_000
+    # Embedded in blocks, each kept as it is done: an interrupted build (hours on two shared
+    # cores) resumes where it stopped.
+    step = 5_000
     for start in range(0, count, step):
-        vectors[start : start + step] = np.asarray(embed(texts[start : start + step]), dtype=np.float32)
+        block = directory / f"distinct-v{DISTINCT_VERSION}-{seed}-{count}-{start}.npy"
+        if not block.exists():
+            np.save(block, np.asarray(embed(texts[start : start + step]), dtype=np.float32))
+        vectors[start : start + step] = np.load(block)
     vectors = _normalise(vectors)
     np.savez(path, vectors=vectors, texts=np.array(texts))
+    for start in range(0, count, step):
+        (directory / f"distinct-v{DISTINCT_VERSION}-{seed}-{count}-{start}.npy").unlink()
     return {"texts": texts, "vectors": vectors}
 
 
