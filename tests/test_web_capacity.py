@@ -64,3 +64,29 @@ def test_event_streams_and_sockets_are_not_counted(settings):
         scope("/ws/deep_research/x/", kind="websocket"),
     )
     assert [a["status"] for a in answers] == [200, 200, 200]
+
+
+def test_more_requests_in_flight_than_database_connections_stops_start_up():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {
+        **os.environ,
+        "UEDU_WEB_REQUESTS_IN_FLIGHT": "120",
+        "UEDU_DB_POOL_MAX": "100",
+        "DATABASE_URL": "postgresql://x@127.0.0.1:1/x",
+        "REDIS_URL": "redis://127.0.0.1:1/0",
+        "DJANGO_SETTINGS_MODULE": "uedu_dr.settings.dev",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "UEDU_WEB_REQUESTS_IN_FLIGHT must be below UEDU_DB_POOL_MAX" in result.stderr
