@@ -9,8 +9,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
 
+import redis
 from django.conf import settings
 
+from agent.endpoint_limiter import EndpointLimiter
 from agent.engine.llm import (
     LLMClient,
     LLMConfig,
@@ -34,7 +36,36 @@ def llm_config() -> LLMConfig:
         prices=settings.UEDU_LLM_PRICES,
         silence_seconds=settings.UEDU_LLM_SILENCE_SECONDS,
         context_tokens=settings.UEDU_LLM_CONTEXT_TOKENS,
+        limiter=endpoint_limiter(),
     )
+
+
+# (Redis location, endpoint, limits) -> the process's limiter: one Redis connection pool for every
+# client of the process, made again only when the settings change (the tests change them).
+_LIMITERS: dict[tuple, EndpointLimiter] = {}
+_LIMITERS_LOCK = threading.Lock()
+
+
+def endpoint_limiter() -> EndpointLimiter | None:
+    """The shared pace of the configured endpoint and key (agent/endpoint_limiter.py), or None
+    when neither UEDU_LLM_REQUESTS_PER_MINUTE nor UEDU_LLM_TOKENS_PER_MINUTE is set."""
+    rpm, tpm = settings.UEDU_LLM_REQUESTS_PER_MINUTE, settings.UEDU_LLM_TOKENS_PER_MINUTE
+    if not rpm and not tpm:
+        return None
+    location = settings.CACHES["default"]["LOCATION"]
+    endpoint = EndpointLimiter.endpoint_key(settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY)
+    key = (location, endpoint, rpm, tpm)
+    with _LIMITERS_LOCK:
+        if key not in _LIMITERS:
+            client = redis.Redis.from_url(location, socket_timeout=2, socket_connect_timeout=2)
+            _LIMITERS[key] = EndpointLimiter(
+                client,
+                endpoint,
+                requests_per_minute=rpm,
+                tokens_per_minute=tpm,
+                prefix=settings.CACHES["default"].get("KEY_PREFIX", "uedu"),
+            )
+        return _LIMITERS[key]
 
 
 # base URL -> the window the server reported, asked once per process (a research's worker thread

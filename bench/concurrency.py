@@ -170,7 +170,9 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
     pg_before, valkey_before = _postgres_cpu(), _cpu(valkey)
     sessions_before = _sessions()
     received_before = [_received(worker) for worker in pool]
-    many, _, statuses = batch(n)
+    redis_before = _redis_commands(stack)
+    many, batch_tasks, statuses = batch(n)
+    redis_used = _redis_commands(stack) - redis_before
     times_after = [proc.cpu_times() for proc in procs]
     user_used = sum(a.user - b.user for a, b in zip(times_after, times_before))
     cpu_used = user_used + sum(a.system - b.system for a, b in zip(times_after, times_before))
@@ -229,6 +231,9 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         "steal_ms_per_research": round(steal * 1000 / n, 1),
         "completed": statuses.count("completed"),
         "postgres_sessions_per_research": round(sessions / n, 2),  # connections PostgreSQL opened
+        # What one research leaves and uses (docs/capacity.md is built from these): rows and bytes
+        # per table, events, Redis commands (broker, channel layer, caches, the limiter), tokens.
+        "per_research": _per_research(batch_tasks, redis_used),
         "statuses": {s: statuses.count(s) for s in sorted(set(statuses))},
         "load_average": [round(x, 2) for x in os.getloadavg()],
         # The same fixed single-threaded Python work, timed right after the batch: how fast this
@@ -237,6 +242,60 @@ def measure(stack: BenchStack, latency: float, n: int, repeat: int, profile: boo
         "reference_cpu_ms_before": reference_before,
         "reference_after_wait": after_wait,
     }
+
+
+# The tables a research writes to, with the column that names its task.
+RESEARCH_TABLES = {
+    "deep_research_tasks": "id",
+    "deep_research_events": "task_id",
+    "deep_research_transcript": "task_id",
+    "deep_research_steps": "task_id",
+    "deep_research_claims": "task_id",
+    "deep_research_metrics": "task_id",
+    "classroomgpt_my_log": "deep_research_task_id",
+}
+
+
+def _per_research(tasks: list[int], redis_commands: int) -> dict:
+    """Rows and bytes (pg_column_size of the rows, without indexes) per research and table,
+    events, Redis commands and model tokens per research, over the batch's tasks."""
+    from django.db import connection
+
+    n = len(tasks)
+    rows, sizes = {}, {}
+    with connection.cursor() as cursor:
+        for table, column in RESEARCH_TABLES.items():
+            cursor.execute(
+                f"SELECT count(*), coalesce(sum(pg_column_size(t.*)), 0) FROM {table} t WHERE {column} = ANY(%s)",
+                [tasks],
+            )
+            count, size = cursor.fetchone()
+            rows[table] = round(count / n, 2)
+            sizes[table] = round(size / n)
+        cursor.execute(
+            "SELECT coalesce(sum((response->'usage'->>'prompt_tokens')::int), 0), "
+            "coalesce(sum((response->'usage'->>'completion_tokens')::int), 0), count(*) "
+            "FROM deep_research_transcript WHERE task_id = ANY(%s)",
+            [tasks],
+        )
+        prompt, completion, calls = cursor.fetchone()
+    return {
+        "rows": rows,
+        "bytes": sizes,
+        "bytes_total": sum(sizes.values()),
+        "events": rows["deep_research_events"],
+        "redis_commands": round(redis_commands / n, 1),
+        "model_calls": round(calls / n, 2),
+        "prompt_tokens": round(prompt / n),
+        "completion_tokens": round(completion / n),
+    }
+
+
+def _redis_commands(stack: BenchStack) -> int:
+    """Commands the bench's Valkey has processed so far (every database: broker, layer, caches)."""
+    import redis
+
+    return int(redis.Redis.from_url(stack.redis_url).info("stats")["total_commands_processed"])
 
 
 def _reference_after_wait(wait: float = 0.5, repeat: int = 7) -> dict:
@@ -399,6 +458,8 @@ def main() -> int:
         "reference_cpu_ms_before": head["reference_cpu_ms_before"],
         "reference_after_wait": head["reference_after_wait"],
         "steal_ms_per_research": head["steal_ms_per_research"],
+        "box_cpu_ms_per_research": head["box_cpu_ms_per_research"],
+        "per_research": head["per_research"],
         "uptime": uptime(),
         "ok": not failures,
     }

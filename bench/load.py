@@ -15,7 +15,9 @@ Counted from outside the product's accounting:
   at the configured prices): 1 if the day's total exceeds the cap, plus every research whose
   own cost exceeded the worst case it was admitted with;
 - every 503 is classified by its error code (`http_503_by_code`); `http_5xx` counts 5xx answers
-  other than 503s whose code is the cap's (`platform_cap_reached`).
+  other than the 503s by design: the cap's (`platform_cap_reached`) and admission control's
+  (`server_busy`: a start the workers cannot take within UEDU_DR_MAX_QUEUE_WAIT_SECONDS,
+  `--max-queue-wait`).
 
 Event latency is measured at the client: the time it received an event minus the later of the
 event's creation (`ts`) and the moment it began opening the socket that delivered it. An event
@@ -24,17 +26,25 @@ is on its way) cannot reach anyone earlier; the connect, authentication and catc
 table count. `p95_event_latency_from_creation_ms` is the same without that correction.
 
 A start that gets no answer within 60 s is counted by exception in `start_errors` (the client's
-pool holds a connection per student, so it never queues a start itself); failed socket attempts,
-retried up to five times, in `socket_errors`; a socket still open 300 s after the last start, closed
-then, in `streams_unfinished` (what it missed counts as lost). Any 5xx other than the cap's 503
+pool holds a connection per student, so it never queues a start itself); failed socket attempts
+in `socket_errors`: a student's socket is opened again with its last seq, backing off, until its
+research's terminal event has come, as the page's client does (static/js/stream.js); a socket
+still open 300 s after the last start, closed then, in `streams_unfinished` (what it missed counts
+as lost). Any 5xx other than the cap's 503
 is counted by status and error code in `http_5xx_by_code`; a failed run keeps every process's
 log under var/bench/.
 
+Each worker runs `--concurrency` researches at once (its threads; what queues beyond them is
+what admission control measures). The fixed reference work (bench/_stack.py) is timed before
+and after the run.
+
 Exits non-zero when events are lost or duplicated, a quota or the cap is overrun, an unexpected
-5xx is answered, a start gets no answer, or the p95 event latency exceeds 250 ms; the processes'
-last log lines are then printed.
+5xx is answered, a start gets no answer, an accepted research does not complete, or, for starts
+spread over 300 s or more on a machine whose reference work reads at most 12 ms, the p95 event
+latency exceeds 250 ms; the processes' last log lines are then printed.
 
     .venv/bin/python bench/load.py [--students 300] [--window 60] [--latency 0.5] [--daphne 2] [--workers 2]
+        [--concurrency 32] [--max-queue-wait 60]
 """
 
 from __future__ import annotations
@@ -53,12 +63,17 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
-from _stack import BIN, BenchStack, uptime
+from _stack import BIN, BenchStack, reference_cpu_ms, uptime
 
 TERMINAL = {"completed", "failed", "cancelled"}
 P95_TARGET_MS = 250
+# The latency target is judged for starts spread over this long or more (1,000 students over 5
+# minutes), and only when the machine runs at its usual speed (the reference work at most this).
+LATENCY_WINDOW_S = 300
+REFERENCE_TARGET_MS = 12.0
 STREAM_GRACE_S = 300  # after the last start, for the sockets to see their researches end
-CAP_CODE = "platform_cap_reached"
+# 503s by design: the daily cost cap, and admission control (research.services.admission).
+BY_DESIGN_503 = ("platform_cap_reached", "server_busy")
 
 
 def free_port() -> int:
@@ -76,6 +91,12 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="Celery worker processes")
     parser.add_argument("--window", type=float, default=60.0, help="seconds over which the starts are spread")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds per scripted LLM call")
+    parser.add_argument(
+        "--concurrency", type=int, default=32, help="researches each worker runs at once (its threads)"
+    )
+    parser.add_argument(
+        "--max-queue-wait", type=int, default=60, help="UEDU_DR_MAX_QUEUE_WAIT_SECONDS of the stack"
+    )
     parser.add_argument(
         "--dump",
         help="write every received event (task, seq, type, created, asked, received) to this JSON file",
@@ -103,6 +124,7 @@ def main() -> int:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DEBUG": "false",
         "UEDU_DR_COUNTER_SEARCH": "off",
+        "UEDU_DR_MAX_QUEUE_WAIT_SECONDS": str(args.max_queue_wait),
     }
     stack = BenchStack("load")
     try:
@@ -119,7 +141,7 @@ def main() -> int:
         llm_url = stack.scripted_llm(latency=args.latency)
         env = dict(common, OPENAI_BASE_URL=llm_url, OPENAI_API_KEY="bench")
         for number in range(args.workers):
-            stack.worker(concurrency=160, name=f"bench-load-{number}", queues="celery", **env)
+            stack.worker(concurrency=args.concurrency, name=f"bench-load-{number}", queues="celery", **env)
         stack.light_worker(**env)
         bases = []
         for _ in range(args.daphne):
@@ -132,15 +154,22 @@ def main() -> int:
             _wait_http(base + "/healthz")
 
         users, channel_id = _students(args.students)
+        reference_before = reference_cpu_ms()
+        import psutil
+
+        web = [psutil.Process(proc.pid) for proc in stack.processes if "daphne" in str(proc.args)]
+        web_before = sum(p.cpu_times().user + p.cpu_times().system for p in web)
         result = asyncio.run(_run(bases, users, channel_id, args))
+        web_cpu = sum(p.cpu_times().user + p.cpu_times().system for p in web) - web_before
+        reference_after = reference_cpu_ms()
         codes = result.pop("codes")
         committed = result.pop("committed")
         by_code: dict[str, int] = {}
-        other_5xx: dict[str, int] = {}  # "<status> <error code>" of every 5xx but the 503s
+        other_5xx: dict[str, int] = {}  # "<status> <error code>" of every 5xx but the 503s by design
         for status, code in result.pop("errors"):
             if status == 503:
                 by_code[code] = by_code.get(code, 0) + 1
-            elif status >= 500:
+            if status >= 500 and not (status == 503 and code in BY_DESIGN_503):
                 other_5xx[f"{status} {code}"] = other_5xx.get(f"{status} {code}", 0) + 1
         result.update(
             http_429=sum(1 for status in codes if status == 429),
@@ -148,13 +177,17 @@ def main() -> int:
             http_503_by_code=by_code,
             http_5xx_by_code=other_5xx,
             max_committed_usd=round(max(committed, default=0.0), 4),  # the product's own view, for comparison
-            # A 503 is by design only when it is the cap refusing; any other 5xx is a failure.
-            http_5xx=sum(1 for status in codes if status >= 500) - by_code.get(CAP_CODE, 0),
+            # A 503 is by design only when the cap or admission control refuses; any other 5xx fails.
+            http_5xx=sum(other_5xx.values()),
         )
         starts = result.pop("starts")
         if args.dump:
             Path(args.dump).write_text(json.dumps({uuid: got for uuid, got in result["received"].items()}))
         result.update(_verify(result.pop("tasks"), result.pop("received"), starts, cap, worst))
+        # The web processes' CPU over the run (starts, refusals, sockets and their events), per
+        # start answered and per accepted research (docs/capacity.md).
+        result["web_cpu_ms_per_start"] = round(web_cpu * 1000 / max(1, len(codes)), 1)
+        result["web_cpu_ms_per_accepted"] = round(web_cpu * 1000 / max(1, result["accepted"]), 1)
         result.update(
             {
                 "bench": "load",
@@ -165,6 +198,10 @@ def main() -> int:
                 "latency_s": args.latency,
                 "cap_usd": float(cap),
                 "worst_case_usd": float(worst),
+                "concurrency": args.concurrency,
+                "max_queue_wait_s": args.max_queue_wait,
+                "reference_cpu_ms_before": reference_before,
+                "reference_cpu_ms": reference_after,
                 "uptime": uptime(),
             }
         )
@@ -196,7 +233,18 @@ def main() -> int:
             "start_errors",
             "socket_errors",
             "streams_unfinished",
+            "concurrency",
+            "max_queue_wait_s",
+            "web_cpu_ms_per_start",
+            "web_cpu_ms_per_accepted",
+            "latency_judged",
+            "reference_cpu_ms_before",
+            "reference_cpu_ms",
             "uptime",
+        )
+        # Latency is a target for starts spread over five minutes, on a machine at its usual speed.
+        result["latency_judged"] = (
+            args.window >= LATENCY_WINDOW_S and max(reference_before, reference_after) <= REFERENCE_TARGET_MS
         )
         ordered = {k: result[k] for k in keys}
         failures = [
@@ -211,8 +259,17 @@ def main() -> int:
             )
             if ordered[k]
         ]
-        if ordered["p95_event_latency_ms"] is None or ordered["p95_event_latency_ms"] > P95_TARGET_MS:
+        if ordered["latency_judged"] and (
+            ordered["p95_event_latency_ms"] is None or ordered["p95_event_latency_ms"] > P95_TARGET_MS
+        ):
             failures.append(f"p95_event_latency_ms > {P95_TARGET_MS}")
+        if not ordered["latency_judged"]:
+            print(
+                f"p95 event latency not judged: starts over {args.window} s (target over "
+                f"{LATENCY_WINDOW_S} s), reference work {max(reference_before, reference_after)} ms "
+                f"(judged at ≤ {REFERENCE_TARGET_MS})",
+                file=sys.stderr,
+            )
         if ordered["completed"] != ordered["accepted"]:
             failures.append("not every accepted research completed")
         ordered["ok"] = not failures
@@ -293,7 +350,10 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
         url = base.replace("http://", "ws://") + f"/ws/deep_research/{task_uuid}/?last_seq=0"
         got = received.setdefault(task_uuid, [])
         last = 0
-        for _ in range(5):  # reconnect with the last seq if the socket drops
+        failures = 0
+        # As the page's client does (static/js/stream.js): reconnect with the last seq seen until
+        # the terminal event has come, backing off; the grace after the starts bounds it.
+        while True:
             asked = time.time()
             try:
                 async with websockets.connect(
@@ -312,7 +372,11 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
                 # A refused or unanswered handshake is retried like a dropped socket; what
                 # was not delivered in the end is counted as lost.
                 socket_errors[type(exc).__name__] = socket_errors.get(type(exc).__name__, 0) + 1
-                await asyncio.sleep(0.5)
+                failures += 1
+                await asyncio.sleep(min(10.0, 0.5 * 2 ** (failures - 1)))
+                continue
+            # The server closed the socket without a terminal event (a restart, a drop): again.
+            await asyncio.sleep(0.5)
 
     async def student(
         number: int, user: dict, delay: float, client: httpx.AsyncClient, streams: list

@@ -21,6 +21,13 @@ What is real and what is derived (embedding a million texts on two shared cores 
    of a passage already used in another channel: the near-duplicates of a real platform.
 4. Queries: questions written from the searched channel's subject terms, embedded with the
    real model (no query vector is derived).
+5. One channel made of distinct passages: the 10 % channel of the 1M platform (100,000 chunks)
+   is not built from mixes of its subject's few real passages, whose near-copies made its recall
+   a figure of the data set, but from as many distinct passages as chunks (`distinct_passages`),
+   each written for it and embedded with the real model, with no exact or near copy among them
+   (`distinct_report` measures the nearest neighbours of a sample). A course that big has a
+   vocabulary to match: a passage names one or two of the subject's core terms among words of
+   a wider course vocabulary, as a chapter names its subject's key terms among many others.
 
 `describe()` returns the measured fit (cosine of real near-duplicate pairs against derived
 ones) for the benchmark's output.
@@ -482,6 +489,155 @@ def fit_report(real: dict, seed: int = 3) -> dict:
 
 
 def fingerprint(n: int, channels: int, shares: tuple[float, ...]) -> str:
+    distinct = [DISTINCT_VERSION, distinct_channels(n)] if distinct_channels(n) else []
     return hashlib.sha1(
-        json.dumps([VERSION, n, channels, shares, BASE_PASSAGES, PAIRS]).encode()
+        json.dumps([VERSION, n, channels, shares, BASE_PASSAGES, PAIRS, *distinct]).encode()
     ).hexdigest()[:10]
+
+
+# --------------------------------------------------------------------------- distinct passages
+
+DISTINCT_VERSION = 1
+DISTINCT_FROM_ROWS = 1_000_000  # platforms this big build their 10 % channel from distinct passages
+DISTINCT_SHARE_INDEX = 2  # the 10 % channel (SHARES[2] of bench/retrieval.py)
+
+
+def distinct_channels(n: int) -> list[int]:
+    """The channel indexes built from distinct passages on a platform of n chunks."""
+    return [DISTINCT_SHARE_INDEX] if n >= DISTINCT_FROM_ROWS else []
+
+
+_NOUNS = (
+    "argument assumption benchmark boundary case study category claim comparison concept condition "
+    "constraint context criterion dataset debate definition diagram dimension evidence example "
+    "experiment explanation factor feature finding framework hypothesis implication indicator "
+    "interpretation intuition limitation measurement mechanism method metric misconception model "
+    "notation observation outcome parameter pattern perspective principle problem procedure process "
+    "property proposition question reasoning relationship representation requirement result rule "
+    "sample scenario simulation solution source strategy structure summary survey technique tension "
+    "theorem threshold tool trade-off trend variable variation workflow exercise worksheet tutorial "
+    "seminar textbook appendix chapter figure table lecture handout rubric portfolio checkpoint"
+).split()
+_VERBS = (
+    "derive compare contrast illustrate justify estimate predict verify classify summarise "
+    "critique reconstruct formalise approximate decompose generalise test revise sketch trace "
+    "measure rank model simulate defend question locate annotate integrate adapt extend refine"
+).split()
+_ADJECTIVES = (
+    "classical modern simplified rigorous informal empirical theoretical practical recent early "
+    "standard unusual surprising common subtle central peripheral local global linear nonlinear "
+    "qualitative quantitative historical contemporary introductory advanced partial complete "
+    "robust fragile explicit implicit formal applied abstract concrete"
+).split()
+_NAMES = (
+    "Chen Lin Huang Chang Wang Wu Tsai Liu Yang Hsu Cheng Kuo Hsieh Lai Hung Tseng Chou Yeh Su "
+    "Smith Garcia Okafor Novak Rossi Tanaka Kim Silva Muller Dubois Ivanova Haddad Nguyen Larsen"
+).split()
+_SENTENCES = (
+    "Section {n} of {name}'s {adj} notes uses {term} to {verb} the {noun}.",
+    "We {verb} {term} by looking at a {adj} {noun} from the {year} survey.",
+    "In tutorial {n}, pairs {verb} how the {noun} changes when {term} is held fixed.",
+    "A {adj} {noun} shows why {term} matters for the {noun2}.",
+    "{name} ({year}) argues that the {noun} depends less on {term} than on the {noun2}.",
+    "Problem {n}: {verb} the {adj} {noun} and report the {noun2} in a short table.",
+    "The {noun} in figure {n} is {adj}; compare it with the {noun2} of the previous week.",
+    "Students who {verb} the {noun} first usually find the {noun2} easier.",
+    "Keep a {adj} {noun} in mind: {term} is not the same as the {noun2}.",
+    "Lab group {n} measured the {noun} {n2} times and found a {adj} {noun2}.",
+    "The reading by {name} gives a {adj} {noun} with {n} worked steps.",
+    "Before the checkpoint, {verb} one {noun} of your own and explain its {noun2}.",
+    "Our {adj} {noun} for {term} fails when the {noun2} is large, as case {n} shows.",
+    "Page {n} of the handout lists {n2} ways to {verb} a {noun}.",
+    "In {year}, {name} proposed a {adj} {noun} that later courses adopted.",
+    "Write two sentences that {verb} the {noun} and the {noun2}.",
+    "The quiz of week {n} asks for a {adj} {noun}; partial credit needs the {noun2}.",
+    "Think of {term} as a {noun}: the {adj} version hides the {noun2}.",
+    "A common mistake is to {verb} the {noun} before the {noun2} is defined.",
+    "Discussion {n}: is the {adj} {noun} of {name} still useful today?",
+)
+
+
+def distinct_passages(subject: tuple[str, list[str]], count: int, seed: int) -> list[str]:
+    """`count` different passages about one subject: three sentences each, drawn from a bank of
+    sentence forms with a course vocabulary, names, years and numbers; one or two of the
+    subject's core terms in each (no two passages the same text)."""
+    rng = np.random.default_rng(seed)
+    _, terms = subject
+    out: list[str] = []
+    seen: set[str] = set()
+    while len(out) < count:
+        sentences = []
+        term_slots = set(rng.choice(3, size=int(rng.integers(1, 3)), replace=False).tolist())
+        for slot, form in enumerate(rng.choice(len(_SENTENCES), size=3, replace=False)):
+            template = _SENTENCES[int(form)]
+            term = (
+                terms[int(rng.integers(len(terms)))]
+                if slot in term_slots
+                else _NOUNS[int(rng.integers(len(_NOUNS)))]
+            )
+            noun, noun2 = (_NOUNS[int(i)] for i in rng.choice(len(_NOUNS), size=2, replace=False))
+            sentences.append(
+                template.format(
+                    term=term,
+                    noun=noun,
+                    noun2=noun2,
+                    verb=_VERBS[int(rng.integers(len(_VERBS)))],
+                    adj=_ADJECTIVES[int(rng.integers(len(_ADJECTIVES)))],
+                    name=_NAMES[int(rng.integers(len(_NAMES)))],
+                    year=int(rng.integers(1950, 2025)),
+                    n=int(rng.integers(1, 40)),
+                    n2=int(rng.integers(2, 60)),
+                )
+            )
+        text = " ".join(sentence[0].upper() + sentence[1:] for sentence in sentences)
+        if text not in seen:
+            seen.add(text)
+            out.append(text)
+    return out
+
+
+def distinct_embeddings(root: Path, embed, subject: tuple[str, list[str]], count: int, seed: int) -> dict:
+    """The distinct passages of one channel and their real vectors, cached under var/bench."""
+    directory = _cache_dir(root)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"distinct-v{DISTINCT_VERSION}-{seed}-{count}.npz"
+    if path.exists():
+        data = np.load(path)
+        return {"texts": [str(t) for t in data["texts"]], "vectors": data["vectors"]}
+    texts = distinct_passages(subject, count, seed)
+    vectors = np.empty((count, DIM), dtype=np.float32)
+    # Embedded in blocks, each kept as it is done: an interrupted build (hours on two shared
+    # cores) resumes where it stopped.
+    step = 5_000
+    for start in range(0, count, step):
+        block = directory / f"distinct-v{DISTINCT_VERSION}-{seed}-{count}-{start}.npy"
+        if not block.exists():
+            np.save(block, np.asarray(embed(texts[start : start + step]), dtype=np.float32))
+        vectors[start : start + step] = np.load(block)
+    vectors = _normalise(vectors)
+    np.savez(path, vectors=vectors, texts=np.array(texts))
+    for start in range(0, count, step):
+        (directory / f"distinct-v{DISTINCT_VERSION}-{seed}-{count}-{start}.npy").unlink()
+    return {"texts": texts, "vectors": vectors}
+
+
+def distinct_report(vectors: np.ndarray, sample: int = 1000, seed: int = 9) -> dict:
+    """Nearest-neighbour cosine of a sample of the distinct passages among all of them: how close
+    the closest other passage is (a near-copy would read ≥ 0.95)."""
+    rng = np.random.default_rng(seed)
+    picked = rng.choice(len(vectors), size=min(sample, len(vectors)), replace=False)
+    best = np.full(len(picked), -1.0, dtype=np.float32)
+    for start in range(0, len(vectors), 20_000):
+        block = vectors[start : start + 20_000]
+        sims = vectors[picked] @ block.T
+        for row, index in enumerate(picked):  # a passage is not its own neighbour
+            if start <= index < start + len(block):
+                sims[row, index - start] = -1.0
+        best = np.maximum(best, sims.max(axis=1))
+    return {
+        "passages": int(len(vectors)),
+        "nearest_cos_p50": round(float(np.percentile(best, 50)), 3),
+        "nearest_cos_p99": round(float(np.percentile(best, 99)), 3),
+        "nearest_cos_max": round(float(best.max()), 3),
+        "near_copies_in_sample": int((best >= 0.95).sum()),
+    }

@@ -15,7 +15,7 @@ from . import materials as material_services
 from .access import can
 from .admin_scoping import ChannelScopedAdmin, ChannelScopedInline, GuardedModelAdmin, PlatformPermissionOnly
 from .channel_settings import SYSTEM_PROMPT_MAX_CHARS, clean_domain_list
-from .models import Channel, ChannelTermShare, ChatLog, Material, MaterialChunk, Membership
+from .models import Channel, ChannelTermShare, ChatLog, GlossaryTerm, Material, MaterialChunk, Membership
 from .roles import (
     CHANNEL_CONFIGURE,
     CHANNELS_ADMINISTER,
@@ -395,6 +395,26 @@ class ChannelTermShareAdmin(PlatformPermissionOnly, GuardedModelAdmin):
     list_select_related = ["channel"]
     ordering = ["channel", "-share"]
     fields = ["channel", "lexeme", "share"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(GlossaryTerm)
+class GlossaryTermAdmin(PlatformPermissionOnly, GuardedModelAdmin):
+    """Read-only: mined by indexing (channels_app.glossary); shown to explain a bilingual search."""
+
+    platform_permission = RETRIEVAL_INSPECT
+
+    list_display = ["zh", "en", "channel", "material"]
+    list_filter = [("channel", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["zh", "en"]
+    list_select_related = ["channel", "material"]
+    fields = ["channel", "material", "zh", "en"]
     readonly_fields = fields
 
     def has_add_permission(self, request):

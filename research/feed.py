@@ -1,9 +1,13 @@
 """The event feed of one task, shared by the SSE stream and the WebSocket consumer.
 
 Stored events after the client's last seq come first, then live ones. The database is read
-every time the channel layer signals (and every few seconds anyway, in case a signal was lost
-or Redis is away), and only events with a seq above the last one sent go out: nothing is lost
-or sent twice across a reconnect."""
+every time the channel layer signals, and anyway every SAFETY_POLL_SECONDS while the layer works
+(a signal the publisher failed to send) or every POLL_SECONDS while Redis is away; only events
+with a seq above the last one sent go out: nothing is lost or sent twice across a reconnect.
+
+The safety poll is what every open stream costs while nothing happens: at 2 s, 500 sockets of one
+daphne made 250 reads a second through the loop's few threads, and under a burst the handshakes
+queued behind them past daphne's connect timeout (bench/load.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ from uedu_dr.pooled import pooled
 
 log = logging.getLogger(__name__)
 
-POLL_SECONDS = 2.0
+POLL_SECONDS = 2.0  # without a channel layer
+SAFETY_POLL_SECONDS = 10.0  # with one: a lost signal delays its event by at most this
 
 
 def _stored_after(task_id: int, task_uuid: str, last_seq: int) -> list[dict]:
@@ -135,7 +140,8 @@ class TaskEventFeed:
 
     async def _wait(self) -> None:
         idle_left = settings.UEDU_DR_HEARTBEAT_SECONDS - (self._loop_time() - self._last_sent)
-        timeout = max(0.05, min(POLL_SECONDS, idle_left))
+        poll = SAFETY_POLL_SECONDS if self._layer is not None else POLL_SECONDS
+        timeout = max(0.05, min(poll, idle_left))
         waits = {asyncio.ensure_future(self._wake.wait())}
         if self._layer is not None:
             waits.add(asyncio.ensure_future(self._layer.receive(self._channel)))

@@ -147,6 +147,8 @@ class ResearchTask(models.Model):
         indexes = [
             models.Index(fields=["user", "-created_at"]),
             models.Index(fields=["status", "last_heartbeat_at"]),
+            # Admission control counts the claims of the last seconds (research.services.admission).
+            models.Index(fields=["started_at"], name="dr_task_started_at"),
         ]
         verbose_name = _("research task")
         verbose_name_plural = _("research tasks")

@@ -77,12 +77,17 @@ def test_the_platform_bound_holds_across_processes(settings):
         cwd=ROOT,
         env=child_env(UEDU_PARSE_CHILDREN_PLATFORM="1"),
         stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
     )
+
+    def the_other_holds_a_slot() -> bool:
+        if other.poll() is not None:  # it ended before this process saw its child: say what it printed
+            raise AssertionError(f"the other process ended early: {other.communicate()[0]}")
+        return parse_slots.running_on_platform() == 1
+
     try:
-        wait_for(
-            lambda: parse_slots.running_on_platform() == 1, timeout=60, message="the other process's child"
-        )
+        wait_for(the_other_holds_a_slot, timeout=120, message="the other process's child")
         assert parse(0, wait=0) == ("busy",)  # this process has room; the platform has none
         assert parse(0, wait=60) == ("ok", "read")  # after the other one's child
         assert "('ok', 'read')" in other.communicate(timeout=60)[0]

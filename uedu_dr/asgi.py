@@ -18,12 +18,15 @@ from research.routing import websocket_urlpatterns  # noqa: E402
 from uedu_dr.client_address import ClientAddressSocketMiddleware  # noqa: E402
 from uedu_dr.request_limits import BodySizeLimit, limit_daphne_bodies  # noqa: E402
 from uedu_dr.socket_auth import PooledAuthMiddlewareStack  # noqa: E402
+from uedu_dr.web_capacity import RequestsInFlight  # noqa: E402
 
 limit_daphne_bodies()
 
 application = ProtocolTypeRouter(
     {
-        "http": BodySizeLimit(django_asgi_app),  # chunked bodies counted as they arrive
+        # At most UEDU_WEB_REQUESTS_IN_FLIGHT requests in Django at once; chunked bodies counted as
+        # they arrive.
+        "http": RequestsInFlight(BodySizeLimit(django_asgi_app)),
         "websocket": ClientAddressSocketMiddleware(
             AllowedHostsOriginValidator(PooledAuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
         ),

@@ -28,13 +28,17 @@ from __future__ import annotations
 
 import functools
 import json
+import math
+import random
 import re
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from email.utils import parsedate_to_datetime
+from typing import Any, Protocol
 
 import jsonschema_rs
 import openai
@@ -115,6 +119,25 @@ class LLMContextExceeded(LLMUnavailable):
     kind = "context_exceeded"  # the prompt cannot be cut to fit the server's window
 
 
+class LLMRateLimited(LLMUnavailable):
+    kind = "rate_limited"  # the endpoint's rate limit left no room before the call's deadline
+
+
+class RateLimiter(Protocol):
+    """The endpoint's shared pace (agent/endpoint_limiter.py, over Redis; the product builds it
+    from settings). The client asks it before every request and tells it what each used."""
+
+    def acquire(self, owner: str, tokens: int, deadline: float) -> Any | None:
+        """A permit once a request of `tokens` fits, in fair order among owners; None when the
+        deadline (time.monotonic()) comes first. The permit has `waited` (seconds)."""
+
+    def settle(self, permit: Any, tokens: int) -> None:
+        """What the request used, in place of its estimate (0: the server refused it)."""
+
+    def pause(self, seconds: float) -> float:
+        """Hold every caller's requests for `seconds` (a 429's Retry-After)."""
+
+
 @dataclass
 class LLMConfig:
     models: dict[str, str]
@@ -128,6 +151,8 @@ class LLMConfig:
     seed: int | None = 7
     silence_seconds: float = 60.0  # no streamed byte for this long: the server is stuck
     context_tokens: int = 0  # the server's context window; 0 = unknown, prompts are not cut
+    # The endpoint's shared pace (None: calls are not paced, and the SDK retries a 429 itself).
+    limiter: RateLimiter | None = None
 
     def model_for(self, role: str) -> str:
         return self.models.get(role) or self.models.get("default") or "gpt-5.4-mini"
@@ -199,10 +224,11 @@ class Reply:
     field of the wrong type reads as missing, so an odd server fails as an empty or truncated
     answer, never with a TypeError."""
 
-    __slots__ = ("data", "message", "finish_reason")
+    __slots__ = ("data", "message", "finish_reason", "queued")
 
     def __init__(self, data: object) -> None:
         self.data = data if isinstance(data, dict) else {"unexpected": data}
+        self.queued = 0.0  # seconds the request waited for the endpoint's rate limit
         choices = self.data.get("choices")
         choice = (
             choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
@@ -329,6 +355,9 @@ class LLMClient:
         # per run here, the one place every phase's call passes through, so a phase added later
         # inherits it without knowing about it.
         self.preamble = preamble.strip()
+        # Whose turn a paced request takes in the endpoint's fair queue: one research (the runner
+        # names it), else this client alone.
+        self.rate_owner = uuid.uuid4().hex
         self._client = _shared_client(config)
 
     # ------------------------------------------------------------------ public calls
@@ -507,6 +536,7 @@ class LLMClient:
             started = time.monotonic()
             try:
                 reply = self._metered_post(role, model, sent_messages, params, timeout)
+                started += reply.queued  # the server's time, not the wait for the rate limit
             except _Silent as exc:
                 raise LLMUnavailable(f"{role}: {exc}") from None
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
@@ -562,7 +592,10 @@ class LLMClient:
         grant = self.gate.admit(role, model, messages, params) if self.gate is not None else None
         reply = None
         try:
-            reply = self._post(model, messages, params, timeout)
+            if self.config.limiter is None:
+                reply = self._post(model, messages, params, timeout)
+            else:
+                reply = self._paced_post(role, model, messages, params, timeout)
             self._account(role, model, reply, messages)
             return reply
         finally:
@@ -570,13 +603,80 @@ class LLMClient:
                 usage = reply.usage() if reply is not None else None
                 self.gate.release(grant, usage[0] if usage else None)
 
+    def _paced_post(self, role: str, model: str, messages: list[dict], params: dict, timeout) -> Reply:
+        """One request through the endpoint's shared pace (`config.limiter`).
+
+        It is admitted first, in fair order, within the call's own time limit, so a research's
+        time budget counts the wait; it counts what calls like it used lately (_ExpectedTokens)
+        until the reply says what it used. The SDK sends it once: its own retries would bypass the pace. A
+        429 pauses every process for its Retry-After and the request queues again (up to
+        RATE_LIMIT_RETRIES times); what the SDK would retry otherwise (a lost connection, 408,
+        409, 5xx) is retried here up to `max_retries` times, each attempt paced again."""
+        limiter = self.config.limiter
+        limit = timeout if timeout is not None else self.config.timeout
+        deadline = time.monotonic() + limit
+        bound = int(params.get("max_completion_tokens") or params.get("max_tokens") or 0)
+        estimate = estimate_tokens(messages, params.get("tools"))
+        learned = (self.config.base_url, model, role)
+        tokens = _EXPECTED.tokens(learned, estimate, bound)
+        waited, refused, failed = 0.0, 0, 0
+        while True:
+            # A request admitted with less than a second left could not be answered anyway.
+            permit = limiter.acquire(self.rate_owner, tokens, deadline - min(1.0, limit / 2))
+            if permit is None:
+                raise LLMRateLimited(
+                    f"{role}: the model endpoint's rate limit left no room before the call's deadline"
+                )
+            waited += permit.waited
+            try:
+                reply = self._post(model, messages, params, max(0.5, deadline - time.monotonic()), retries=0)
+            except openai.APIStatusError as exc:
+                limiter.settle(permit, 0)  # refused: it used no tokens (it still counts as a request)
+                pause = _retry_after(exc.response)
+                if exc.status_code == 429 and refused < RATE_LIMIT_RETRIES:
+                    refused += 1
+                    limiter.pause(pause if pause is not None else min(2.0**refused, 30.0))
+                    continue
+                if _retryable(exc.status_code) and failed < self.config.max_retries:
+                    failed += 1
+                    _back_off(failed, pause, deadline)
+                    continue
+                raise
+            except openai.APIConnectionError:
+                # What the server did is unknown: the request keeps its estimate in the window.
+                if failed < self.config.max_retries and time.monotonic() < deadline:
+                    failed += 1
+                    _back_off(failed, None, deadline)
+                    continue
+                raise
+            # Any other failure (silence, a broken stream) leaves the permit at its estimate: the
+            # server may have used it.
+            usage = reply.usage()
+            limiter.settle(permit, usage[0] + usage[1] if usage else tokens)
+            if usage:
+                _EXPECTED.learn(learned, estimate, usage[0], usage[1])
+            reply.queued = waited
+            if waited:  # kept with the call's other timings (the transcript stores them)
+                reply.data["stream"] = {
+                    **(reply.data.get("stream") or {}),
+                    "queued_seconds": round(waited, 3),
+                }
+            return reply
+
     def _with_preamble(self, messages: list[dict]) -> list[dict]:
         """The preamble after the phase's own system prompt, in the same (first) system message:
         the phase's instructions still come first, and servers whose chat template refuses a
         second system message accept it."""
         return _with_instruction(messages, self.preamble) if self.preamble else messages
 
-    def _post(self, model: str, messages: list[dict], params: dict, timeout: float | None) -> Reply:
+    def _post(
+        self,
+        model: str,
+        messages: list[dict],
+        params: dict,
+        timeout: float | None,
+        retries: int | None = None,
+    ) -> Reply:
         """POST /chat/completions through the SDK's client (its retries, errors and auth), streamed,
         and assembled into the completion a non-streamed call would have returned (`Reply`; the
         transcript records it whole). Not `chat.completions.create`: its request transform walks
@@ -599,6 +699,8 @@ class LLMClient:
             # The caller's deadline (a research's time limit) is nearer than a whole attempt: the
             # SDK may not try again past it (a retry would restart both clocks).
             options["max_retries"] = 0
+        if retries is not None:
+            options["max_retries"] = retries
         body = {"model": model, "messages": messages, **params, "stream": True}
         started = time.monotonic()
         stream = self._client.post(
@@ -683,7 +785,7 @@ class LLMClient:
                     ),
                 },
                 "tools": [t["function"]["name"] for t in params.get("tools", [])],
-                "response": reply.data,  # as the server sent it
+                "response": reply.data,  # as the server sent it, with the timing of the stream
                 "seconds": round(seconds, 3),
             }
         )
@@ -748,6 +850,82 @@ def _parse_structured(role: str, content: str | None, schema: dict) -> dict:
     except jsonschema_rs.ValidationError as exc:
         raise LLMMalformed(f"{role}: the answer breaks the schema ({exc.message[:200]})") from None
     return data
+
+
+# A 429 is retried through the shared pause this many times before the call fails.
+RATE_LIMIT_RETRIES = 8
+
+
+class _ExpectedTokens:
+    """What a paced request will count, learned from what the server reported for the last
+    calls of the same server, model and role.
+
+    Reserving the upper bound (the prompt estimate, which counts three characters a token, plus
+    the whole answer bound) would hold two or three times what a call uses for as long as it
+    runs: with calls of a few seconds and a one-minute window, a fifth of the limit lost. So a
+    request reserves its prompt estimate scaled by the largest ratio of reported to estimated
+    prompt tokens seen lately, and the largest answer seen lately, each with a margin and never
+    above the bound. A call that uses more than expected is settled at what it used; should the
+    provider refuse the next one meanwhile, its 429 pauses everyone (never a failure). Before
+    any report, the bound."""
+
+    RECENT = 32
+    MARGIN = 1.25
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._prompt: dict[tuple, deque] = {}
+        self._answer: dict[tuple, deque] = {}
+
+    def tokens(self, key: tuple, estimate: int, bound: int) -> int:
+        with self._lock:
+            ratios, answers = self._prompt.get(key[:2]), self._answer.get(key)
+            ratio = max(ratios) * self.MARGIN if ratios else 1.0
+            answer = min(bound, math.ceil(max(answers) * self.MARGIN)) if answers and bound else bound
+        return math.ceil(estimate * ratio) + answer
+
+    def learn(self, key: tuple, estimate: int, prompt: int, completion: int) -> None:
+        with self._lock:
+            if estimate > 0:
+                self._prompt.setdefault(key[:2], deque(maxlen=self.RECENT)).append(prompt / estimate)
+            self._answer.setdefault(key, deque(maxlen=self.RECENT)).append(completion)
+
+
+_EXPECTED = _ExpectedTokens()
+
+
+def _retryable(status: int) -> bool:
+    """What the SDK itself retries: request timeout, conflict, rate limit and server errors."""
+    return status in (408, 409, 429) or status >= 500
+
+
+def _retry_after(response) -> float | None:
+    """Seconds a refusal asks us to wait: OpenAI's `retry-after-ms`, else `Retry-After` in
+    seconds or as an HTTP date; None when it says nothing usable."""
+    headers = getattr(response, "headers", None) or {}
+    try:
+        return max(0.0, float(headers["retry-after-ms"]) / 1000)
+    except (KeyError, TypeError, ValueError):
+        pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
+
+
+def _back_off(attempt: int, asked: float | None, deadline: float) -> None:
+    """Sleep before a retry as the SDK would (the server's Retry-After up to a minute, else 0.5 s
+    doubling to 8 s, less a random quarter), never past the deadline."""
+    delay = asked if asked is not None and 0 < asked <= 60 else min(0.5 * 2 ** (attempt - 1), 8.0)
+    delay *= 1 - 0.25 * random.random()
+    time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
 
 
 class _Silent(Exception):

@@ -48,7 +48,9 @@ ERRORS = {
         description="Quota, rate limit, the user's share of the cap, researches under way or cancels "
         "throttled; see Retry-After"
     ),
-    503: OpenApiResponse(description="Platform daily cost cap reached, or the LLM is unavailable"),
+    503: OpenApiResponse(
+        description="Platform daily cost cap reached, the LLM is unavailable, or server_busy (see Retry-After)"
+    ),
 }
 
 

@@ -19,7 +19,7 @@ from research.models import ResearchTask
 from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
 
-from . import events, plan_review, settlement, start_limits, transitions
+from . import admission, events, plan_review, settlement, start_limits, transitions
 from .context import clean_context
 from .membership import check_member
 from .questions import validate_question
@@ -54,7 +54,9 @@ def task_start(
         raise ServiceError("bad_trigger_mode", _("trigger_mode must be 'forced' or 'auto'."))
     check_can_research(user, channel)
     context = clean_context(context)
-    with transaction.atomic():
+    # Refused before anything is written when the platform cannot take it now (a refusal
+    # charges nothing); the slot is held until the rows are committed.
+    with admission.admitted(), transaction.atomic():
         task = ResearchTask.objects.create(
             user=user,
             channel=channel,
@@ -64,8 +66,6 @@ def task_start(
             context_json=context,
             plan_review_mode=channel.plan_review,
         )
-        start_limits.check_start(user, task)  # researches under way, cancels refunded (429)
-        settlement.reserve(task)  # quota charge and cost reservation; raises before anything is kept
         request_log = ChatLog.objects.create(
             channel=channel,
             user=user,
@@ -84,6 +84,12 @@ def task_start(
                 request_log_id=request_log.pk,
             ),
         )
+        # Quota charge and cost reservation, last: they take the user's and the platform's locks,
+        # held to the commit, which serialise starts (the platform's lock every start of every
+        # process). Raises before anything is kept. The per-user limits first: they take the user's
+        # lock only.
+        start_limits.check_start(user, task)  # researches under way, cancels refunded (429)
+        settlement.reserve(task)
         if queue:
             transaction.on_commit(lambda: enqueue(task.pk))
     return task, request_log

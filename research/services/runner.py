@@ -424,6 +424,7 @@ def _run_engine(
     client = client_class(
         config, meter=meter, recorder=sink.record_llm, preamble=assistant_policy.teacher_rules(channel)
     )
+    client.rate_owner = f"research:{task.task_uuid}"  # its calls take turns with other researches'
     # The same boundary the tools got (channel rules plus the admin's pins), for the engine's own
     # checks of each source and of fetch_url's target: the live toolbox's own context (read once
     # per research), built afresh for a replay's recorded toolbox.

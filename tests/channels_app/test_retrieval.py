@@ -191,6 +191,8 @@ def test_the_semantic_side_uses_the_hnsw_index(course):
     )
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")  # a 7-row table would otherwise be scanned
+        # ...or read through the (channel, dim) b-tree and sorted, when other tests left it its statistics
+        cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute(sql, [channel.pk, "[" + ",".join(["0.05"] * dim) + "]"])
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "chunk_embedding_hnsw_384" in plan, plan
@@ -248,6 +250,8 @@ def _plan(sql: str, channel_id: int, query: str = "", *setup: str) -> str:
         if query:
             params["candidates"], params["ranking"] = retrieval._lexical_queries(cursor, query, channel_id)
         cursor.execute("SET LOCAL enable_seqscan = off")  # a 7-row table would otherwise be scanned
+        # ...or read through the (channel, dim) b-tree and sorted, when other tests left it its statistics
+        cursor.execute("SET LOCAL enable_sort = off")
         for statement in setup:
             cursor.execute(statement)
         cursor.execute("EXPLAIN " + sql, params)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import re
 import threading
 import time
@@ -259,6 +260,19 @@ class Scenario:
     chunk_chars: int = 40
     chunk_seconds: float = 0.0
     silent_seconds: float = 30.0  # how long the "silent" fault stalls
+    retry_after: str = "0"  # the Retry-After of the "http429" fault
+    # A reply's time grows with what it reads and writes (a real server's), on top of `latency`:
+    # the first token after `first_token` + prompt tokens / `prefill_rate`, then the answer's
+    # tokens at `decode_rate` per second (streamed at that pace). 0 rates: no such time.
+    first_token: float = 0.0
+    prefill_rate: float = 0.0
+    decode_rate: float = 0.0
+    # The provider's limits per `rate_window` seconds (0: none), counted from the usage of every
+    # answered request when it arrived; a request over either is answered 429 at once, with the
+    # Retry-After that lets it fit, and is not counted.
+    requests_per_minute: int = 0
+    tokens_per_minute: int = 0
+    rate_window: float = 60.0
 
 
 class ScriptedLLM:
@@ -274,6 +288,9 @@ class ScriptedLLM:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
+        self._window: deque = deque()  # (arrived, tokens) of the requests the rate limits count
+        self.rate_limited = 0  # requests answered 429 for the rate limits
+        self.counted_tokens = 0  # tokens of every request the rate limits counted
 
     # ------------------------------------------------------------------ control
 
@@ -285,6 +302,9 @@ class ScriptedLLM:
             self.quirks.clear()
             self.requests.clear()
             self.served = ["scripted"]
+            self._window.clear()
+            self.rate_limited = 0
+            self.counted_tokens = 0
 
     def quirk(self, *names: str) -> ScriptedLLM:
         """Behave like a server with these quirks (QUIRKS) from now until reset()."""
@@ -333,6 +353,8 @@ class ScriptedLLM:
                 if status == 200 and body.get("stream") and "choices" in payload:
                     self._stream(body, payload, headers)
                     return
+                if status == 200 and "choices" in payload:
+                    time.sleep(sum(llm.modelled_seconds(payload)))
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -353,10 +375,15 @@ class ScriptedLLM:
                 self.end_headers()
                 self.close_connection = True
                 scenario = llm.scenario
+                chunks = llm.chunks(body, payload, headers.get("X-Fault", ""))
+                prefill, decode = llm.modelled_seconds(payload)
+                time.sleep(prefill)
                 try:
-                    for number, chunk in enumerate(llm.chunks(body, payload, headers.get("X-Fault", ""))):
+                    for number, chunk in enumerate(chunks):
                         if number and scenario.chunk_seconds:
                             time.sleep(scenario.chunk_seconds)
+                        if number and decode:  # the answer's tokens come at the decode rate
+                            time.sleep(decode / max(1, len(chunks) - 1))
                         self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                         self.wfile.flush()
                         if number == 0 and headers.get("X-Fault") == "silent":
@@ -371,7 +398,12 @@ class ScriptedLLM:
                     window = CONTEXT_WINDOW if "context_4096" in llm.quirks else 32768
                     payload = {"default_generation_settings": {"n_ctx": window}, "total_slots": 1}
                 elif self.path.startswith("/_stats"):  # for benchmarks running the server as a process
-                    payload = {"requests": len(llm.requests), "by_role": {}}
+                    payload = {
+                        "requests": len(llm.requests),
+                        "by_role": {},
+                        "rate_limited": llm.rate_limited,
+                        "counted_tokens": llm.counted_tokens,
+                    }
                     for r in list(llm.requests):
                         payload["by_role"][r["_role"]] = payload["by_role"].get(r["_role"], 0) + 1
                 else:
@@ -401,8 +433,9 @@ class ScriptedLLM:
         if path.rstrip("/").endswith("/embeddings"):
             return 200, self._embeddings(body), {}
         role = role_of(body)
+        arrived = time.monotonic()
         with self._lock:
-            record = dict(body, _role=role, _t=time.monotonic())
+            record = dict(body, _role=role, _t=arrived)
             self.requests.append(record)
             fault = None
             for key in (role, "*"):
@@ -410,15 +443,60 @@ class ScriptedLLM:
                     fault = self.faults[key].popleft()
                     break
             latency = self.scenario.latency.get(role, self.scenario.latency.get("*", 0.0))
+        status, payload, headers = self._answer(role, body, fault)
+        if status == 200 and isinstance(payload.get("usage"), dict):
+            wait = self._over_rate_limit(arrived, payload["usage"])
+            if wait is not None:  # a provider refuses at once, before any latency
+                record["_rate_limited"] = True
+                return (
+                    429,
+                    {"error": {"message": "Rate limit reached for tokens per min", "type": "tokens"}},
+                    {"Retry-After": str(wait)},
+                )
         if latency:
             time.sleep(latency)
+        return status, payload, headers
+
+    def modelled_seconds(self, completion: dict) -> tuple[float, float]:
+        """(time to the first token, time writing the answer) of a reply, by the latency model."""
+        s, usage = self.scenario, completion.get("usage") or {}
+        prefill = s.first_token + (usage.get("prompt_tokens", 0) / s.prefill_rate if s.prefill_rate else 0.0)
+        decode = usage.get("completion_tokens", 0) / s.decode_rate if s.decode_rate else 0.0
+        return prefill, decode
+
+    def _over_rate_limit(self, arrived: float, usage: dict) -> int | None:
+        """None when the request fits the rate limits (it is counted), else the whole seconds
+        until it would."""
+        s = self.scenario
+        if not (s.requests_per_minute or s.tokens_per_minute):
+            return None
+        tokens = int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
+        with self._lock:
+            while self._window and self._window[0][0] <= arrived - s.rate_window:
+                self._window.popleft()
+            used = sum(t for _, t in self._window)
+            over_requests = len(self._window) + 1 - s.requests_per_minute if s.requests_per_minute else 0
+            over_tokens = used + tokens - s.tokens_per_minute if s.tokens_per_minute else 0
+            if over_requests <= 0 and over_tokens <= 0:
+                self._window.append((arrived, tokens))
+                self.counted_tokens += tokens
+                return None
+            self.rate_limited += 1
+            for at, counted in self._window:
+                over_requests -= 1
+                over_tokens -= counted
+                if over_requests <= 0 and over_tokens <= 0:
+                    return max(1, math.ceil(at + s.rate_window - arrived))
+            return max(1, math.ceil(s.rate_window))
+
+    def _answer(self, role: str, body: dict, fault: str | None) -> tuple[int, dict, dict]:
         if fault == "slow":
             time.sleep(30)
         if fault == "http429":
             return (
                 429,
                 {"error": {"message": "Rate limit reached", "type": "rate_limit"}},
-                {"Retry-After": "0"},
+                {"Retry-After": self.scenario.retry_after},
             )
         if fault == "http500":
             return 500, {"error": {"message": "internal error", "type": "server_error"}}, {}
@@ -1013,6 +1091,12 @@ def main() -> None:  # pragma: no cover - used by bench scripts
     parser.add_argument(
         "--prefer", action="append", default=[], help="call this tool first when it is offered (repeatable)"
     )
+    parser.add_argument("--first-token", type=float, default=0.0, help="seconds before the first token")
+    parser.add_argument("--prefill-rate", type=float, default=0.0, help="prompt tokens read per second")
+    parser.add_argument("--decode-rate", type=float, default=0.0, help="answer tokens written per second")
+    parser.add_argument("--tokens-per-minute", type=int, default=0, help="answer 429 above this")
+    parser.add_argument("--requests-per-minute", type=int, default=0, help="answer 429 above this")
+    parser.add_argument("--rate-window", type=float, default=60.0, help="the rate limits' window, seconds")
     args = parser.parse_args()
     server = ScriptedLLM(
         Scenario(
@@ -1022,6 +1106,12 @@ def main() -> None:  # pragma: no cover - used by bench scripts
             sufficient_after=args.sufficient_after,
             complexity=args.complexity,
             preferred_tools=args.prefer,
+            first_token=args.first_token,
+            prefill_rate=args.prefill_rate,
+            decode_rate=args.decode_rate,
+            tokens_per_minute=args.tokens_per_minute,
+            requests_per_minute=args.requests_per_minute,
+            rate_window=args.rate_window,
         )
     ).start(args.port)
     server.quirk(*args.quirk)

@@ -368,6 +368,24 @@ UEDU_DR_STALE_AFTER_SECONDS = _positive_int("UEDU_DR_STALE_AFTER_SECONDS", 90)
 # A queued task nobody picked up after this long is failed (no worker running).
 UEDU_DR_QUEUED_TIMEOUT_SECONDS = _positive_int("UEDU_DR_QUEUED_TIMEOUT_SECONDS", 900)
 UEDU_DR_MAX_QUESTION_CHARS = _positive_int("UEDU_DR_MAX_QUESTION_CHARS", 2000)
+# A start that would wait longer than this for a worker is refused (503 with Retry-After) rather
+# than queued behind a burst (research.services.admission).
+UEDU_DR_MAX_QUEUE_WAIT_SECONDS = _positive_int("UEDU_DR_MAX_QUEUE_WAIT_SECONDS", 60)
+# Starts one web process writes at once (each ends under the platform's cost-cap lock); one more
+# waits up to 5 s for its turn, then is refused with 503 server_busy.
+UEDU_DR_STARTS_IN_PROGRESS = _positive_int("UEDU_DR_STARTS_IN_PROGRESS", 8)
+# HTTP requests one web process works on at once (uedu_dr.web_capacity); one more waits up to
+# UEDU_WEB_QUEUE_SECONDS for its turn, then gets 503 server_busy. Keep it below UEDU_DB_POOL_MAX:
+# each request holds a connection, and the sockets' reads need some too.
+UEDU_WEB_REQUESTS_IN_FLIGHT = _positive_int("UEDU_WEB_REQUESTS_IN_FLIGHT", 48)
+UEDU_WEB_QUEUE_SECONDS = _positive_int("UEDU_WEB_QUEUE_SECONDS", 20)
+if env.bool("UEDU_DB_POOL", default=True) and UEDU_WEB_REQUESTS_IN_FLIGHT >= env.int(
+    "UEDU_DB_POOL_MAX", default=100
+):
+    raise ImproperlyConfigured(
+        "UEDU_WEB_REQUESTS_IN_FLIGHT must be below UEDU_DB_POOL_MAX: each request in flight holds a "
+        "database connection, and the WebSocket reads need some of the pool too"
+    )
 
 
 # Rate limits per user (django-ratelimit syntax, e.g. "5/m"), on the shared Redis cache.
@@ -544,6 +562,23 @@ for _model, _price in UEDU_LLM_PRICES.items():
         raise ImproperlyConfigured(
             f"UEDU_LLM_PRICES[{_model!r}] must be [input_usd_per_mtok, output_usd_per_mtok]"
         )
+# The provider's rate limits for the endpoint and key above, shared by every process through Redis
+# (agent/endpoint_limiter.py): every model call waits its turn, in fair order across researches,
+# until it fits. 0 = not limited (the default: a local server has no such limit). A 429's
+# Retry-After pauses every process whatever these say. Set them a little below the provider's own
+# figures when other clients share the key.
+UEDU_LLM_REQUESTS_PER_MINUTE = env.int("UEDU_LLM_REQUESTS_PER_MINUTE", default=0)
+UEDU_LLM_TOKENS_PER_MINUTE = env.int("UEDU_LLM_TOKENS_PER_MINUTE", default=0)
+if UEDU_LLM_REQUESTS_PER_MINUTE < 0:
+    raise ImproperlyConfigured("UEDU_LLM_REQUESTS_PER_MINUTE must be 0 (not limited) or a positive integer")
+# One call asks for up to ~6,000 answer tokens beside its prompt: a limit below this could never
+# let a research's largest call through.
+_MIN_TOKENS_PER_MINUTE = 10_000
+if UEDU_LLM_TOKENS_PER_MINUTE != 0 and UEDU_LLM_TOKENS_PER_MINUTE < _MIN_TOKENS_PER_MINUTE:
+    raise ImproperlyConfigured(
+        f"UEDU_LLM_TOKENS_PER_MINUTE must be 0 (not limited) or at least {_MIN_TOKENS_PER_MINUTE:,} "
+        f"(one research call's prompt and answer), got {UEDU_LLM_TOKENS_PER_MINUTE}"
+    )
 
 # The evaluation's judge (deep_research_eval): its own model and server, apart from the researcher's.
 # Empty: the researcher's default model and server (the command then warns that they are the same).

@@ -34,3 +34,6 @@ DATABASES["default"]["TEST"] = {"NAME": f"test_uedu_dr_{os.getpid()}"}
 # A failed Bloom classification is retried after this many seconds (doubling): short in tests so
 # a real worker's retry is seen within a test.
 UEDU_BLOOM_RETRY_SECONDS = 1
+# Tests queue researches no worker claims and keep them queued for minutes; a start is refused for
+# the workers' queue only in the tests of admission control, which set their own wait.
+UEDU_DR_MAX_QUEUE_WAIT_SECONDS = 86_400

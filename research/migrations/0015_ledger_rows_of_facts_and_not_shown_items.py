@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('research', '0013_conflict_decisions'),
+        ('research', '0014_task_started_at_index'),
     ]
 
     operations = [
