@@ -48,7 +48,13 @@ def search_channel_materials(ctx: ToolContext, query: str, top_k: int = 6) -> To
                 tier="internal",
                 locator=passage.locator,
                 url=url,
-                meta={"material_id": passage.material_id, "page": passage.page, "score": score},
+                meta={
+                    "material_id": passage.material_id,
+                    "page": passage.page,
+                    "score": score,
+                    # A page can hold several passages (chunks): each is a source of its own.
+                    "passage": passage.chunk_id,
+                },
             )
         )
         data.append(
