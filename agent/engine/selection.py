@@ -91,9 +91,18 @@ def targets(run: RunContext, plan_fallback: bool) -> list[Target]:
 def _ranked(cuts: list, query: str, scores: dict[int, float]) -> list[tuple]:
     """(cut, relevant) best first (the query's terms, then the tools' retrieval scores):
     `relevant` when the span shares a term with the query, the only spans the search ranking's
-    fallback takes."""
-    wanted = spans.terms(query)
-    return [(c, bool(wanted & spans.terms(c.text))) for c in spans.rank(cuts, query, score=scores)]
+    fallback takes. A span whose words an earlier one already has (two overlapping passages of
+    one page) is left out: it would only state the same thing twice."""
+    wanted = spans.query_terms(query)
+    seen: set[str] = set()
+    out = []
+    for c, _ in spans.scored(cuts, query, score=scores):
+        words = " ".join(c.text.split())
+        if words in seen:
+            continue
+        seen.add(words)
+        out.append((c, bool(wanted & spans.terms(c.text))))
+    return out
 
 
 def _system(run: RunContext) -> str:
