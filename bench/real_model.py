@@ -121,6 +121,13 @@ def server_command(binary: Path, model: Path, ctx: int, threads: int, niceness: 
         # inside this VM that path segfaults at the first graph computation. Without repacking
         # the plain AVX2 kernels run.
         "--no-repack",
+        # Gemma's own turns (<start_of_turn>user … <end_of_turn>, the system text folded into the
+        # first user turn). This GGUF carries no chat template, and without one llama-server
+        # falls back to ChatML, which Gemma answers by writing "<|im_end|><|im_start|>…" itself.
+        # llama.cpp's built-in "gemma" template, not Jinja: Gemma 3's Jinja template raises on a
+        # tool turn; without Jinja the server refuses `tools` plainly and the engine asks for its
+        # tool choice as JSON.
+        "--no-jinja", "--chat-template", "gemma",
     ]  # fmt: skip
 
 
