@@ -440,27 +440,35 @@ class SpanIndex:
 
     def render(self, cuts: Iterable[Cut]) -> str:
         """Spans as a model reads them: one line each, `[3.12] text` (whitespace collapsed,
-        neutralised), grouped under one `<source>` tag per source in the order given, inside
-        `<observations>`. Flagged spans are left out: they are never candidates."""
-        groups: dict[int, list[Cut]] = {}
+        neutralised), in the order given (a selection's candidates, best first), inside
+        `<observations>`. Consecutive spans of one source share a `<source>` tag, whose
+        attributes are written the first time that source appears (`<source id="3">` after).
+        Flagged spans are left out: they are never candidates."""
+        blocks: list[tuple[int, list[Cut]]] = []
         for c in cuts:
-            if not c.flagged:
-                groups.setdefault(c.source_id, []).append(c)
-        blocks = []
-        for source_id, group in groups.items():
-            source = self._registry.get(source_id)
-            if source is None:
+            if c.flagged or self._registry.get(c.source_id) is None:
                 continue
-            attrs = (
-                f'id="{source_id}" tool="{attribute(source.source_tool, 60)}" tier="{source.tier}" '
-                f'title="{attribute(source.title, 200)}"'
-            )
-            found_by = self._registry.found_by.get(source_id, "")
-            if found_by and found_by != "evidence":
-                attrs += f' found_by="{attribute(found_by, 40)}"'
+            if blocks and blocks[-1][0] == c.source_id:
+                blocks[-1][1].append(c)
+            else:
+                blocks.append((c.source_id, [c]))
+        described: set[int] = set()
+        out = []
+        for source_id, group in blocks:
+            attrs = f'id="{source_id}"'
+            if source_id not in described:
+                source = self._registry.get(source_id)
+                attrs += (
+                    f' tool="{attribute(source.source_tool, 60)}" tier="{source.tier}" '
+                    f'title="{attribute(source.title, 200)}"'
+                )
+                found_by = self._registry.found_by.get(source_id, "")
+                if found_by and found_by != "evidence":
+                    attrs += f' found_by="{attribute(found_by, 40)}"'
+                described.add(source_id)
             lines = [f"[{c.id}] {_shown(c.text)}" for c in group]
-            blocks.append(f"<source {attrs}>\n" + "\n".join(lines) + "\n</source>")
-        return "<observations>\n" + "\n".join(blocks) + "\n</observations>"
+            out.append(f"<source {attrs}>\n" + "\n".join(lines) + "\n</source>")
+        return "<observations>\n" + "\n".join(out) + "\n</observations>"
 
 
 def parse_id(span_id: str) -> tuple[int, int] | None:
