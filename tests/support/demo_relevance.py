@@ -26,6 +26,11 @@ import unicodedata
 
 OVERLAP = 16
 
+QUESTIONS = {
+    "en": "How do learning analytics dashboards help students reflect on their learning?",
+    "zh-hant": "學習分析儀表板如何幫助學生反思自己的學習？",
+}
+
 # (passage, why it answers the question). Verbatim from the demo materials.
 PASSAGES = [
     (
