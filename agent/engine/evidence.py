@@ -9,7 +9,7 @@ import json
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from . import events, prompts, schemas
+from . import events, prompts, schemas, selection
 from .boundaries import url_observed, url_permitted
 from .errors import LimitReached, PhaseFailed
 from .llm import LLMError, ToolCallRequest
@@ -108,12 +108,14 @@ class Gatherer:
     def search_by_code(self, round_no: int) -> TurnOutcome | None:
         """The turn a model that cannot choose a tool did not make: each sub-question becomes the
         query of the best-ranked search tool that needs nothing but a query (the lowest tier rank,
-        then the toolbox's order). Its results pass the same checks as any call; the claims and the
-        writing then run on them. None when no such tool is offered."""
+        then the toolbox's order); the question itself when the sub-questions ask nothing of their
+        own (selection.targets: a weak model's plan says "question" in every field). Its results
+        pass the same checks as any call; the selection then runs on them. None when no such tool
+        is offered."""
         tool = self._plain_search_tool()
         if tool is None:
             return None
-        questions = [sq.question for sq in self.run.plan.sub_questions] or [self.run.inp.question]
+        questions = [t.text for t in selection.targets(self.run, plan_fallback=False)]
         calls = []
         for number, question in enumerate(questions, 1):
             arguments = {"query": question[:300]}

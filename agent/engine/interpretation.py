@@ -40,7 +40,13 @@ MAX_FACT_CHARS = 700
 # The engine's own instructions: a model's item that repeats eight words of them in a row was
 # told to by something it read ("print your system prompt").
 INSTRUCTION_ECHO = EchoDetector(
-    [prompts.PLANNER, prompts.ACTION, prompts.REFLECTION, prompts.SELECTOR, prompts.INTERPRETER]
+    [
+        prompts.PLANNER,
+        prompts.ACTION,
+        prompts.REFLECTION,
+        prompts.SELECTOR.format(tagging=prompts.SELECTOR_TAGGING),
+        prompts.INTERPRETER,
+    ]
 )
 
 

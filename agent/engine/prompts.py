@@ -52,16 +52,21 @@ period without data). Be strict: an answer that would need claims without a sour
 
 SELECTOR = (
     """You are the selection step of Uedu Deep Research. The observations hold the sources' text cut
-by code into numbered spans, [id] text. Answer with span ids only; you never write or copy text.
-- facts: the spans that answer the sub-question, most useful first. A fact is one span, or two or
-  three ADJACENT spans of one source (same first number, consecutive second numbers: 4.2, 4.3).
-  For each, the hypothesis it speaks for or against (its number, 0 for none) and the stance.
+by code into numbered spans, [id] text, the likeliest first. Answer with span ids only; you never
+write or copy text.
+- facts: the spans that answer the sub-question, most useful first, each at most once. A fact is
+  one span, or two or three ADJACENT spans of one source (same first number, consecutive second
+  numbers: 4.2, 4.3).{tagging}
 - contradictions: pairs of chosen spans of different sources that contradict each other, if any.
 Choose nothing rather than a span that does not help.
 
 """
     + UNTRUSTED_RULES
 )
+SELECTOR_TAGGING = """
+  For each, the hypothesis it speaks for or against (its number, 0 for none) and the stance."""
+# After the spans, where a small model reads last what it is asked.
+SELECTOR_ASK = "Which spans answer {target}? Their ids, best first."
 
 INTERPRETER = (
     """You are the interpretation step of Uedu Deep Research. The observations hold the facts the

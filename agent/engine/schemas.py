@@ -105,6 +105,9 @@ STANCES = ["for", "against", "none"]
 
 
 def selection(candidate_ids: list[str], hypotheses: int) -> dict:
+    """`hypotheses`: how many hypotheses the prompt shows (numbered from 1); with none, the only
+    stance is "none"."""
+    numbers = list(range(1, hypotheses + 1))
     # The ids are written once ($defs) and referred to twice: a long enum is most of the schema.
     ids = {"$ref": "#/$defs/span_id"}
     schema = _object(
@@ -115,8 +118,8 @@ def selection(candidate_ids: list[str], hypotheses: int) -> dict:
                 "items": _object(
                     {
                         "span_ids": {"type": "array", "minItems": 1, "maxItems": 3, "items": ids},
-                        "hypothesis": {"type": "integer", "enum": list(range(hypotheses + 1))},
-                        "stance": {"type": "string", "enum": STANCES},
+                        "hypothesis": {"type": "integer", "enum": [0, *numbers]},
+                        "stance": {"type": "string", "enum": STANCES if numbers else ["none"]},
                     }
                 ),
             },

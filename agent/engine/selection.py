@@ -33,10 +33,17 @@ SELECTION_WINDOW = 4_096
 MAX_CANDIDATES = 10
 # Spans the search ranking contributes for a target the model gave nothing usable for.
 FALLBACK_FACTS = 3
+# The fewest facts a first round states when its sources hold that many on the subject.
+MIN_FACTS = 3
 MAX_PARALLEL_CALLS = 3
 # What a source's <source …> tag around its spans costs (its title is at most 200 characters).
 SOURCE_TAG_TOKENS = 90
+SHORT_TAG_TOKENS = 12  # <source id="…"> … </source> again
 WHOLE_QUESTION = -1
+# The words of the plan's own fields (schemas.PLAN): a sub-question made only of these asks nothing.
+_PLAN_FIELD_TERMS = frozenset(
+    spans.terms("complexity sub questions question suggested tools hypotheses rationale asks for judgement")
+)
 
 
 @dataclass
@@ -82,22 +89,60 @@ class Round:
 
 
 def targets(run: RunContext, plan_fallback: bool) -> list[Target]:
-    subs = [sq.question for sq in run.plan.sub_questions]
-    if plan_fallback or len(subs) <= 1:
+    """The plan's sub-questions, each asked once: one that asks nothing (no term but the plan's
+    own field names: a weak model writes "question" into every field) or asks what an earlier
+    one asks (the same terms) is not a target of its own. Fewer than two left: the question as
+    a whole."""
+    chosen: list[Target] = []
+    asked: list[frozenset[str]] = []
+    for i, sq in enumerate(run.plan.sub_questions):
+        wanted = frozenset(spans.query_terms(sq.question) - _PLAN_FIELD_TERMS)
+        if wanted and wanted not in asked:
+            chosen.append(Target(i, sq.question))
+            asked.append(wanted)
+    if plan_fallback or len(chosen) <= 1:
         return [Target(WHOLE_QUESTION, run.inp.question)]
-    return [Target(i, text) for i, text in enumerate(subs)]
+    return chosen
 
 
 def _ranked(cuts: list, query: str, scores: dict[int, float]) -> list[tuple]:
     """(cut, relevant) best first (the query's terms, then the tools' retrieval scores):
     `relevant` when the span shares a term with the query, the only spans the search ranking's
-    fallback takes."""
-    wanted = spans.terms(query)
-    return [(c, bool(wanted & spans.terms(c.text))) for c in spans.rank(cuts, query, score=scores)]
+    fallback takes. A span whose words an earlier one already has (two overlapping passages of
+    one page) is left out: it would only state the same thing twice."""
+    wanted = spans.query_terms(query)
+    seen: set[str] = set()
+    out = []
+    for c, _ in spans.scored(cuts, query, score=scores):
+        words = " ".join(c.text.split())
+        if words in seen:
+            continue
+        seen.add(words)
+        out.append((c, bool(wanted & spans.terms(c.text))))
+    return out
+
+
+def _hypotheses(run: RunContext) -> list[int]:
+    """The plan's hypotheses (their indexes) a span may be tagged for, shown to the model as
+    1, 2, …: not one that says nothing but the plan's field names, nor one that says what an
+    earlier one says."""
+    numbers: list[int] = []
+    said: list[frozenset[str]] = []
+    for n, text in enumerate(run.plan.hypotheses):
+        claims = frozenset(spans.query_terms(text) - _PLAN_FIELD_TERMS)
+        if claims and claims not in said:
+            numbers.append(n)
+            said.append(claims)
+    return numbers
 
 
 def _system(run: RunContext) -> str:
-    return prompts.SELECTOR
+    return prompts.SELECTOR.format(tagging=prompts.SELECTOR_TAGGING if _hypotheses(run) else "")
+
+
+def _ask_line(target: Target) -> str:
+    about = "the student's question" if target.index == WHOLE_QUESTION else f"sub-question {target.index + 1}"
+    return prompts.SELECTOR_ASK.format(target=about)
 
 
 def _header(run: RunContext, target: Target) -> str:
@@ -106,8 +151,11 @@ def _header(run: RunContext, target: Target) -> str:
         lines.append("Sub-question: the question as a whole")
     else:
         lines.append(f"Sub-question {target.index + 1}: {target.text}")
-    if run.plan.hypotheses:
-        lines += ["", "Hypotheses:"] + [f"{n}. {h}" for n, h in enumerate(run.plan.hypotheses, start=1)]
+    shown = _hypotheses(run)
+    if shown:
+        lines += ["", "Hypotheses:"] + [
+            f"{k}. {run.plan.hypotheses[n]}" for k, n in enumerate(shown, start=1)
+        ]
     return run.channel_context() + "\n".join(lines)
 
 
@@ -126,13 +174,14 @@ def fit_candidates(run: RunContext, target: Target, ranked: list[tuple]) -> list
     the schema (it may travel in the prompt) and the answer's room."""
     window = _window(run)
     answer = max(MIN_ANSWER_TOKENS, min(run.llm.answer_budget("selector"), window // 3))
-    schema_base = text_tokens(str(schemas.selection([], len(run.plan.hypotheses))))
+    schema_base = text_tokens(str(schemas.selection([], len(_hypotheses(run)))))
     room = (
         window
         - answer
         - TEMPLATE_MARGIN_TOKENS
         - text_tokens(_system(run))
         - text_tokens(_header(run, target))
+        - text_tokens(_ask_line(target))
         - schema_base
         - 64  # the observation tags and message framing
     )
@@ -140,10 +189,12 @@ def fit_candidates(run: RunContext, target: Target, ranked: list[tuple]) -> list
     tagged: set[int] = set()
     for cut, _relevant in ranked[:MAX_CANDIDATES]:
         # Its line in the prompt, and its id in the schema; a source's tag the first time one of
-        # its spans is shown.
+        # its spans is shown, a short one when its spans come back after another source's.
         cost = text_tokens(_line(cut)) + text_tokens(f'"{cut.id}", ') + 2
         if cut.source_id not in tagged:
             cost += SOURCE_TAG_TOKENS
+        elif chosen and chosen[-1].source_id != cut.source_id:
+            cost += SHORT_TAG_TOKENS
         if cost > room:
             continue  # a long span does not fit; a shorter one may
         chosen.append(cut)
@@ -189,6 +240,7 @@ def select(
         found.calls = len(asked)
     failed: list[str] = []
     skipped = 0
+    by_ranking: set[int] = set()  # targets the search ranking chose facts for
     next_id = first_id
     used = set(already)
     for t in wanted:
@@ -208,11 +260,27 @@ def select(
             # Nothing usable (a model that chose only spans other facts already state did choose).
             facts = _by_ranking(run, t, ranked[t.index], used, next_id)
             if facts:
-                found.by_ranking += 1
+                by_ranking.add(t.index)
         for fact in facts:
             used.update(fact.spans)
         next_id += len(facts)
         found.facts += facts
+    # A first round states at least MIN_FACTS facts when its sources hold that many on the
+    # subject: what the model chose is kept, and the search ranking adds its best spans not
+    # stated yet, a target at a time (labelled as its choice).
+    short = 0 if already else MIN_FACTS - len(found.facts)
+    while short > 0:
+        before = short
+        for t in wanted:
+            facts = _by_ranking(run, t, ranked[t.index], used, next_id, limit=1) if short else []
+            if facts:
+                by_ranking.add(t.index)
+                found.facts += facts
+                next_id += 1
+                short -= 1
+        if short == before:
+            break  # nothing on the subject is left to state
+    found.by_ranking = len(by_ranking)
     if failed:
         found.limitations.append(
             {"code": "selection_failed", "detail": {"kind": failed[0], "calls": len(failed)}}
@@ -228,13 +296,16 @@ def select(
 
 def _ask(run: RunContext, index, target: Target, candidates: list) -> dict:
     ids = [c.id for c in candidates]
-    schema = schemas.selection(ids, len(run.plan.hypotheses))
+    schema = schemas.selection(ids, len(_hypotheses(run)))
 
     def build(compact: bool) -> list[dict]:
         shown = candidates[: max(1, len(candidates) * 2 // 3)] if compact else candidates
         return [
             {"role": "system", "content": _system(run)},
-            {"role": "user", "content": _header(run, target) + "\n\n" + index.render(shown)},
+            {
+                "role": "user",
+                "content": f"{_header(run, target)}\n\n{index.render(shown)}\n\n{_ask_line(target)}",
+            },
         ]
 
     return run.structured("selector", build, schema, "span_selection")
@@ -267,7 +338,7 @@ def _check(
     """The model's answer for one target, checked by code: (facts, not shown, contradictions, the
     number of valid spans it chose, stated already or not)."""
     offered = {c.id for c in candidates}
-    hypotheses = len(run.plan.hypotheses)
+    hypotheses = _hypotheses(run)
     facts: list[Picked] = []
     dropped: list[Dropped] = []
     usable = 0
@@ -287,7 +358,8 @@ def _check(
                     good.append(span_id)
         stance = item.get("stance")
         h = item.get("hypothesis") or 0
-        tags = [(h - 1, stance)] if stance in ("for", "against") and 1 <= h <= hypotheses else []
+        shown = stance in ("for", "against") and 1 <= h <= len(hypotheses)
+        tags = [(hypotheses[h - 1], stance)] if shown else []
         for ids in runs_of(index, good):
             cut = index.get(ids[0])
             facts.append(
@@ -335,11 +407,18 @@ def contradicting_facts(
 
 
 def _by_ranking(
-    run: RunContext, target: Target, ranked: list[tuple], used: set[str], first_id: int
+    run: RunContext,
+    target: Target,
+    ranked: list[tuple],
+    used: set[str],
+    first_id: int,
+    limit: int = FALLBACK_FACTS,
 ) -> list[Picked]:
+    """The best-ranked spans on the subject (sharing a term with the target) not stated yet, at
+    most `limit`, each a fact of its own chosen by the search ranking; `used` grows with them."""
     facts = []
     for cut, relevant in ranked:
-        if len(facts) >= FALLBACK_FACTS:
+        if len(facts) >= limit:
             break
         if not relevant:
             continue

@@ -440,27 +440,35 @@ class SpanIndex:
 
     def render(self, cuts: Iterable[Cut]) -> str:
         """Spans as a model reads them: one line each, `[3.12] text` (whitespace collapsed,
-        neutralised), grouped under one `<source>` tag per source in the order given, inside
-        `<observations>`. Flagged spans are left out: they are never candidates."""
-        groups: dict[int, list[Cut]] = {}
+        neutralised), in the order given (a selection's candidates, best first), inside
+        `<observations>`. Consecutive spans of one source share a `<source>` tag, whose
+        attributes are written the first time that source appears (`<source id="3">` after).
+        Flagged spans are left out: they are never candidates."""
+        blocks: list[tuple[int, list[Cut]]] = []
         for c in cuts:
-            if not c.flagged:
-                groups.setdefault(c.source_id, []).append(c)
-        blocks = []
-        for source_id, group in groups.items():
-            source = self._registry.get(source_id)
-            if source is None:
+            if c.flagged or self._registry.get(c.source_id) is None:
                 continue
-            attrs = (
-                f'id="{source_id}" tool="{attribute(source.source_tool, 60)}" tier="{source.tier}" '
-                f'title="{attribute(source.title, 200)}"'
-            )
-            found_by = self._registry.found_by.get(source_id, "")
-            if found_by and found_by != "evidence":
-                attrs += f' found_by="{attribute(found_by, 40)}"'
+            if blocks and blocks[-1][0] == c.source_id:
+                blocks[-1][1].append(c)
+            else:
+                blocks.append((c.source_id, [c]))
+        described: set[int] = set()
+        out = []
+        for source_id, group in blocks:
+            attrs = f'id="{source_id}"'
+            if source_id not in described:
+                source = self._registry.get(source_id)
+                attrs += (
+                    f' tool="{attribute(source.source_tool, 60)}" tier="{source.tier}" '
+                    f'title="{attribute(source.title, 200)}"'
+                )
+                found_by = self._registry.found_by.get(source_id, "")
+                if found_by and found_by != "evidence":
+                    attrs += f' found_by="{attribute(found_by, 40)}"'
+                described.add(source_id)
             lines = [f"[{c.id}] {_shown(c.text)}" for c in group]
-            blocks.append(f"<source {attrs}>\n" + "\n".join(lines) + "\n</source>")
-        return "<observations>\n" + "\n".join(blocks) + "\n</observations>"
+            out.append(f"<source {attrs}>\n" + "\n".join(lines) + "\n</source>")
+        return "<observations>\n" + "\n".join(out) + "\n</observations>"
 
 
 def parse_id(span_id: str) -> tuple[int, int] | None:
@@ -521,18 +529,44 @@ def terms(text: str) -> set[str]:
     return out
 
 
-def rank(cuts: Iterable[Cut], query: str, *, score: dict[int, float] | None = None) -> list[Cut]:
-    """The candidate spans for a sub-question, most relevant first; flagged spans are left out.
+# Chinese function words: a query's bigram holding one of these characters, or one of these
+# bigrams, asks nothing of a span ("如何幫助學生反思自己的學習" wants 幫助, 學生, 反思, 學習, not
+# 如何, 自己 or 的學), yet matches many spans that do not answer it.
+_CJK_FUNCTION_CHARS = frozenset("的了嗎呢吧之於其並且也都就把被讓這那哪誰怎麼什")
+_CJK_FUNCTION_BIGRAMS = frozenset(
+    """如何 自己 是否 可以 哪些 這些 那些 我們 你們 他們 以及 因此 所以 如果 或是 還是 已經 應該 一個
+    之間 透過 對於 關於 進行 為何 有何 有哪""".split()
+)
 
-    Relevance is the share of the query's terms (IDF-weighted over these spans) that a span
-    holds, damped for spans of fewer than eight terms (a heading repeats the query's words
+
+def query_terms(text: str) -> set[str]:
+    """The terms a query asks for: `terms`, without Chinese function-word bigrams."""
+    return {
+        t
+        for t in terms(text)
+        if not (_HAN.match(t) and (t in _CJK_FUNCTION_BIGRAMS or _CJK_FUNCTION_CHARS & set(t)))
+    }
+
+
+def rank(cuts: Iterable[Cut], query: str, *, score: dict[int, float] | None = None) -> list[Cut]:
+    """The candidate spans for a sub-question, most relevant first (`scored`)."""
+    return [c for c, _ in scored(cuts, query, score=score)]
+
+
+def scored(
+    cuts: Iterable[Cut], query: str, *, score: dict[int, float] | None = None
+) -> list[tuple[Cut, float]]:
+    """(span, relevance) for a sub-question, most relevant first; flagged spans are left out.
+
+    Relevance is the share of the query's terms (`query_terms`, IDF-weighted over these spans)
+    that a span holds, damped for spans of fewer than eight terms (a heading repeats the query's words
     without stating anything), plus up to 0.2 from the source's retrieval score (`score`:
     source id → the tool's score, such as the materials' hybrid search score), scaled by the
     best score given. Ties go to the lower source id, then the earlier span. Deterministic."""
     pool = [c for c in cuts if not c.flagged]
     if not pool:
         return []
-    wanted = terms(query)
+    wanted = query_terms(query)
     own = {c.id: terms(c.text) for c in pool}
     df: dict[str, int] = {}
     for found in own.values():
@@ -550,4 +584,5 @@ def rank(cuts: Iterable[Cut], query: str, *, score: dict[int, float] | None = No
         boost = 0.2 * max(0.0, (score or {}).get(c.source_id, 0.0)) / best if best else 0.0
         return round(lexical + boost, 9)
 
-    return sorted(pool, key=lambda c: (-relevance(c), c.source_id, c.n))
+    ranked = [(c, relevance(c)) for c in pool]
+    return sorted(ranked, key=lambda pair: (-pair[1], pair[0].source_id, pair[0].n))

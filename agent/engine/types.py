@@ -75,8 +75,11 @@ class Source:
         return "internal" if self.tier == "internal" else "external"
 
     def key(self) -> str:
-        """Identity for de-duplication across tool calls."""
-        return "|".join((self.source_tool, self.url, self.locator, self.title))
+        """Identity for de-duplication across tool calls. A tool whose results can share a
+        locator (two passages of one page) names each passage in `meta["passage"]`."""
+        return "|".join(
+            (self.source_tool, self.url, self.locator, self.title, str(self.meta.get("passage", "")))
+        )
 
     def as_dict(self) -> dict:
         data = asdict(self)

@@ -69,6 +69,8 @@ def search_channel_materials(
                     "page": passage.page,
                     "score": score,
                     "found_by": found_by,
+                    # A page can hold several passages (chunks): each is a source of its own.
+                    "passage": passage.chunk_id,
                 },
             )
         )

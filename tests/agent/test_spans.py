@@ -12,7 +12,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.engine.sources import SourceRegistry
-from agent.engine.spans import MAX_SPAN_CHARS, SpanIndex, cut, language_of, page_of, parse_id, rank, segments
+from agent.engine.spans import (
+    MAX_SPAN_CHARS,
+    SpanIndex,
+    cut,
+    language_of,
+    page_of,
+    parse_id,
+    query_terms,
+    rank,
+    segments,
+    terms,
+)
 from agent.engine.types import Source
 from agent.engine.values import parse
 
@@ -401,6 +412,31 @@ def test_the_retrieval_score_lifts_a_source_among_equally_matching_spans():
     cuts = SpanIndex(registry).all()
     assert [c.id for c in rank(cuts, "IRB review")] == ["1.1", "2.1"]
     assert [c.id for c in rank(cuts, "IRB review", score={1: 0.01, 2: 0.03})] == ["2.1", "1.1"]
+
+
+def test_rank_asks_nothing_of_chinese_function_words():
+    """如何, 自己 and 的學 are in the question but answer nothing: a span that shares only them
+    comes after one that shares the question's content words."""
+    registry = SourceRegistry()
+    for title, text in [
+        ("A", "請判斷：教師為改進自己的教學而分析本班匿名問卷，是否需要審查？"),
+        ("B", "教師可以從儀表板看到全班提問的分布。"),
+    ]:
+        registry.add(Source(title=title, snippet="", text=text, tier="internal", url=title))
+    cuts = SpanIndex(registry).all()
+    ranked = rank(cuts, "學習分析儀表板如何幫助學生反思自己的學習？")
+    assert [c.id for c in ranked] == ["2.1", "1.1"]
+    assert query_terms("如何幫助學生反思自己的學習") == {
+        "何幫",
+        "幫助",
+        "助學",
+        "學生",
+        "生反",
+        "反思",
+        "思自",
+        "學習",
+    }
+    assert query_terms("社會行為") == terms("社會行為")  # content words stay
 
 
 # --------------------------------------------------------------------------- properties

@@ -74,7 +74,7 @@ def test_the_engine_instructions_are_recognised_wherever_they_are_quoted():
     for prompt in (
         prompts.INTERPRETER.format(language="English", suggest=""),
         prompts.ACTION.format(max_calls=4, filed_figure_tools="get_financials"),
-        prompts.SELECTOR,
+        prompts.SELECTOR.format(tagging=prompts.SELECTOR_TAGGING),
     ):
         sentences = [s for s in re.split(r"(?<=[.:])\s", prompt) if len(s.split()) >= 9]
         assert sentences and all(INSTRUCTION_ECHO(s) for s in sentences)

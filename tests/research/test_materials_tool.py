@@ -83,3 +83,31 @@ def test_an_empty_channel_answers_with_no_sources(personas):
         "search_channel_materials", {"query": "anything"}
     )
     assert result.ok and result.sources == [] and result.data["passages"] == []
+
+
+@pytest.mark.django_db
+def test_two_passages_of_one_page_are_two_sources_of_a_research(personas, index_file, settings):
+    """A page cut into two chunks shares its file, page, link and title: the research still keeps
+    both passages (before, the second counted as the first again and its sentences were lost)."""
+    from agent.engine.sources import SourceRegistry
+
+    settings.UEDU_MATERIALS_CHUNK_TOKENS = 40
+    settings.UEDU_MATERIALS_CHUNK_OVERLAP_TOKENS = 0
+    page = (
+        "Learning analytics dashboards show students their own activity and results over the term. "
+        "Students compare their quiz performance with the goals they set at the start of the course. "
+        "A typical early-warning dashboard combines assignment submission, quiz performance and activity. "
+        "A student flagged as at risk by the dashboard should be offered support, never penalised."
+    )
+    index_file(personas.channel, personas.teacher, "handout.pdf", pdf_bytes([page]))
+    box = load().bind(ToolContext(user_id=personas.student.pk, channel_id=personas.channel.pk))
+
+    result = box.call("search_channel_materials", {"query": "dashboard students", "top_k": 10})
+
+    assert result.ok and len(result.sources) >= 2
+    assert {s.locator for s in result.sources} == {"handout.pdf p. 1"}
+    registry = SourceRegistry()
+    ids = {registry.add(s)[0] for s in result.sources}
+    assert len(ids) == len(result.sources)
+    kept = " ".join(registry.get(i).text for i in ids)
+    assert "goals they set" in kept and "never penalised" in kept
