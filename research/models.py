@@ -88,6 +88,9 @@ class ResearchTask(models.Model):
         verbose_name=_("reviewed by"),
     )
     reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
+    # When the last of the report's unresolved conflicts got a reviewer's decision: a decision
+    # is a review too, so the research leaves the review queue (services.conflict_decisions).
+    conflicts_decided_at = models.DateTimeField(_("conflicts decided at"), null=True, blank=True)
     # A replay re-runs a stored task's reasoning against its recorded tool results.
     replay_of = models.ForeignKey(
         "self",

@@ -1,5 +1,6 @@
 """Human review of tasks whose conflicts stayed unresolved: the channel's teacher and Super TAs
-with an NDA on file see them in a review queue and can add a note that the result page shows."""
+with an NDA on file see them in a review queue and can add a note that the result page shows, or
+decide the conflicts (services.conflict_decisions); either takes the research out of the queue."""
 
 from __future__ import annotations
 
@@ -34,12 +35,18 @@ def reviews_any_channel(user) -> bool:
     return access.reads_content_anywhere(user)
 
 
+def awaiting_review_q() -> Q:
+    """Researches whose sources disagree and that nobody has reviewed yet: no reviewer note, and
+    not every unresolved conflict decided (a decision is a review: services.conflict_decisions)."""
+    return Q(needs_review=True, reviewed_at__isnull=True, conflicts_decided_at__isnull=True)
+
+
 def review_queue(user, *, include_reviewed: bool = False) -> QuerySet[ResearchTask]:
     tasks = ResearchTask.objects.filter(needs_review=True).select_related("channel", "user", "reviewed_by")
     if not is_platform_admin(user):
         tasks = tasks.filter(reviewer_channels_filter(user))
     if not include_reviewed:
-        tasks = tasks.filter(reviewed_at__isnull=True)
+        tasks = tasks.filter(awaiting_review_q())
     return tasks.order_by("-created_at")
 
 
