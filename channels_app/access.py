@@ -93,6 +93,17 @@ def reads_content_anywhere(user) -> bool:
     return is_platform_admin(user) or Channel.objects.filter(channels_q(user, CONTENT_ROLES)).exists()
 
 
+def sees_student_names(user, channel: Channel) -> bool:
+    """Whether lists of a channel's students' questions (the dashboard and its CSV) name the
+    students: for platform admins and the channel's owner, who answer for the course and its
+    members. A Super TA with an NDA reads the same questions under a pseudonym per student: the
+    NDA covers reading the students' research, and a period's questions side by side, by person,
+    are a profile of each student that reviewing needs no name for."""
+    if not user.is_authenticated:
+        return False
+    return is_platform_admin(user) or channel.owner_id == user.pk
+
+
 def has_nda(user, channel: Channel) -> bool:
     return SuperTaNda.objects.filter(user=user, channel=channel).exists()
 

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from channels_app import access
 from channels_app.channel_settings import DeepResearchSettingsForm
 from channels_app.models import Channel, ChatLog
 from channels_app.selectors import can_manage_channel, is_member
@@ -50,6 +51,7 @@ def _chat_page(request, channel, *, error: str = "", draft: str = "", status: in
         "channel": channel,
         "page": page,
         "can_manage": can_manage_channel(request.user, channel),
+        "can_read_results": access.reads_content_in(request.user, channel),  # the dashboard's rule
         "error": error,
         "draft": draft,
         "quota": quota_view(request.user) if channel.deep_research_enabled else None,
@@ -183,7 +185,12 @@ def channel_settings(request, slug):
             messages.success(request, _("Settings saved."))
             return redirect("channel_settings", slug=channel.slug)
     status = 400 if form.errors else 200
-    return render(request, "channels_app/settings.html", {"channel": channel, "form": form}, status=status)
+    context = {
+        "channel": channel,
+        "form": form,
+        "can_read_results": access.reads_content_in(request.user, channel),
+    }
+    return render(request, "channels_app/settings.html", context, status=status)
 
 
 @login_required

@@ -4,8 +4,6 @@ goes through the visibility rule; whoever may not see a task gets 404."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -15,7 +13,6 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.http import urlencode
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -24,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from channels_app import access
 from research import selectors
 from research.charts import stored_charts
-from research.forms import DashboardDayForm, ReviewNoteForm, ReviewQueueFilter
+from research.forms import ReviewNoteForm, ReviewQueueFilter
 from research.models import AnswerFeedback, ConflictDecision, ResearchTask
 from research.presentation import answer_markdown, feedback_box, ledger_view, plan_view
 from research.selectors import get_visible_task, question_row, user_tasks
@@ -172,31 +169,6 @@ def review_queue(request):
             "page": page,
             "include_reviewed": include_reviewed,
             "dashboard_channels": selectors.dashboard_channels(request.user),
-        },
-    )
-
-
-@login_required
-@require_GET
-def channel_dashboard(request, slug):
-    """A channel's researches of one day (?day=YYYY-MM-DD, today by default) for its teacher and
-    the Super TAs who may read its students' results."""
-    channel = selectors.dashboard_channel(request.user, slug)
-    form = DashboardDayForm(request.GET or None)
-    if request.GET and not form.is_valid():
-        return render(
-            request, "research/channel_dashboard.html", {"channel": channel, "form": form}, status=400
-        )
-    day = (form.cleaned_data.get("day") if form.is_bound else None) or timezone.localdate()
-    context = selectors.channel_dashboard(channel, day)
-    return render(
-        request,
-        "research/channel_dashboard.html",
-        {
-            **context,
-            "form": form,
-            "previous_day": day - timedelta(days=1),
-            "next_day": day + timedelta(days=1),
         },
     )
 
