@@ -20,7 +20,8 @@ measure's threshold; otherwise it starts a topic of its own. Grouping by bigrams
 (a paraphrase that shares few characters stays apart); tests/research/test_topics.py pins what
 it joins and what it keeps apart, in both languages.
 
-No Django here: plain functions and one small index the tests call directly."""
+No Django here: plain functions and one small index the tests call directly (numpy, which
+pgvector's client already brings, for the vectors)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _RUNS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[A-Za-z0-9]+")
@@ -41,10 +44,19 @@ EMBEDDING_THRESHOLD = 0.78
 # Weighted cosine of two texts' terms from which they ask the same thing.
 WORDING_THRESHOLD = 0.3
 
-# Terms that say a text is a question, not what it asks about.
-_QUESTION_TERMS = frozenset(
+# Words that say a text is a question, not what it asks about: Chinese phrases are cut out of the
+# text before it is cut into bigrams (so "什麼是學習分析" gives no "是學"), English words are dropped.
+_QUESTION_PHRASES = re.compile(
+    "|".join(
+        sorted(
+            "什麼是 是什麼 為什麼 有哪些 有什麼 甚麼 什麼 如何 為何 哪些 哪個 是否 有何 怎麼 怎樣 多少 嗎 呢".split(),
+            key=len,
+            reverse=True,
+        )
+    )
+)
+_QUESTION_WORDS = frozenset(
     """
-    什麼 麼是 是什 甚麼 如何 為什 為何 哪些 哪個 是否 有哪 有什 有何 怎麼 怎樣 多少 嗎 呢
     what which who whom whose when where why how is are was were do does did can could should would
     the a an of in on for to and or with about between from by as at be it its this that these those
     """.split()
@@ -60,18 +72,12 @@ def terms(text: str) -> frozenset[str]:
     """A text's terms: character bigrams of its Chinese runs (a lone character counts as itself),
     lower-cased words of its Latin runs; question words left out."""
     found: set[str] = set()
-    for run in _RUNS.findall(text or ""):
+    for run in _RUNS.findall(_QUESTION_PHRASES.sub(" ", text or "")):
         if _CJK.match(run):
             found.update([run] if len(run) == 1 else (run[i : i + 2] for i in range(len(run) - 1)))
-        else:
+        elif run.lower() not in _QUESTION_WORDS:
             found.add(run.lower())
-    return frozenset(found - _QUESTION_TERMS)
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
+    return frozenset(found)
 
 
 @dataclass(frozen=True)
@@ -94,21 +100,31 @@ class Text:
 
 class TopicIndex:
     """The first text of each topic so far; `match` finds the topic a new text belongs to.
-    `local_model`: the embeddings come from the English-only local model."""
+    `local_model`: the embeddings come from the English-only local model. A channel's topics
+    number in the hundreds or thousands over a term, so the embeddings are compared as one matrix
+    product per model (numpy), not pair by pair."""
 
     def __init__(self, firsts: Sequence[Text] = (), *, local_model: bool):
         self.local_model = local_model
         self.firsts: list[Text] = []
         self._terms: list[frozenset[str]] = []
         self._frequency: Counter[str] = Counter()
+        # model -> (positions in self.firsts, their unit vectors as rows)
+        self._vectors: dict[str, tuple[list[int], np.ndarray]] = {}
         for text in firsts:
             self.add(text)
 
     def add(self, text: Text) -> None:
         """`text` starts a topic."""
+        position = len(self.firsts)
         self.firsts.append(text)
         self._terms.append(text.terms)
         self._frequency.update(text.terms)
+        if self._understood(text):
+            unit = _unit(text.vector)
+            positions, matrix = self._vectors.get(text.model, ([], np.empty((0, unit.size))))
+            if matrix.shape[1] == unit.size:
+                self._vectors[text.model] = (positions + [position], np.vstack([matrix, unit]))
 
     def _weight(self, term: str) -> float:
         n = len(self.firsts)
@@ -125,17 +141,31 @@ class TopicIndex:
     def _understood(self, text: Text) -> bool:
         return text.vector is not None and (not self.local_model or text.language == "en")
 
-    def margin(self, a: Text, b: Text, b_terms: frozenset[str] | None = None) -> float:
-        """How far above its threshold the suited measure puts the pair (below 0: two topics)."""
-        if self._understood(a) and self._understood(b) and a.model == b.model:
-            return cosine(a.vector, b.vector) - EMBEDDING_THRESHOLD
-        return self.wording(a.terms, b.terms if b_terms is None else b_terms) - WORDING_THRESHOLD
+    def margins(self, text: Text) -> list[float]:
+        """For each topic, how far above its threshold the suited measure puts `text` and the
+        topic's first text (below 0: another topic)."""
+        by_embedding: dict[int, float] = {}
+        if self._understood(text) and text.model in self._vectors:
+            positions, matrix = self._vectors[text.model]
+            unit = _unit(text.vector)
+            if unit.size == matrix.shape[1]:
+                by_embedding = dict(zip(positions, (matrix @ unit - EMBEDDING_THRESHOLD).tolist()))
+        terms_ = text.terms
+        return [
+            by_embedding[i] if i in by_embedding else self.wording(terms_, first_terms) - WORDING_THRESHOLD
+            for i, first_terms in enumerate(self._terms)
+        ]
 
     def match(self, text: Text) -> int | None:
         """The key of the first text of the topic `text` belongs to, or None (a topic of its own)."""
-        best, best_margin = None, 0.0
-        for first, first_terms in zip(self.firsts, self._terms):
-            margin = self.margin(text, first, first_terms)
-            if margin >= 0 and (best is None or margin > best_margin):
-                best, best_margin = first.key, margin
-        return best
+        margins = self.margins(text)
+        if not margins:
+            return None
+        best = max(range(len(margins)), key=margins.__getitem__)
+        return self.firsts[best].key if margins[best] >= 0 else None
+
+
+def _unit(vector: Sequence[float]) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm else array

@@ -123,10 +123,7 @@ def _topic_index(channel_id: int) -> TopicIndex:
         "pk", "text", "embedding", "embedding_model"
     )
     return TopicIndex(
-        [
-            Text(pk, text, None if vector is None else [float(x) for x in vector], model)
-            for pk, text, vector, model in firsts.order_by("pk")
-        ],
+        [Text(pk, text, vector, model) for pk, text, vector, model in firsts.order_by("pk")],
         local_model=settings.UEDU_EMBEDDING_BACKEND == "local",
     )
 
@@ -173,7 +170,7 @@ def record(task_id: int) -> MaterialCoverage | None:
                 embedding=vector,
                 embedding_model=model if vector is not None else "",
             )
-            text = Text(row.pk, row.text, None if vector is None else list(vector), row.embedding_model)
+            text = Text(row.pk, row.text, vector, row.embedding_model)
             topic = index.match(text)
             if topic is None:
                 index.add(text)
