@@ -18,6 +18,7 @@ from channels_app import access
 from channels_app.channel_settings import DeepResearchSettingsForm
 from channels_app.models import Channel, ChatLog
 from channels_app.selectors import can_manage_channel, is_member
+from research.presentation import CONTEXT_LABELS
 from research.selectors import get_visible_task, quota_view
 from research.services import context, judge
 from uedu_dr.errors import ServiceError
@@ -147,7 +148,11 @@ def clarify(request, slug):
         advice = context.check_context(question, channel, user=request.user)
         if not advice["needs_clarification"]:
             return HttpResponse(status=204)
-        return render(request, "chat/_clarify_fields.html", {"questions": advice["questions"]})
+        fields = [
+            {"key": q["key"], "label": CONTEXT_LABELS.get(q["key"], q["key"]), "default": q["default"]}
+            for q in advice["questions"]
+        ]
+        return render(request, "chat/_clarify_fields.html", {"fields": fields})
 
     return _advice(request, ask)
 
