@@ -36,8 +36,10 @@ class ResearchTask(models.Model):
         TERMINAL = "terminal", _("Finished")
 
     class TriggerMode(models.TextChoices):
-        FORCED = "forced", _("Forced (magnifier button)")
-        AUTO = "auto", _("Auto (accepted suggestion)")
+        # One term per mode in both languages: manual is the student's own click (手動), automatic
+        # the judge's suggestion the student accepted (自動). The values stay as the API knows them.
+        FORCED = "forced", _("Manual (magnifier button)")
+        AUTO = "auto", _("Automatic (accepted suggestion)")
 
     task_uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     user = models.ForeignKey(
@@ -91,6 +93,16 @@ class ResearchTask(models.Model):
     # When the last of the report's unresolved conflicts got a reviewer's decision: a decision
     # is a review too, so the research leaves the review queue (services.conflict_decisions).
     conflicts_decided_at = models.DateTimeField(_("conflicts decided at"), null=True, blank=True)
+    # The finished research this one follows up on ("ask a follow-up" on its result page): its
+    # answer and sources go to the prompts with the conversation (services.follow_up).
+    follow_up_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="follow_ups",
+        verbose_name=_("follows up on"),
+    )
     # A replay re-runs a stored task's reasoning against its recorded tool results.
     replay_of = models.ForeignKey(
         "self",
