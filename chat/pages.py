@@ -20,7 +20,7 @@ from channels_app.models import Channel, ChatLog
 from channels_app.selectors import can_manage_channel, is_member
 from research.presentation import CONTEXT_LABELS
 from research.selectors import get_visible_task, quota_view
-from research.services import context, judge
+from research.services import context, follow_up, judge
 from uedu_dr.errors import ServiceError
 from uedu_dr.ratelimits import enforce_rate
 
@@ -49,6 +49,8 @@ def chat(request, slug):
 def _chat_page(request, channel, *, error: str = "", draft: str = "", status: int = 200):
     page = conversation(request.user, channel)
     context = {
+        # "Ask a follow-up" on a result page: the research the composer attaches to what is sent.
+        "follow_up": follow_up.attachable(request.user, channel, request.GET.get("follow_up")),
         "channel": channel,
         "page": page,
         "can_manage": can_manage_channel(request.user, channel),
@@ -89,7 +91,8 @@ def send(request, slug):
     try:
         # Each message costs one or two LLM calls: a per-user rate limit like the API's.
         enforce_rate(request, "classroomgpt.chat", settings.UEDU_CHAT_RATE, fail_closed=True)
-        exchange = send_chat_message(user=request.user, channel=channel, message=text)
+        attached = follow_up.attachable(request.user, channel, request.POST.get("follow_up"))
+        exchange = send_chat_message(user=request.user, channel=channel, message=text, follow_up_of=attached)
     except AssistantUnavailable as exc:
         if _is_fetch(request):
             return render(
