@@ -5,6 +5,7 @@ both, selectors.dashboard_channel). The reads are research.channel_dashboard's."
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -158,11 +159,6 @@ def _cell(value) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
 @login_required
 @require_GET
 def channel_dashboard_csv(request, slug):
@@ -176,15 +172,16 @@ def channel_dashboard_csv(request, slug):
         )
     period = D.period(form.cleaned_data["period"] or "7")
     names = access.sees_student_names(request.user, channel)
-    origin = f"{request.scheme}://{request.get_host()}"
-    blooms = dict(ChatLog.Bloom.choices)
-    statuses = dict(ResearchTask.Status.choices)
     table = form.cleaned_data["table"] or "questions"
+    # One reverse() for all rows: the result page's address with each uuid put in.
+    placeholder = "00000000-0000-0000-0000-000000000000"
+    result_url = f"{request.scheme}://{request.get_host()}" + reverse("research_result", args=[placeholder])
 
-    def result_url(task_uuid) -> str:
-        return origin + reverse("research_result", args=[task_uuid])
+    def result(task_uuid) -> str:
+        return result_url.replace(placeholder, str(task_uuid))
 
     if table == "topics":
+        by = {True: gettext("the AI"), False: gettext("the student")}
         header = [
             gettext("Topic"),
             gettext("Topic's first wording"),
@@ -194,17 +191,13 @@ def channel_dashboard_csv(request, slug):
             gettext("Result page"),
         ]
         rows = (
-            [
-                row["topic"],
-                row["topic_text"],
-                row["text"],
-                gettext("the AI") if row["by_model"] else gettext("the student"),
-                timezone.localtime(row["asked_at"]),
-                result_url(row["task_uuid"]),
-            ]
-            for row in D.csv_gap_rows(channel, period)
+            [topic, topic_text, text, by[by_model], timezone.localtime(asked_at), result(task_uuid)]
+            for topic, topic_text, text, by_model, asked_at, task_uuid in D.csv_gap_rows(channel, period)
         )
     else:
+        blooms = {level: str(label) for level, label in ChatLog.Bloom.choices}
+        statuses = {status: str(label) for status, label in ResearchTask.Status.choices}
+        yes, no = pgettext("yes or no", "yes"), pgettext("yes or no", "no")
         header = [
             gettext("Asked"),
             gettext("Student"),
@@ -218,24 +211,34 @@ def channel_dashboard_csv(request, slug):
         ]
         rows = (
             [
-                row["asked_at"],
-                _student(channel, names, row["user_id"], row["username"]),
-                row["question"],
-                blooms.get(row["bloom"], ""),
-                statuses.get(row["status"], row["status"]),
-                pgettext("yes or no", "yes") if row["limit_hit"] else pgettext("yes or no", "no"),
-                row["parts"] or "",
-                row["answered"] if row["parts"] else "",
-                result_url(row["task_uuid"]),
+                timezone.localtime(asked_at),
+                _student(channel, names, user_id, username),
+                question,
+                blooms.get(bloom or "", ""),
+                statuses.get(status, status),
+                yes if limit_hit else no,
+                parts or "",
+                answered if parts else "",
+                result(task_uuid),
             ]
-            for row in D.csv_question_rows(channel, period, bloom=form.cleaned_data["bloom"])
+            for asked_at, user_id, username, question, bloom, status, limit_hit, parts, answered, task_uuid in (
+                D.csv_question_rows(channel, period, bloom=form.cleaned_data["bloom"])
+            )
         )
-    writer = csv.writer(_Echo())
+    out = io.StringIO()
+    writer = csv.writer(out)
 
     def stream():
-        yield "\ufeff" + writer.writerow([_cell(v) for v in header])
-        for row in rows:
-            yield writer.writerow([_cell(v) for v in row])
+        """The rows in chunks of a few hundred (a chunk per row would be thousands of them)."""
+        out.write("\ufeff")
+        writer.writerow([_cell(v) for v in header])
+        for n, row in enumerate(rows, 1):
+            writer.writerow([_cell(v) for v in row])
+            if n % 500 == 0:
+                yield out.getvalue()
+                out.seek(0)
+                out.truncate()
+        yield out.getvalue()
 
     response = StreamingHttpResponse(stream(), content_type="text/csv; charset=utf-8")
     name = f"{channel.slug}-{table}-{period.key}-{timezone.localdate().isoformat()}.csv"
