@@ -4,7 +4,7 @@ the language."""
 
 from __future__ import annotations
 
-from research.topics import TopicIndex, Text, language_of, terms
+from research.topics import Text, TopicIndex, language_of, terms
 
 
 def test_chinese_is_cut_into_bigrams_english_into_words_without_question_words():
@@ -23,7 +23,10 @@ def _index(*texts, local_model=True) -> TopicIndex:
 
 def test_paraphrases_in_chinese_join_and_other_questions_on_the_subject_do_not():
     index = _index(
-        "學習分析的定義是什麼？", "學習分析有哪些倫理問題？", "布魯姆分類法有哪些層次？", "學習分析儀表板如何設計？"
+        "學習分析的定義是什麼？",
+        "學習分析有哪些倫理問題？",
+        "布魯姆分類法有哪些層次？",
+        "學習分析儀表板如何設計？",
     )
     assert index.match(Text(9, "什麼是學習分析？")) == 0
     assert index.match(Text(9, "學習分析會帶來哪些倫理爭議？")) == 1
@@ -35,7 +38,9 @@ def test_a_courses_own_subject_weighs_little_once_it_is_in_many_topics():
     many = _index(*(f"學習分析{x}" for x in ("的倫理", "的隱私", "的儀表板", "的資料來源", "的評量")))
     few = _index("學習分析的倫理")
     question = Text(9, "學習分析的定義")
-    assert many.wording(question.terms, many.firsts[0].terms) < few.wording(question.terms, few.firsts[0].terms)
+    assert many.wording(question.terms, many.firsts[0].terms) < few.wording(
+        question.terms, few.firsts[0].terms
+    )
 
 
 def test_the_local_models_vectors_judge_english_only():
