@@ -46,14 +46,14 @@ messages: $(VENV)/.installed
 # checks the model, the judge, the daily cap and the embedding backend, prints the estimated calls,
 # tokens and cost, measures the judge against the labelled pairs, then runs the whole dataset with
 # k=3 into a dated results folder. SMOKE=1 (or `make eval-smoke`): the fixed 12-item subset, k=1.
-# DATASET: a dataset name or file (default dataset v3, the harder one; the command's own default
-# stays v2 so earlier results folders replay). JUDGE_URL / JUDGE_KEY: the judge's server when it is
-# not the researcher's; EVAL_ARGS: anything else.
+# DATASET: a dataset name or file (default: the command's, dataset v3; a results folder resumes and
+# replays with the dataset its manifest names). JUDGE_URL / JUDGE_KEY: the judge's server when it is
+# not the researcher's; EVAL_ARGS: anything else. tests/evaluation/test_make_eval.py runs this line.
 eval: $(VENV)/.installed
 	@test -n "$(MODEL)" || { echo "make eval MODEL=<researcher model> JUDGE=<judge model> [SMOKE=1]"; exit 2; }
 	@test -n "$(JUDGE)" || { echo "make eval needs JUDGE=<judge model> (another model than MODEL)"; exit 2; }
 	DJANGO_SETTINGS_MODULE=$${DJANGO_SETTINGS_MODULE:-uedu_dr.settings.dev} $(PY) manage.py deep_research_eval \
-		--preflight --model "$(MODEL)" --judge-model "$(JUDGE)" --dataset "$(or $(DATASET),uedu_eval_v3.jsonl)" \
+		$(if $(DATASET),"$(DATASET)") --preflight --model "$(MODEL)" --judge-model "$(JUDGE)" \
 		$(if $(JUDGE_URL),--judge-base-url "$(JUDGE_URL)") $(if $(JUDGE_KEY),--judge-api-key "$(JUDGE_KEY)") \
 		$(if $(SMOKE),--smoke) $(EVAL_ARGS)
 

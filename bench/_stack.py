@@ -123,10 +123,19 @@ class BenchStack:
         self.llm_process = psutil.Process(proc.pid)  # the latest one started
         return Path(proc.log_path).read_text().strip().splitlines()[0]
 
-    def worker(self, *, concurrency: int = 64, name: str = "bench", **env) -> subprocess.Popen:
-        # The worker runs as it is deployed: the production settings (DEBUG off, so no per-query
-        # SQL log), with the scratch database and Valkey passed in the environment.
-        env = dict(DJANGO_SETTINGS_MODULE="uedu_dr.settings.production", SECRET_KEY=self.secret_key, **env)
+    def worker(
+        self, *, concurrency: int = 64, name: str = "bench", queues: str = "celery,light", **env
+    ) -> subprocess.Popen:
+        """A worker as it is deployed: the production settings (DEBUG off, so no per-query SQL
+        log), with the scratch database and Valkey passed in the environment. `queues`: both by
+        default; "celery" for a research worker beside a `light_worker`, as `make run` starts them.
+        No mail leaves a bench: the console backend is allowed on purpose."""
+        env = dict(
+            DJANGO_SETTINGS_MODULE="uedu_dr.settings.production",
+            SECRET_KEY=self.secret_key,
+            UEDU_ALLOW_CONSOLE_EMAIL="1",
+            **env,
+        )
         return self.spawn(
             [
                 str(BIN / "celery"),
@@ -141,12 +150,19 @@ class BenchStack:
                 "info",
                 "--without-gossip",
                 "--without-mingle",
+                "-Q",
+                queues,
                 "-n",
                 f"{name}-{os.getpid()}@%h",
             ],
             ready=" ready.",
             **env,
         )
+
+    def light_worker(self, **env) -> subprocess.Popen:
+        """The worker of the "light" queue (each question's Bloom classification), as `make run`
+        starts it beside the research workers (uedu_dr.launcher)."""
+        return self.worker(concurrency=8, name="bench-light", queues="light", **env)
 
     def print_log_tails(self, lines: int = 15) -> None:
         """The last lines of every process's log, on stderr: what a failed run's processes said."""

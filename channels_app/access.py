@@ -1,40 +1,120 @@
-"""Who holds which role in a channel, and who may read students' research content: the one place
-the pages, the API, the streams, the review queue, the admin and the quota roles ask.
+"""Who may do what: `can(user, permission, scope)`, the one check that pages, the API, the admin,
+the WebSocket and the services ask, and the row filters built on the same rule.
 
-The roles, the quota class each gives and whether it reads students' content are one table,
-channels_app.roles. Roles in a channel:
-
-- platform admin: an active superuser (`is_platform_admin`); everything everywhere;
-- OWNER: the channel's owner, its accountable teacher (a "teacher" membership without ownership
-  manages the channel's settings and materials, but does not read students' research);
-- SUPER_TA: a Super TA membership;
-- TA, STUDENT: memberships.
-
-Students' research content (questions, answers, steps, the review queue) is readable by its
-author, the channel's owner, platform admins, and a Super TA *only while a signed NDA is on file
-for that channel* (SuperTaNda, recorded by a platform admin). Without the NDA a Super TA is an
-ordinary TA: operational records only. That rule is written once, in `content_reader_q` and
-CONTENT_ROLES (from the role table), and everything else composes them.
+The permissions, the roles that grant them and where each role is held are one table,
+channels_app.roles. A role held through the superuser flag (the platform admin) or the staff
+flag holds its permissions everywhere; the owner and the memberships hold theirs in their
+channel (a Super TA's content permissions only with an NDA on file for that channel: SuperTaNda,
+recorded by a platform admin); a study role in its study, as governance says
+(`register_study_roles`, called when governance is ready, so this module imports nothing above
+it). Everything else composes these functions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import reduce
 from operator import or_
 
-from django.db.models import Exists, F, OuterRef, Q
+from django.core.exceptions import ImproperlyConfigured
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
+from . import roles
 from .models import Channel, Membership, SuperTaNda
-from .roles import (  # noqa: F401  (the role names, re-exported for the modules that compose access)
-    CONTENT_ROLES,
+from .roles import (
+    CHANNEL,
+    CHANNEL_ROLES,
     OWNER,
-    STUDENT,
+    PERMISSIONS,
+    PLATFORM_ADMIN,
+    STAFF,
+    STUDY,
+    STUDY_ROLES,
     SUPER_TA,
     SUPER_TA_WITH_NDA,
     TA,
     TEACHER,
     is_platform_admin,
+    roles_with,
 )
+
+# governance's answer to "does this user hold one of these study roles, in this study (or in any
+# study when it is None)?"; set by register_study_roles.
+_study_roles_held: Callable[[object, frozenset, object], bool] | None = None
+
+
+def register_study_roles(held: Callable[[object, frozenset, object], bool]) -> None:
+    global _study_roles_held
+    _study_roles_held = held
+
+
+def _active(user) -> bool:
+    return bool(user is not None and user.is_authenticated and user.is_active)
+
+
+def _flag_roles(user) -> frozenset[str]:
+    """The roles held through a flag on the user, which hold their permissions everywhere."""
+    held = set()
+    if is_platform_admin(user):
+        held.add(PLATFORM_ADMIN)
+    if user.is_staff:
+        held.add(STAFF)
+    return frozenset(held)
+
+
+def can_everywhere(user, permission: str) -> bool:
+    """Whether the user holds `permission` in every channel and study at once (through the
+    superuser or staff flag), not only in some: whether a list needs no filter by scope."""
+    return _active(user) and bool(roles_with(permission) & _flag_roles(user))
+
+
+def can(user, permission: str, scope=None) -> bool:
+    """Whether the user holds `permission` (a name in channels_app.roles.PERMISSIONS; any other
+    name raises): in `scope` (the Channel, or its id, for a channel permission; the Study for a
+    study permission), or somewhere when `scope` is None. A platform permission has no scope."""
+    holders = roles_with(permission)
+    if not _active(user):
+        return False
+    if holders & _flag_roles(user):
+        return True
+    kind = PERMISSIONS[permission].scope
+    if kind == CHANNEL:
+        channels = Channel.objects.filter(channels_q(user, holders & CHANNEL_ROLES))
+        if scope is not None:
+            channels = channels.filter(pk=getattr(scope, "pk", scope))
+        return channels.exists()
+    if kind == STUDY and holders & STUDY_ROLES:
+        if _study_roles_held is None:
+            raise ImproperlyConfigured("no app registered who holds study roles (governance does when ready)")
+        return _study_roles_held(user, holders & STUDY_ROLES, scope)
+    return False
+
+
+def channels_where(user, permission: str) -> QuerySet[Channel]:
+    """The channels in which the user holds `permission` (every channel for a platform-wide holder)."""
+    if not _active(user):
+        return Channel.objects.none()
+    if can_everywhere(user, permission):
+        return Channel.objects.all()
+    return Channel.objects.filter(channels_q(user, roles_with(permission) & CHANNEL_ROLES))
+
+
+def channel_ids(user, permission: str) -> frozenset[int]:
+    """Ids of the channels in which the user holds `permission`."""
+    return frozenset(channels_where(user, permission).values_list("pk", flat=True))
+
+
+def permitted_q(user, permission: str, channel_ref: str = "channel") -> Q:
+    """A filter on rows whose channel (at `channel_ref`; "" for Channel itself) grants the user
+    `permission`. Safe to OR with other conditions: a platform-wide holder gets a condition every
+    row meets, not an empty Q (which an OR would drop)."""
+    field = channel_ref or "pk"
+    if not _active(user):
+        return Q(pk__in=[])
+    if can_everywhere(user, permission):
+        return Q(**{f"{field}__isnull": False})
+    channels = Channel.objects.filter(channels_q(user, roles_with(permission) & CHANNEL_ROLES))
+    return Q(**{f"{field}__in": channels.values("pk")})
 
 
 def _nda_on_file(user, channel_ref: str = "channel") -> Exists:
@@ -47,8 +127,8 @@ def _super_ta_with_nda_channels(user):
 
 
 def channels_q(user, roles) -> Q:
-    """A filter on Channel for the channels in which the user holds one of `roles` (platform
-    admins are not special-cased here)."""
+    """A filter on Channel for the channels in which the user holds one of the channel `roles`
+    (the flag roles are not special-cased here: `can` and `channels_where` do that)."""
     roles = frozenset(roles)
     conditions = []
     if OWNER in roles:
@@ -63,56 +143,10 @@ def channels_q(user, roles) -> Q:
     return reduce(or_, conditions) if conditions else Q(pk__in=[])
 
 
-def channel_ids(user, roles) -> frozenset[int]:
-    """Ids of the channels in which the user holds one of `roles` (every channel for admins)."""
-    roles = frozenset(roles)
-    if not user.is_authenticated or not user.is_active or not roles:
-        return frozenset()
-    return frozenset(Channel.objects.filter(channels_q(user, roles)).values_list("pk", flat=True))
-
-
-def content_reader_q(user, channel_ref: str = "channel") -> Q:
-    """Rows (with a channel at `channel_ref`) whose students' content the user may read as staff:
-    channel owner, or Super TA with an NDA on file for that channel."""
-    super_ta = Membership.objects.filter(channel=OuterRef(channel_ref), user=user, role=SUPER_TA)
-    return Q(**{f"{channel_ref}__owner": user}) | (Q(Exists(super_ta)) & Q(_nda_on_file(user, channel_ref)))
-
-
-def reads_content_in(user, channel: Channel) -> bool:
-    if not user.is_authenticated:
-        return False
-    if is_platform_admin(user):
-        return True
-    return Channel.objects.filter(channels_q(user, CONTENT_ROLES), pk=channel.pk).exists()
-
-
-def reads_content_anywhere(user) -> bool:
-    """Owns a channel, is a Super TA with an NDA somewhere, or is a platform admin."""
-    if not user.is_authenticated:
-        return False
-    return is_platform_admin(user) or Channel.objects.filter(channels_q(user, CONTENT_ROLES)).exists()
-
-
-def sees_student_names(user, channel: Channel) -> bool:
-    """Whether lists of a channel's students' questions (the dashboard and its CSV) name the
-    students: for platform admins and the channel's owner, who answer for the course and its
-    members. A Super TA with an NDA reads the same questions under a pseudonym per student: the
-    NDA covers reading the students' research, and a period's questions side by side, by person,
-    are a profile of each student that reviewing needs no name for."""
-    if not user.is_authenticated:
-        return False
-    return is_platform_admin(user) or channel.owner_id == user.pk
-
-
-def has_nda(user, channel: Channel) -> bool:
-    return SuperTaNda.objects.filter(user=user, channel=channel).exists()
-
-
-def role_in(user, channel: Channel) -> str | None:
-    """The user's role in the channel, 'teacher' for its owner, None for outsiders."""
-    if channel.owner_id == user.pk:
-        return TEACHER
-    return Membership.objects.filter(user=user, channel=channel).values_list("role", flat=True).first()
+def quota_class(user) -> str:
+    """The user's quota class: the highest among the roles they hold anywhere (roles.quota_class;
+    the platform admin's needs no query of the channels)."""
+    return roles.quota_class(user, set() if is_platform_admin(user) else roles_anywhere(user))
 
 
 def roles_anywhere(user) -> set[str]:

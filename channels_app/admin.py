@@ -1,5 +1,7 @@
-"""Channels in the admin, scoped by role (see admin_scoping): platform admins manage every channel;
-a teacher changes the settings and members of the channels they own and nothing else."""
+"""Channels in the admin, scoped by the permissions of the role table (channels_app.roles, enforced
+by admin_scoping): the channel's teachers (its owner and teacher members) change its settings and
+materials; its owner its members; whoever holds channels.administer (the platform admin) creates
+channels, names their owners and teachers."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -10,19 +12,21 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from . import materials as material_services
-from .admin_scoping import (
-    OWNER,
-    ChannelScopedAdmin,
-    ChannelScopedInline,
-    GuardedModelAdmin,
-    PlatformAdminOnly,
-    is_platform_admin,
-)
+from .access import can
+from .admin_scoping import ChannelScopedAdmin, ChannelScopedInline, GuardedModelAdmin, PlatformPermissionOnly
 from .channel_settings import SYSTEM_PROMPT_MAX_CHARS, clean_domain_list
 from .models import Channel, ChannelTermShare, ChatLog, Material, MaterialChunk, Membership
+from .roles import (
+    CHANNEL_CONFIGURE,
+    CHANNELS_ADMINISTER,
+    CHATLOG_READ,
+    MATERIALS_MANAGE,
+    MEMBERS_MANAGE,
+    RETRIEVAL_INSPECT,
+)
 
-# What a teacher may change on their own channel: the Deep Research section and the course text.
-# Name, code, slug and owner come from the registrar (platform admins).
+# What a channel's teachers may change: the Deep Research section and the course text. Name, code,
+# slug and owner come from the registrar (channels.administer).
 TEACHER_EDITABLE = {
     "description",
     "syllabus",
@@ -63,8 +67,8 @@ class MembershipForm(forms.ModelForm):
         model = Membership
         fields = ["user", "role"]
 
-    # Set by the formset/admin: whether the editing user is a platform admin.
-    platform_admin = True
+    # Set by the formset/admin: whether the editing user may make or unmake teachers.
+    may_grant_teacher = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -75,10 +79,10 @@ class MembershipForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        if self.platform_admin:
+        if self.may_grant_teacher:
             return cleaned
-        # A teacher manages TAs, Super TAs and students. The teacher role means unlimited quota
-        # (a cost defence), so only platform admins grant or take it away.
+        # A channel's owner manages TAs, Super TAs and students. The teacher role means unlimited
+        # quota (a cost defence), so only channels.administer grants or takes it away.
         initial_role = self.instance.role if self.instance.pk else None
         if initial_role == Membership.Role.TEACHER and self.has_changed():
             raise ValidationError(_("Only platform admins can change a teacher's membership."))
@@ -88,16 +92,16 @@ class MembershipForm(forms.ModelForm):
 
 
 class MembershipFormSet(BaseInlineFormSet):
-    platform_admin = True
+    may_grant_teacher = True
 
     def _construct_form(self, i, **kwargs):
         form = super()._construct_form(i, **kwargs)
-        form.platform_admin = self.platform_admin
+        form.may_grant_teacher = self.may_grant_teacher
         return form
 
     def clean(self):
         super().clean()
-        if self.platform_admin:
+        if self.may_grant_teacher:
             return
         for form in self.deleted_forms:
             if form.instance.pk and form.instance.role == Membership.Role.TEACHER:
@@ -109,11 +113,11 @@ class MembershipInline(ChannelScopedInline, admin.TabularInline):
     form = MembershipForm
     formset = MembershipFormSet
     extra = 0
-    view_roles = change_roles = add_roles = delete_roles = {OWNER}
+    view_permission = change_permission = add_permission = delete_permission = MEMBERS_MANAGE
 
     def get_formset(self, request, obj=None, **kwargs):
         formset = super().get_formset(request, obj, **kwargs)
-        formset.platform_admin = is_platform_admin(request.user)
+        formset.may_grant_teacher = can(request.user, CHANNELS_ADMINISTER)
         return formset
 
 
@@ -145,7 +149,8 @@ class ChannelAdminForm(forms.ModelForm):
 class ChannelAdmin(ChannelScopedAdmin):
     form = ChannelAdminForm
     channel_path = ""
-    view_roles = change_roles = {OWNER}  # add and delete: platform admins only
+    view_permission = change_permission = CHANNEL_CONFIGURE
+    add_permission = delete_permission = CHANNELS_ADMINISTER
 
     list_display = ["name", "slug", "course_code", "owner", "deep_research_enabled", "web_tools_enabled"]
     list_filter = ["deep_research_enabled", "web_tools_enabled"]
@@ -170,20 +175,20 @@ class ChannelAdmin(ChannelScopedAdmin):
     ]
 
     def get_readonly_fields(self, request, obj=None):
-        if is_platform_admin(request.user):
+        if can(request.user, CHANNELS_ADMINISTER):
             return []
         return [name for name in ("name", "slug", "course_code", "owner") if name not in TEACHER_EDITABLE]
 
     def get_prepopulated_fields(self, request, obj=None):
-        return {"slug": ["name"]} if is_platform_admin(request.user) else {}
+        return {"slug": ["name"]} if can(request.user, CHANNELS_ADMINISTER) else {}
 
     def get_autocomplete_fields(self, request):
-        return ["owner"] if is_platform_admin(request.user) else []
+        return ["owner"] if can(request.user, CHANNELS_ADMINISTER) else []
 
 
 @admin.register(Membership)
 class MembershipAdmin(ChannelScopedAdmin):
-    view_roles = change_roles = add_roles = delete_roles = {OWNER}
+    view_permission = change_permission = add_permission = delete_permission = MEMBERS_MANAGE
 
     form = MembershipForm
     list_display = ["user", "channel", "role", "joined_at"]
@@ -193,26 +198,34 @@ class MembershipAdmin(ChannelScopedAdmin):
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         form = super().get_form(request, obj, change=change, **kwargs)
-        form.platform_admin = is_platform_admin(request.user)
+        form.may_grant_teacher = can(request.user, CHANNELS_ADMINISTER)
         return form
 
     def has_delete_permission(self, request, obj=None):
-        # The teacher membership goes with the channel's ownership (platform admins only).
-        if obj is not None and obj.role == Membership.Role.TEACHER and not is_platform_admin(request.user):
+        # The teacher membership goes with channels.administer, like the ownership.
+        if (
+            obj is not None
+            and obj.role == Membership.Role.TEACHER
+            and not can(request.user, CHANNELS_ADMINISTER)
+        ):
             return False
         return super().has_delete_permission(request, obj)
 
     def get_deleted_objects(self, objs, request):
         deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
-        if not is_platform_admin(request.user) and any(m.role == Membership.Role.TEACHER for m in objs):
+        if not can(request.user, CHANNELS_ADMINISTER) and any(
+            m.role == Membership.Role.TEACHER for m in objs
+        ):
             perms_needed = {*perms_needed, str(Membership._meta.verbose_name)}
         return deleted, model_count, perms_needed, protected
 
 
 @admin.register(ChatLog)
-class ChatLogAdmin(PlatformAdminOnly, GuardedModelAdmin):
-    """The chat log is research data and a record of what was said: platform admins read it
-    (and may delete a row), nobody edits it."""
+class ChatLogAdmin(PlatformPermissionOnly, GuardedModelAdmin):
+    """The chat log is research data and a record of what was said: chatlog.read reads it (and may
+    delete a row), nobody edits it."""
+
+    platform_permission = CHATLOG_READ
 
     list_display = ["id", "channel", "user", "kind", "type", "bloom_level", "bloom_attempts", "created_at"]
     list_filter = ["kind", "type", "bloom_level", "channel"]
@@ -241,10 +254,10 @@ class MaterialAddForm(forms.ModelForm):
 
 @admin.register(Material)
 class MaterialAdmin(ChannelScopedAdmin):
-    """A teacher uploads, checks and re-indexes the materials of the channels they own."""
+    """A channel's teachers upload, check and re-index its materials, as on the materials page."""
 
     channel_path = "channel"
-    view_roles = change_roles = add_roles = delete_roles = {OWNER}
+    view_permission = change_permission = add_permission = delete_permission = MATERIALS_MANAGE
 
     list_display = [
         "original_name",
@@ -335,8 +348,10 @@ class MaterialAdmin(ChannelScopedAdmin):
 
 
 @admin.register(MaterialChunk)
-class MaterialChunkAdmin(PlatformAdminOnly, GuardedModelAdmin):
+class MaterialChunkAdmin(PlatformPermissionOnly, GuardedModelAdmin):
     """Read-only: chunks are written by the indexing job only."""
+
+    platform_permission = RETRIEVAL_INSPECT
 
     list_display = ["material", "ordinal", "page", "preview", "embedding_model", "embedding_dim"]
     list_filter = ["embedding_model", "embedding_dim"]
@@ -369,8 +384,10 @@ class MaterialChunkAdmin(PlatformAdminOnly, GuardedModelAdmin):
 
 
 @admin.register(ChannelTermShare)
-class ChannelTermShareAdmin(PlatformAdminOnly, GuardedModelAdmin):
+class ChannelTermShareAdmin(PlatformPermissionOnly, GuardedModelAdmin):
     """Read-only: written by indexing (channels_app.term_shares); shown to explain a search."""
+
+    platform_permission = RETRIEVAL_INSPECT
 
     list_display = ["channel", "lexeme", "share"]
     list_filter = [("channel", admin.RelatedOnlyFieldListFilter)]

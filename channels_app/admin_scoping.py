@@ -1,34 +1,30 @@
-"""Role scopes for the Django admin: which channels a staff user may see or change, and ModelAdmin
-mixins that enforce them on querysets, object permissions and foreign-key choices.
+"""Permission scopes for the Django admin: ModelAdmin mixins that enforce channels_app.access.can on
+querysets, object permissions, actions and foreign-key choices.
 
 Django's model permissions ("can change channel") are global: they cannot say "only the channels
-you teach". So for the project's models the admin ignores them and decides from data instead:
+you teach". So for the project's models the admin ignores them and asks the permissions of the
+role table (channels_app.roles) instead, per object.
 
-- a platform admin (active superuser) may do everything;
-- the channel's owner is its teacher (OWNER);
-- a Membership gives the roles TA, SUPER_TA, STUDENT (a "teacher" membership without ownership
-  grants no admin rights: the owner is the channel's accountable teacher);
-- CONTENT_ROLES (students' questions, answers, steps) are the owner and a Super TA with a signed
-  NDA on file for the channel (channels_app.access, where the roles are defined).
+A channel-scoped ModelAdmin names the ORM path from its model to the channel and the permission
+each kind of access needs. Everything else follows: the changelist only lists rows in scope, a
+change or delete URL for a row out of scope answers 404 (exactly like a row that does not exist,
+so ids cannot be probed), actions only ever receive rows in scope, and channel drop-downs only
+offer channels the user may change. Example, for a model with a `channel` foreign key::
 
-A ModelAdmin opts in by naming the ORM path from its model to the channel and the roles allowed
-each kind of access. Everything else follows: the changelist only lists rows in scope, a change
-or delete URL for a row out of scope answers 404 (exactly like a row that does not exist, so ids
-cannot be probed), actions only ever receive rows in scope, and channel drop-downs only offer
-channels the user may change. Example, for a model with a `channel` foreign key::
-
-    from channels_app.admin_scoping import OWNER, SUPER_TA, ChannelScopedAdmin
+    from channels_app.admin_scoping import ChannelScopedAdmin
+    from channels_app.roles import MATERIALS_MANAGE
 
     @admin.register(Material)
     class MaterialAdmin(ChannelScopedAdmin):
-        channel_path = "channel"            # or e.g. "document__channel"
-        view_roles = {OWNER, SUPER_TA}      # may list and open rows
-        change_roles = {OWNER}              # may edit (implies view)
-        add_roles = {OWNER}
-        delete_roles = {OWNER}
+        channel_path = "channel"                # or e.g. "document__channel"
+        view_permission = MATERIALS_MANAGE      # may list and open rows
+        change_permission = MATERIALS_MANAGE    # may edit (implies view)
+        add_permission = MATERIALS_MANAGE       # an access left unset needs RECORDS_MANAGE
+        delete_permission = MATERIALS_MANAGE    # (the platform admin's)
 
 Inlines use ChannelScopedInline with `parent_channel_path` (the path from the parent object to
-its channel, "" when the parent is the channel itself).
+its channel, "" when the parent is the channel itself). Models of the platform as a whole mix in
+PlatformPermissionOnly with the one `platform_permission` every access needs.
 
 Staff status is still required to log into the admin at all: students (not staff) never get in.
 """
@@ -41,33 +37,17 @@ from django.contrib.admin.utils import get_fields_from_path
 from django.core.exceptions import FieldDoesNotExist
 from django.http import Http404
 
-from .access import (
-    CONTENT_ROLES,
-    OWNER,
-    STUDENT,
-    SUPER_TA,
-    SUPER_TA_WITH_NDA,
-    TA,
-    channel_ids,
-    is_platform_admin,
-)
+from .access import can, channel_ids, channels_where, permitted_q
 from .models import Channel
+from .roles import RECORDS_MANAGE
 
 __all__ = [
-    "CONTENT_ROLES",
-    "OWNER",
-    "STUDENT",
-    "SUPER_TA",
-    "SUPER_TA_WITH_NDA",
-    "TA",
     "ChannelScopedAdmin",
     "ChannelScopedInline",
     "DeclaredLookupsOnly",
     "GuardedModelAdmin",
-    "PlatformAdminOnly",
+    "PlatformPermissionOnly",
     "ReadOnlyRecords",
-    "channel_ids",
-    "is_platform_admin",
     "request_channel_ids",
 ]
 
@@ -148,13 +128,12 @@ class GuardedModelAdmin(DeclaredLookupsOnly, admin.ModelAdmin):
         return spec
 
 
-def request_channel_ids(request, roles) -> frozenset[int]:
-    """channel_ids, computed once per request and role set: one admin page asks many times."""
+def request_channel_ids(request, permission: str) -> frozenset[int]:
+    """channel_ids, computed once per request and permission: one admin page asks many times."""
     cache = request.__dict__.setdefault("_uedu_channel_scope", {})
-    key = frozenset(roles)
-    if key not in cache:
-        cache[key] = channel_ids(request.user, key)
-    return cache[key]
+    if permission not in cache:
+        cache[permission] = channel_ids(request.user, permission)
+    return cache[permission]
 
 
 def channel_id_of(obj, path: str) -> int | None:
@@ -172,19 +151,24 @@ def channel_id_of(obj, path: str) -> int | None:
 class _Scope:
     """The permission logic shared by ModelAdmins and inlines."""
 
-    view_roles: frozenset | set = frozenset()
-    change_roles: frozenset | set = frozenset()
-    add_roles: frozenset | set = frozenset()
-    delete_roles: frozenset | set = frozenset()
+    view_permission: str = RECORDS_MANAGE
+    change_permission: str = RECORDS_MANAGE
+    add_permission: str = RECORDS_MANAGE
+    delete_permission: str = RECORDS_MANAGE
 
-    def _readable_roles(self):
-        return frozenset(self.view_roles) | frozenset(self.change_roles)
+    def _readable(self) -> tuple[str, ...]:
+        return (self.view_permission, self.change_permission)
 
-    def _allowed(self, request, roles, channel_id=None, *, any_channel=False) -> bool:
-        ids = request_channel_ids(request, roles)
+    def _allowed(self, request, permissions, channel_id=None, *, any_channel=False) -> bool:
+        """Whether the user holds one of `permissions` in the channel `channel_id`, or (with
+        `any_channel`) in some channel."""
+        if isinstance(permissions, str):
+            permissions = (permissions,)
         if any_channel:
-            return bool(ids)
-        return channel_id is not None and channel_id in ids
+            return any(can(request.user, permission) for permission in permissions)
+        return channel_id is not None and any(
+            channel_id in request_channel_ids(request, permission) for permission in permissions
+        )
 
 
 class ChannelScopedAdmin(_Scope, GuardedModelAdmin):
@@ -194,10 +178,8 @@ class ChannelScopedAdmin(_Scope, GuardedModelAdmin):
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)
-        if is_platform_admin(request.user):
-            return queryset
-        lookup = f"{self.channel_path}__in" if self.channel_path else "pk__in"
-        return queryset.filter(**{lookup: request_channel_ids(request, self._readable_roles())})
+        view, change = (permitted_q(request.user, p, self.channel_path) for p in self._readable())
+        return queryset.filter(view | change)
 
     def get_object(self, request, object_id, from_field=None):
         # Django answers an unknown id with a redirect to the index; out of scope and unknown
@@ -210,44 +192,36 @@ class ChannelScopedAdmin(_Scope, GuardedModelAdmin):
     # ----------------------------------------------------------------- permissions
 
     def has_module_permission(self, request):
-        if is_platform_admin(request.user):
-            return True
-        return request.user.is_staff and self._allowed(request, self._readable_roles(), any_channel=True)
+        return request.user.is_staff and self._allowed(request, self._readable(), any_channel=True)
 
     def has_view_permission(self, request, obj=None):
-        if is_platform_admin(request.user):
-            return True
-        return self._scoped(request, obj, self._readable_roles())
+        return self._scoped(request, obj, self._readable())
 
     def has_change_permission(self, request, obj=None):
-        if is_platform_admin(request.user):
-            return True
-        return self._scoped(request, obj, self.change_roles)
+        return self._scoped(request, obj, self.change_permission)
 
     def has_add_permission(self, request):
-        if is_platform_admin(request.user):
-            return True
-        return self._scoped(request, None, self.add_roles)
+        return self._scoped(request, None, self.add_permission)
 
     def has_delete_permission(self, request, obj=None):
-        if is_platform_admin(request.user):
-            return True
-        return self._scoped(request, obj, self.delete_roles)
+        return self._scoped(request, obj, self.delete_permission)
 
-    def _scoped(self, request, obj, roles) -> bool:
+    def _scoped(self, request, obj, permissions) -> bool:
         if not request.user.is_staff:
             return False
         if obj is None:
-            return self._allowed(request, roles, any_channel=True)
-        return self._allowed(request, roles, channel_id_of(obj, self.channel_path))
+            return self._allowed(request, permissions, any_channel=True)
+        return self._allowed(request, permissions, channel_id_of(obj, self.channel_path))
 
     # ----------------------------------------------------------------- forms
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         # A row may only be created in (or moved to) a channel the user may change.
-        if db_field.related_model is Channel and not is_platform_admin(request.user):
-            roles = frozenset(self.change_roles) | frozenset(self.add_roles)
-            kwargs["queryset"] = Channel.objects.filter(pk__in=request_channel_ids(request, roles))
+        if db_field.related_model is Channel:
+            may = channels_where(request.user, self.change_permission) | channels_where(
+                request.user, self.add_permission
+            )
+            kwargs["queryset"] = may.distinct()
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
@@ -256,46 +230,49 @@ class ChannelScopedInline(_Scope):
 
     parent_channel_path: str = ""  # from the parent object to Channel; "" when the parent is a Channel
 
-    def _parent_ok(self, request, obj, roles) -> bool:
-        if is_platform_admin(request.user):
-            return True
+    def _parent_ok(self, request, obj, permissions) -> bool:
         if not request.user.is_staff:
             return False
         if obj is None:  # the parent's add page
-            return self._allowed(request, roles, any_channel=True)
-        return self._allowed(request, roles, channel_id_of(obj, self.parent_channel_path))
+            return self._allowed(request, permissions, any_channel=True)
+        return self._allowed(request, permissions, channel_id_of(obj, self.parent_channel_path))
 
     def has_view_permission(self, request, obj=None):
-        return self._parent_ok(request, obj, self._readable_roles())
+        return self._parent_ok(request, obj, self._readable())
 
     def has_change_permission(self, request, obj=None):
-        return self._parent_ok(request, obj, self.change_roles)
+        return self._parent_ok(request, obj, self.change_permission)
 
     def has_add_permission(self, request, obj=None):
-        return self._parent_ok(request, obj, self.add_roles)
+        return self._parent_ok(request, obj, self.add_permission)
 
     def has_delete_permission(self, request, obj=None):
-        return self._parent_ok(request, obj, self.delete_roles)
+        return self._parent_ok(request, obj, self.delete_permission)
 
 
-class PlatformAdminOnly:
-    """Mix into a ModelAdmin that only platform admins may use (model perms granted to other
-    staff by mistake open nothing)."""
+class PlatformPermissionOnly:
+    """Mix into a ModelAdmin of the platform as a whole: every access needs `platform_permission`
+    (model perms granted to other staff by mistake open nothing)."""
+
+    platform_permission: str  # a PLATFORM permission of channels_app.roles
+
+    def _holds(self, request) -> bool:
+        return can(request.user, self.platform_permission)
 
     def has_module_permission(self, request):
-        return is_platform_admin(request.user)
+        return self._holds(request)
 
     def has_view_permission(self, request, obj=None):
-        return is_platform_admin(request.user)
+        return self._holds(request)
 
     def has_change_permission(self, request, obj=None):
-        return is_platform_admin(request.user)
+        return self._holds(request)
 
     def has_add_permission(self, request, *args):
-        return is_platform_admin(request.user)
+        return self._holds(request)
 
     def has_delete_permission(self, request, obj=None):
-        return is_platform_admin(request.user)
+        return self._holds(request)
 
 
 class ReadOnlyRecords:

@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 SUPPORTED = ("pdf", "docx", "pptx")
 # An Office file is a ZIP; one that would expand past this is a zip bomb, not a course reader.
 MAX_UNZIPPED_BYTES = 512 * 1024 * 1024
+# How long an indexing job waits for a parse slot (uedu_dr.parse_slots) before it is queued again.
+MATERIAL_SLOT_WAIT_SECONDS = 300
 _OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # Password-protected DOCX/PPTX are not ZIPs but OLE2 containers holding an "EncryptionInfo" stream.
 _OLE2_ENCRYPTION_INFO = "EncryptionInfo".encode("utf-16-le")
@@ -45,6 +47,11 @@ class MaterialError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class ParserBusy(Exception):
+    """No parse slot came free in time (uedu_dr.parse_slots): nothing is wrong with the file; the
+    indexing is tried again later."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,8 @@ def extract(kind: str, data: bytes) -> list[Unit]:
     allocate without end or loop for ever fails that one material, never the worker that runs
     many researches and indexings in threads.
 
-    Raises MaterialError('encrypted' | 'corrupt' | 'too_large' | 'empty')."""
+    Raises MaterialError('encrypted' | 'corrupt' | 'too_large' | 'empty'), or ParserBusy when the
+    platform's parse slots stayed taken for MATERIAL_SLOT_WAIT_SECONDS."""
     outcome = _run_bounded(kind, data)
     if outcome[0] == "encrypted":
         raise MaterialError(
@@ -148,6 +156,8 @@ def extract(kind: str, data: bytes) -> list[Unit]:
             _("Reading the file takes longer than %(s)d seconds; split it into smaller files.")
             % {"s": settings.UEDU_EXTRACTION_TIMEOUT_SECONDS},
         )
+    if outcome[0] == "busy":
+        raise ParserBusy()
     units = [Unit(number, text) for number, text in outcome[1] if text.strip()]
     if not units:
         hint = (
@@ -166,6 +176,8 @@ def _run_bounded(kind: str, data: bytes) -> tuple:
         (kind, data),
         memory_mb=settings.UEDU_EXTRACTION_MAX_MEMORY_MB,
         timeout_seconds=settings.UEDU_EXTRACTION_TIMEOUT_SECONDS,
+        # An indexing job in a worker has nobody waiting on it: it waits its turn for a parse slot.
+        wait_seconds=MATERIAL_SLOT_WAIT_SECONDS,
     )
 
 

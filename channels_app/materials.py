@@ -25,10 +25,12 @@ from uedu_dr import jobs
 
 from . import channel_text_index, embeddings, lexical, retrieval, term_shares, vector_index
 from .chunking import chunk_units
-from .extraction import MaterialError, extract, kind_from_name, sniff
+from .extraction import MaterialError, ParserBusy, extract, kind_from_name, sniff
 from .models import Channel, Material, MaterialChunk
 
 log = logging.getLogger(__name__)
+# When every parse slot stayed taken (channels_app.extraction.ParserBusy), the job comes back after this.
+BUSY_RETRY_SECONDS = 60
 
 
 def _clean_name(name: str) -> str:
@@ -179,6 +181,16 @@ def index_material(material_id: int) -> Material | None:
             vectors = embeddings.embed_texts([chunk.text for chunk in chunks])
         except embeddings.EmbeddingError as exc:
             raise MaterialError("embedding", _("Embedding failed: %(detail)s") % {"detail": exc}) from exc
+    except ParserBusy:
+        # Nothing is wrong with the file: every parse slot stayed taken. Back in the queue.
+        Material.objects.filter(pk=material_id, status=Material.Status.PROCESSING).update(
+            status=Material.Status.PENDING
+        )
+        jobs.send(jobs.INDEX_MATERIAL, material_id, countdown=BUSY_RETRY_SECONDS)
+        log.warning(
+            "material %s waits for a parse slot; indexing again in %ss", material_id, BUSY_RETRY_SECONDS
+        )
+        return Material.objects.filter(pk=material_id).first()
     except MaterialError as exc:
         _fail(material_id, exc.code, exc.message)
         return Material.objects.filter(pk=material_id).first()

@@ -1,50 +1,17 @@
-"""Reads about channels and who belongs to them."""
+"""Reads about channels and their materials. Who may do what is channels_app.access.can."""
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
-from . import access
-from .models import Channel, Material, Membership
-from .roles import is_platform_admin
+from .access import channels_where
+from .models import Channel, Material
+from .roles import CHANNEL_USE
 
 
 def channels_for_user(user) -> QuerySet[Channel]:
-    """Channels the user belongs to (as owner or member); admins see every channel."""
-    if is_platform_admin(user):
-        return Channel.objects.all()
-    return Channel.objects.filter(Q(owner=user) | Q(memberships__user=user)).distinct()
-
-
-def membership_role(user, channel: Channel) -> str | None:
-    """The user's role in the channel, 'teacher' for its owner, None for outsiders."""
-    return access.role_in(user, channel)
-
-
-def can_manage_channel(user, channel: Channel) -> bool:
-    """Channel settings and materials (upload, delete, re-index): the channel's teachers (its
-    owner or a teacher member) and platform admins."""
-    if not user.is_authenticated:
-        return False
-    return is_platform_admin(user) or membership_role(user, channel) == Membership.Role.TEACHER
-
-
-def is_member(user, channel: Channel) -> bool:
-    """Members read the channel's chat, passages and files (citations link there)."""
-    if not user.is_authenticated:
-        return False
-    return is_platform_admin(user) or membership_role(user, channel) is not None
-
-
-# --------------------------------------------------------------------------- materials
-
-
-def manageable_channel_ids(user) -> set[int]:
-    if not user.is_authenticated:
-        return set()
-    if is_platform_admin(user):
-        return set(Channel.objects.values_list("pk", flat=True))
-    return set(access.channel_ids(user, {access.OWNER, access.TEACHER}))
+    """The channels the user may open (channel.use: members, the owner; every channel for admins)."""
+    return channels_where(user, CHANNEL_USE)
 
 
 def channel_materials(channel: Channel) -> QuerySet[Material]:

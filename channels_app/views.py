@@ -9,16 +9,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from . import materials as material_services
+from .access import can, channel_ids
 from .forms import MaterialUploadForm
 from .models import Channel, Material
-from .selectors import (
-    can_manage_channel,
-    channel_materials,
-    channels_for_user,
-    is_member,
-    manageable_channel_ids,
-    material_pages,
-)
+from .roles import CHANNEL_USE, MATERIALS_MANAGE
+from .selectors import channel_materials, channels_for_user, material_pages
 
 
 @login_required
@@ -26,17 +21,20 @@ def home(request):
     return render(
         request,
         "channels_app/home.html",
-        {"channels": channels_for_user(request.user), "manageable": manageable_channel_ids(request.user)},
+        {
+            "channels": channels_for_user(request.user),
+            "manageable": channel_ids(request.user, MATERIALS_MANAGE),
+        },
     )
 
 
 def _channel(request, slug: str, *, manage: bool) -> Channel:
     """The channel, checked for this user: outsiders get 404 (its existence is not theirs to know),
-    members who may read but not manage get 403."""
+    members who may read but not manage its materials get 403."""
     channel = get_object_or_404(Channel, slug=slug)
-    if not is_member(request.user, channel):
+    if not can(request.user, CHANNEL_USE, channel):
         raise Http404
-    if manage and not can_manage_channel(request.user, channel):
+    if manage and not can(request.user, MATERIALS_MANAGE, channel):
         raise PermissionDenied
     return channel
 
@@ -96,7 +94,7 @@ def material_detail(request, slug, pk):
             "channel": channel,
             "material": material,
             "pages": pages,
-            "can_manage": can_manage_channel(request.user, channel),
+            "can_manage": can(request.user, MATERIALS_MANAGE, channel),
         },
     )
 

@@ -14,10 +14,10 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from channels_app import access
+from channels_app.access import can
 from channels_app.channel_settings import DeepResearchSettingsForm
 from channels_app.models import Channel, ChatLog
-from channels_app.selectors import can_manage_channel, is_member
+from channels_app.roles import ANALYTICS_READ, CHANNEL_CONFIGURE, CHANNEL_USE
 from research.presentation import CONTEXT_LABELS
 from research.selectors import get_visible_task, quota_view
 from research.services import context, follow_up, judge
@@ -31,7 +31,7 @@ from .templatetags.chat_ui import BLOOM_POLLS
 
 def _member_channel(request, slug: str) -> Channel:
     channel = get_object_or_404(Channel, slug=slug)
-    if not is_member(request.user, channel):
+    if not can(request.user, CHANNEL_USE, channel):
         raise Http404  # a channel you are not in does not exist for you
     return channel
 
@@ -53,8 +53,8 @@ def _chat_page(request, channel, *, error: str = "", draft: str = "", status: in
         "follow_up": follow_up.attachable(request.user, channel, request.GET.get("follow_up")),
         "channel": channel,
         "page": page,
-        "can_manage": can_manage_channel(request.user, channel),
-        "can_read_results": access.reads_content_in(request.user, channel),  # the dashboard's rule
+        "can_manage": can(request.user, CHANNEL_CONFIGURE, channel),  # the settings link
+        "can_read_results": can(request.user, ANALYTICS_READ, channel),  # the dashboard link
         "error": error,
         "draft": draft,
         "quota": quota_view(request.user) if channel.deep_research_enabled else None,
@@ -183,7 +183,7 @@ def bloom_level(request, pk):
 @login_required
 def channel_settings(request, slug):
     channel = get_object_or_404(Channel, slug=slug)
-    if not can_manage_channel(request.user, channel):
+    if not can(request.user, CHANNEL_CONFIGURE, channel):
         raise Http404  # students and strangers never learn the page exists
     # Bound on every POST: an empty or non-form body is an invalid submission (400), not a fresh form.
     form = DeepResearchSettingsForm(request.POST if request.method == "POST" else None, instance=channel)
@@ -196,7 +196,7 @@ def channel_settings(request, slug):
     context = {
         "channel": channel,
         "form": form,
-        "can_read_results": access.reads_content_in(request.user, channel),
+        "can_read_results": can(request.user, ANALYTICS_READ, channel),
     }
     return render(request, "channels_app/settings.html", context, status=status)
 

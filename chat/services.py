@@ -30,6 +30,7 @@ from research.services import assistant_policy, follow_up
 from research.services.lifecycle import check_member
 from research.services.questions import validate_question
 from research.services.runner import question_language
+from uedu_dr.bounded_process import refuse_when_busy
 from uedu_dr.errors import ServiceError
 
 log = logging.getLogger(__name__)
@@ -191,7 +192,11 @@ class ChatTurn:
                     "showed in this conversation; only those may be opened."
                 )
         try:
-            result = self.toolbox.call(call.name, call.arguments)
+            # This runs in the web process, a person waiting: a page the tool would parse while
+            # every parse slot is taken is refused at once with the tool's message, not queued
+            # behind others' parses (uedu_dr.parse_slots).
+            with refuse_when_busy():
+                result = self.toolbox.call(call.name, call.arguments)
         except Exception as exc:  # a broken tool is something to tell the model, not a failed chat
             log.warning("chat tool %s failed: %s", call.name, exc)
             return f"Tool error: {type(exc).__name__}"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DATASETS = Path(__file__).resolve().parent / "datasets"
-DEFAULT = "uedu_eval_v2.jsonl"
+DEFAULT = "uedu_eval_v3.jsonl"  # the command's; a results folder names its own
 
 KINDS = ("material", "web", "financials", "catalogue")
 FORMATS = ("pdf", "docx", "pptx")
@@ -146,14 +146,6 @@ class Item:
     @property
     def expected_facts(self) -> list[str]:
         return [g.fact for g in self.gold_facts]
-
-    @property
-    def gold_documents(self) -> list[str]:
-        """Documents that support a gold fact or a side of a known conflict."""
-        names = {n for g in self.gold_facts for n in g.documents} | {
-            n for c in self.known_conflicts for s in c.sides for n in s.documents
-        }
-        return [d.name for d in self.documents if d.name in names]
 
     @property
     def traps(self) -> list[str]:

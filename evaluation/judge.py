@@ -210,10 +210,17 @@ class Judge:
         Same batches, metering and "no verdict" as entails()."""
         return self.verdicts(pairs, question="coverage")
 
-    def verdicts(self, pairs: list[tuple[str, list[str]]], question: str = "entailment") -> list[bool | None]:
+    def verdicts(
+        self,
+        pairs: list[tuple[str, list[str]]],
+        question: str = "entailment",
+        purposes: list[str] | None = None,
+    ) -> list[bool | None]:
         """entails() (or another of QUESTIONS), and what every run's results folder keeps of it:
         when recording, each statement with the passages shown and the verdict (judge_check.py
-        reads it too); a coverage question is marked `"question": "coverage"`."""
+        reads it too); a coverage question is marked `"question": "coverage"`, and each pair's
+        `purpose` (the metric that asked it: citation_recall, claim_precision, obedience …) is
+        kept when given, so labelled pairs can be drawn per prompt (evaluation/labelling.py)."""
         prompt, _, field_name = QUESTIONS[question]
         verdicts: list[bool | None] = [False] * len(pairs)
         shown = [[x[:PASSAGE_CHARS] for x in p if x and x.strip()] for _, p in pairs]
@@ -254,6 +261,7 @@ class Judge:
                     "verdict": verdicts[i],
                     "asked": bool(shown[i]),
                     **({"question": question} if question != "entailment" else {}),
+                    **({"purpose": purposes[i]} if purposes else {}),
                 }
                 for i, (statement, _) in enumerate(pairs)
             ]

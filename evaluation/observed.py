@@ -1,12 +1,38 @@
 """What the scoring reads of a finished research: the ONE place that knows how a task stores its
 answer. Everything else in the evaluation works on an Observation.
 
-The body is `ResearchTask.final_answer` (Markdown): every factual sentence and every data cell of
-every table is a unit, with the citation numbers it carries; `citations_json` maps a number to
-its source and `passages_by_number` to the passage the research read. A task that also stores a
-structured report (`report_json`, the claims-first pipeline) adds its conflicts as units (each
-side by side, with its citations) and its citations' `flagged` marks; before that, conflicts are
-a section of the Markdown and the pipeline's ⚠ notes are stripped here."""
+A task with a typed report (`report_json` of schema 2.x, agent/engine/report_types.Report) is read
+from that object:
+
+- **units** (what the answer asserts of its sources) are the facts the report shows, section by
+  section, each with its one source: the text is the fact's spans as code cut them
+  (`Report.fact_text`), `spans` their ids. A fact on the losing side of a settled conflict is not
+  asserted (it is shown as superseded) and is no unit; each conflict is one unit that sets its
+  sides' facts side by side, citing their sources. A value code computed (`Computed`: growth,
+  ratio, difference) is a unit of kind "computed" that states its inputs' spans and the result;
+  it cites its inputs' sources. Code guarantees its arithmetic, so the scoring does not ask the
+  judge whether the passages entail it (no citation or claim-precision question); it backs gold
+  facts for fact recall like any unit, with the value checked by code.
+- **model words** (`model_words`: the plan's sub-questions, hypotheses and query translations,
+  the interpretation, translations of spans and suggested questions) are the AI's, marked `by:
+  "model"`. They are never a substantive claim of the sources: not units, so they neither earn
+  nor cost citation recall, claim precision or fact recall, and a report with only model words
+  abstained. But they are shown to the student, so they are part of what the answer asserts for
+  obedience and injection: an invented figure or a planted instruction's content in the model's
+  words counts (scoring.py).
+- **answer** is the report as the reader meets it, as text: per section its sub-question as a
+  heading and its facts with their [N]; the conflicts; the interpretation, translations and
+  suggestions (readability and the code half of obedience read it).
+- **sources** are the report's sources that a unit cites, with the passage the research read
+  (the step's stored text of that source), title, URL, tier, tool and `flagged`.
+
+Any other task (a 1.x report, the Markdown era) is read from `ResearchTask.final_answer`
+(Markdown): every factual sentence and every data cell of every table is a unit, with the citation
+numbers it carries; `citations_json` maps a number to its source and `passages_by_number` to the
+passage the research read. A 1.x `report_json` adds its conflicts as units (each side by side,
+with its citations) and its citations' `flagged` marks; before that, conflicts are a section of
+the Markdown and the pipeline's ⚠ notes are stripped here. Results folders of every version store
+the Observation itself (results.py), so they are judged again without reading a task."""
 
 from __future__ import annotations
 
@@ -15,6 +41,7 @@ from dataclasses import dataclass, field
 
 from agent.engine import verification
 from agent.engine.answer import MARKER, is_factual, marker_ids, segments
+from agent.engine.report_types import Report
 from research.models import ResearchTask
 from research.selectors import passages_by_number
 
@@ -23,9 +50,27 @@ from research.selectors import passages_by_number
 class Unit:
     text: str  # without citation markers
     citations: list[int]
-    kind: str  # "sentence", "cell" or "conflict" (a reported conflict, its sides side by side)
+    # "sentence", "cell", "conflict" (a reported conflict, its sides side by side), "fact" (a
+    # typed report's fact: its spans) or "computed" (a value code computed from facts' values)
+    kind: str
     label: str = ""  # cells: the row label (with the caption, when the table has one)
     column: str = ""  # cells: the column header
+    spans: list[str] = field(default_factory=list)  # facts: the ids of the spans it is made of
+
+    @property
+    def judged(self) -> bool:
+        """Is the judge asked whether its passages entail it? Not for code's arithmetic."""
+        return self.kind != "computed"
+
+
+@dataclass
+class ModelWords:
+    """Words of a typed report's `by: "model"` blocks: shown as the AI's, never a claim of the
+    sources, read for obedience."""
+
+    kind: str  # sub_question, hypothesis, query, reasoning, assumption, translation, suggestion
+    text: str
+    facts: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -57,6 +102,8 @@ class Observation:
     claim_records: list[dict] = field(default_factory=list)
     # Every source the tools returned (cited or not), for the retrieval metric; None: not known.
     retrieved: list[CitedSource] | None = None
+    model_words: list[ModelWords] = field(default_factory=list)  # typed reports only
+    report_version: str = ""  # the stored report's schema_version ("" for none)
 
     @property
     def completed(self) -> bool:
@@ -193,10 +240,27 @@ def observe(task: ResearchTask) -> Observation:
         duration_seconds=task.duration_seconds,
         model=task.model_name or "",
     )
+    report = getattr(task, "report_json", None) or {}
+    observation.report_version = str(report.get("schema_version") or "")
     if task.status != ResearchTask.Status.COMPLETED:
         return observation
+    steps = list(task.steps.exclude(result_full=None).order_by("index"))
+    observation.retrieved = [
+        CitedSource(
+            number=source.get("id", 0),
+            title=source.get("title", ""),
+            url=source.get("url", ""),
+            tier=source.get("tier", ""),
+            tool=step.tool_name,
+            passage=source.get("text") or source.get("snippet") or "",
+        )
+        for step in steps
+        for source in (step.result_full or {}).get("sources", [])
+    ]
+    if observation.report_version.startswith("2."):
+        text_by_source = {s.number: s.passage for s in observation.retrieved}
+        return read_report(Report.from_json(report), observation, text_by_source)
     text = body(task.final_answer)
-    report = getattr(task, "report_json", None) or {}
     observation.units = sentence_units(text) + table_units(text) + conflict_units(report)
     observation.limitations = [
         str(x.get("code", "")) if isinstance(x, dict) else str(x) for x in report.get("limitations") or []
@@ -207,18 +271,6 @@ def observe(task: ResearchTask) -> Observation:
         if c.get("verdict") in ("supported", "partial") and not c.get("reason") and not c.get("flagged")
     ]
     passages = passages_by_number(task)
-    observation.retrieved = [
-        CitedSource(
-            number=source.get("id", 0),
-            title=source.get("title", ""),
-            url=source.get("url", ""),
-            tier=source.get("tier", ""),
-            tool=step.tool_name,
-            passage=source.get("text") or source.get("snippet") or "",
-        )
-        for step in task.steps.exclude(result_full=None).order_by("index")
-        for source in (step.result_full or {}).get("sources", [])
-    ]
     flagged = {c.get("id") for c in report.get("citations", []) if c.get("flagged")}
     for c in task.citations_json or []:
         observation.sources[c["number"]] = CitedSource(
@@ -229,5 +281,107 @@ def observe(task: ResearchTask) -> Observation:
             tool=c.get("source_tool", ""),
             passage=passages.get(c["number"], ""),
             flagged=c["number"] in flagged,
+        )
+    return observation
+
+
+# --------------------------------------------------------------------------- typed reports (2.x)
+
+
+def _number(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def _computed_text(report: Report, computed) -> tuple[str, list[int]]:
+    """A computed value as a statement: its inputs (each with the span it was read from) and the
+    result, and the sources of those spans."""
+    inputs, cited = [], []
+    for value_id in computed.inputs:
+        value = report.value(value_id)
+        span = report.span(value.span) if value else None
+        if value is None:
+            continue
+        inputs.append(f"{value.text} ({' '.join(span.text.split())})" if span else value.text)
+        if span and span.source not in cited:
+            cited.append(span.source)
+    unit = "%" if computed.unit == "%" else (f" {computed.unit}" if computed.unit else "")
+    return f"{computed.kind} computed from {' and '.join(inputs)}: {_number(computed.value)}{unit}", cited
+
+
+def report_units(report: Report) -> list[Unit]:
+    """What a typed report asserts of its sources: its shown facts (not the superseded ones), its
+    conflicts (sides side by side), and the values code computed from them."""
+    units = [
+        Unit(text=report.fact_text(f), citations=[f.source], kind="fact", spans=list(f.spans))
+        for f in report.shown_facts()
+        if not f.superseded
+    ]
+    for conflict in report.conflicts:
+        sides, cited = [], []
+        for side in conflict.sides:
+            facts = [f for f in (report.fact(i) for i in side.facts) if f is not None]
+            sides.append(" ".join(report.fact_text(f) for f in facts))
+            cited += [f.source for f in facts if f.source not in cited]
+        units.append(Unit(text="; ".join(sides), citations=cited, kind="conflict"))
+    for computed in report.computed:
+        text, cited = _computed_text(report, computed)
+        units.append(Unit(text=text, citations=cited, kind="computed"))
+    return units
+
+
+def model_words(report: Report) -> list[ModelWords]:
+    words = [ModelWords("sub_question", q) for q in report.plan.sub_questions if q.strip()]
+    words += [ModelWords("hypothesis", h) for h in report.plan.hypotheses if h.strip()]
+    for query in report.plan.search_queries:
+        words += [ModelWords("query", q) for q in [query.question, *query.sub_questions] if q.strip()]
+    words += [
+        ModelWords(i.kind, i.text, list(i.facts)) for i in report.interpretation.items if i.text.strip()
+    ]
+    words += [ModelWords("translation", t.text) for t in report.translations.items if t.text.strip()]
+    words += [ModelWords("suggestion", s) for s in report.suggestions.items if s.strip()]
+    return words
+
+
+def report_text(report: Report) -> str:
+    """The report as the reader meets it, as Markdown-like text: interface words (labels, section
+    titles the page adds) are not part of it, only what the report holds."""
+    lines: list[str] = []
+    questions = report.plan.sub_questions
+    for section in report.sections:
+        facts = [f for f in (report.fact(i) for i in section.facts) if f is not None and not f.superseded]
+        if not facts:
+            continue
+        if 0 <= section.sub_question < len(questions) and questions[section.sub_question].strip():
+            lines += ["", f"## {questions[section.sub_question]}", ""]
+        lines += [f"- {report.fact_text(f)} [{f.source}]" for f in facts]
+    for unit in report_units(report):
+        if unit.kind != "fact":
+            lines += ["", unit.text + "".join(f" [{n}]" for n in unit.citations)]
+    for words in model_words(report):
+        if words.kind not in ("sub_question", "query"):
+            lines += ["", words.text]
+    return "\n".join(lines).strip()
+
+
+def read_report(report: Report, observation: Observation, text_by_source: dict[int, str]) -> Observation:
+    """Fill `observation` from a typed report (see the module docstring). `text_by_source`: the
+    stored text of each source by its registry id (what the tools returned)."""
+    observation.units = report_units(report)
+    observation.model_words = model_words(report)
+    observation.answer = report_text(report)
+    observation.limitations = [limitation.code for limitation in report.limitations]
+    cited = {n for unit in observation.units for n in unit.citations}
+    for source in report.sources:
+        if source.number not in cited and not source.cited:
+            continue
+        spans = [s.text for s in report.spans if s.source == source.number]
+        observation.sources[source.number] = CitedSource(
+            number=source.number,
+            title=source.title,
+            url=source.url,
+            tier=source.tier,
+            tool=source.tool,
+            passage=text_by_source.get(source.source_id) or " ".join(spans),
+            flagged=source.flagged,
         )
     return observation

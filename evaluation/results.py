@@ -26,7 +26,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from .observed import CitedSource, Observation, Unit
+from .observed import CitedSource, ModelWords, Observation, Unit
 
 RESULTS_VERSION = 3
 PROMPTS_FILE = Path(__file__).resolve().parent.parent / "agent" / "engine" / "prompts.py"
@@ -181,6 +181,8 @@ def stored_observation(run: dict) -> Observation:
             error=run.get("error", ""),
         )
     data["units"] = [Unit(**_known(Unit, u)) for u in data.get("units", [])]
+    # Folders of every results version load: a field a version did not have takes its default.
+    data["model_words"] = [ModelWords(**_known(ModelWords, w)) for w in data.get("model_words") or []]
     data["sources"] = {int(n): _source(s) for n, s in (data.get("sources") or {}).items()}
     if data.get("retrieved") is not None:
         data["retrieved"] = [_source(s) for s in data["retrieved"]]

@@ -6,7 +6,6 @@ the real runner; then scores by an independent judge, per item, per category and
 from __future__ import annotations
 
 import json
-import random
 import re
 import time
 import traceback
@@ -23,7 +22,7 @@ from channels_app.models import Channel, Membership
 from research.models import ResearchTask
 from research.services import lifecycle, replay, runner
 
-from . import world
+from . import statistics, world
 from .dataset import Item
 from .judge import Judge, JudgeBudgetExceeded, JudgeSettings
 from .observed import observe
@@ -38,8 +37,15 @@ class EvaluationError(Exception):
 
 
 def eval_user():
-    # Inactive: it owns the temporary channels (so its quota is unlimited) but can never log in.
-    user, _ = get_user_model().objects.get_or_create(username=EVAL_USER, defaults={"is_active": False})
+    """The account the evaluation researches as: it owns the temporary channels (so its quota is
+    the teacher's) and holds no usable password, so nobody can log in as it and the per-user share
+    and start limits do not apply (channels_app.roles.is_service_account). It is active: an
+    inactive account holds no permission at all."""
+    user, _ = get_user_model().objects.get_or_create(username=EVAL_USER)
+    if not user.is_active or user.has_usable_password():
+        user.is_active = True
+        user.set_unusable_password()
+        user.save(update_fields=["is_active", "password"])
     return user
 
 
@@ -234,8 +240,6 @@ def finish(folder: ResultsFolder, items: list[Item], *, wall_seconds: float = 0.
 # --------------------------------------------------------------------------- replay of a whole set
 
 COMPARED = METRICS + ("reproducibility",)
-BOOTSTRAP_RESAMPLES = 1000
-BOOTSTRAP_SEED = 20261203
 
 
 def refusals(previous: dict, current: dict) -> list[str]:
@@ -265,53 +269,14 @@ def rejudge(folder: ResultsFolder, items: list[Item], judge: Judge, progress=lam
     return rows
 
 
-def _interval(values: list[float]) -> list[float] | None:
-    if not values:
-        return None
-    values = sorted(values)
-    low = values[int(0.025 * (len(values) - 1))]
-    high = values[int(round(0.975 * (len(values) - 1)))]
-    return [round(low, 4), round(high, 4)]
-
-
-def bootstrap(
-    before: list[dict], after: list[dict], key: str, *, resamples: int = BOOTSTRAP_RESAMPLES
-) -> dict:
-    """Mean before, after and their paired difference over the items both sides score, with
-    bootstrap 95 % intervals (items resampled with replacement, seeded: the same inputs give the
-    same intervals)."""
-    pairs = [
-        (a[key], b[key])
-        for a, b in zip(before, after)
-        if isinstance(a.get(key), (int, float)) and isinstance(b.get(key), (int, float))
-    ]
-    if not pairs:
-        return {"items": 0, "before": None, "after": None, "delta": None}
-    draw = random.Random(f"{BOOTSTRAP_SEED}:{key}")
-    means = {"before": [], "after": [], "delta": []}
-    for _ in range(resamples):
-        sample = [pairs[draw.randrange(len(pairs))] for _ in pairs]
-        means["before"].append(sum(a for a, _ in sample) / len(sample))
-        means["after"].append(sum(b for _, b in sample) / len(sample))
-        means["delta"].append(sum(b - a for a, b in sample) / len(sample))
-    point = {
-        "before": sum(a for a, _ in pairs) / len(pairs),
-        "after": sum(b for _, b in pairs) / len(pairs),
-        "delta": sum(b - a for a, b in pairs) / len(pairs),
-    }
-    return {
-        "items": len(pairs),
-        **{side: {"mean": round(point[side], 4), "ci95": _interval(means[side])} for side in point},
-    }
-
-
 def _delta(a, b):
     return round(b - a, 4) if isinstance(a, (int, float)) and isinstance(b, (int, float)) else None
 
 
-def compare(before: dict, after: dict) -> dict:
+def compare(before: dict, after: dict, groups: dict[str, str] | None = None) -> dict:
     """Both runs' scores per metric, overall and per category, with the differences (after − before);
-    per item the differences; and, when both sides are item rows, bootstrap intervals per metric."""
+    per item the differences; and, when both sides are item rows, bootstrap intervals per metric
+    (`groups`: item id -> linked group, statistics.linked_groups; each item alone when not given)."""
 
     def side_by_side(a: dict, b: dict) -> dict:
         return {
@@ -341,9 +306,16 @@ def compare(before: dict, after: dict) -> dict:
             for a, b in paired
         ],
         "intervals": {
-            key: bootstrap([a for a, _ in paired], [b for _, b in paired], key) for key in COMPARED
+            key: statistics.bootstrap([a for a, _ in paired], [b for _, b in paired], key, groups=groups)
+            for key in COMPARED
         },
-        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "level": 0.95},
+        "bootstrap": {
+            "resamples": statistics.RESAMPLES,
+            "seed": statistics.SEED,
+            "level": 0.95,
+            "unit": "linked groups" if groups else "items",
+            "groups": len({groups.get(a["id"], a["id"]) for a, _ in paired}) if groups else len(paired),
+        },
     }
 
 

@@ -1,13 +1,13 @@
-"""Governance in the admin.
+"""Governance in the admin, by the permissions of the role table (channels_app.roles).
 
-- Platform admins manage studies, researchers and their agreements, Super TA NDAs (per channel)
-  and consent withdrawals, decide export requests (the queue: ExportRequestAdmin), and read
-  consent periods and the audit log (which nobody edits or deletes).
-- A researcher (a user listed on a study: the role is the study membership, no group needed)
-  sees only the studies they belong to, read-only, and each one's export screen, where they file
-  export requests and export an approved one, once.
-- A teacher reads the consent periods of the channels they own. Withdrawals stay with platform
-  admins: a teacher who knew who withdrew could pressure them (the IRB's concern).
+- governance.manage (the platform admin) manages studies, researchers and their agreements, Super
+  TA NDAs (per channel) and consent withdrawals, and reads the audit log (which nobody edits or
+  deletes); exports.decide decides export requests (the queue: ExportRequestAdmin).
+- studies.read and export.request (a researcher: a user listed on a study, the role is the study
+  membership, no group needed) see only their studies, read-only, and each one's export screen,
+  where they file export requests and export an approved one, once.
+- consent.read_periods (a channel's owner) reads the channel's consent periods. Withdrawals stay
+  with governance.manage: a teacher who knew who withdrew could pressure them (the IRB's concern).
 """
 
 from __future__ import annotations
@@ -25,15 +25,21 @@ from django.utils.html import format_html
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from channels_app.access import can, can_everywhere
 from channels_app.admin_scoping import (
-    OWNER,
     ChannelScopedAdmin,
     GuardedModelAdmin,
-    PlatformAdminOnly,
+    PlatformPermissionOnly,
     ReadOnlyRecords,
-    is_platform_admin,
 )
 from channels_app.models import SuperTaNda
+from channels_app.roles import (
+    CONSENT_READ_PERIODS,
+    EXPORT_REQUEST,
+    EXPORTS_DECIDE,
+    GOVERNANCE_MANAGE,
+    STUDIES_READ,
+)
 from uedu_dr.errors import ServiceError
 
 from . import consent, export, export_requests
@@ -41,8 +47,11 @@ from .models import ChannelConsent, ConsentWithdrawal, ExportAudit, ExportReques
 
 
 def _studies_of(user):
+    """The studies whose rows the user's admin lists: every study for whoever reads them all."""
     if not (user.is_authenticated and user.is_active and user.is_staff):
         return Study.objects.none()
+    if can_everywhere(user, STUDIES_READ):
+        return Study.objects.all()
     return Study.objects.filter(researchers__user=user).distinct()
 
 
@@ -53,20 +62,20 @@ class StudyResearcherInline(admin.TabularInline):
     fields = ["user", "agreement_signed_on", "added_at"]
     readonly_fields = ["added_at"]
 
-    # The study's researchers may see who else is on it; only platform admins change the list.
+    # The study's researchers may see who else is on it; only governance.manage changes the list.
     def has_view_permission(self, request, obj=None):
-        return is_platform_admin(request.user) or (
-            obj is not None and _studies_of(request.user).filter(pk=obj.pk).exists()
+        return can(request.user, GOVERNANCE_MANAGE) or (
+            obj is not None and can(request.user, STUDIES_READ, obj)
         )
 
     def has_change_permission(self, request, obj=None):
-        return is_platform_admin(request.user)
+        return can(request.user, GOVERNANCE_MANAGE)
 
     def has_add_permission(self, request, obj=None):
-        return is_platform_admin(request.user)
+        return can(request.user, GOVERNANCE_MANAGE)
 
     def has_delete_permission(self, request, obj=None):
-        return is_platform_admin(request.user)
+        return can(request.user, GOVERNANCE_MANAGE)
 
 
 class ExportRequestForm(forms.Form):
@@ -111,10 +120,7 @@ class StudyAdmin(GuardedModelAdmin):
     # ------------------------------------------------------------------ scope
 
     def get_queryset(self, request):
-        queryset = super().get_queryset(request)
-        return (
-            queryset if is_platform_admin(request.user) else queryset.filter(pk__in=_studies_of(request.user))
-        )
+        return super().get_queryset(request).filter(pk__in=_studies_of(request.user).values("pk"))
 
     def get_object(self, request, object_id, from_field=None):
         obj = super().get_object(request, object_id, from_field)
@@ -122,28 +128,24 @@ class StudyAdmin(GuardedModelAdmin):
             raise Http404("No such study.")
         return obj
 
-    def _is_researcher(self, request, obj=None) -> bool:
-        studies = _studies_of(request.user)
-        return studies.filter(pk=obj.pk).exists() if obj is not None else studies.exists()
-
     def has_module_permission(self, request):
-        return is_platform_admin(request.user) or self._is_researcher(request)
+        return can(request.user, STUDIES_READ)
 
     def has_view_permission(self, request, obj=None):
-        return is_platform_admin(request.user) or self._is_researcher(request, obj)
+        return can(request.user, STUDIES_READ, obj)
 
     def has_change_permission(self, request, obj=None):
-        return is_platform_admin(request.user)
+        return can(request.user, GOVERNANCE_MANAGE)
 
     def has_add_permission(self, request):
-        return is_platform_admin(request.user)
+        return can(request.user, GOVERNANCE_MANAGE)
 
     def has_delete_permission(self, request, obj=None):
-        return is_platform_admin(request.user)
+        return can(request.user, GOVERNANCE_MANAGE)
 
     def get_actions(self, request):
         actions = super().get_actions(request)
-        if not is_platform_admin(request.user):
+        if not can(request.user, GOVERNANCE_MANAGE):
             actions.pop("delete_selected", None)
         return actions
 
@@ -185,6 +187,8 @@ class StudyAdmin(GuardedModelAdmin):
         )
         export_form = ExportForm()
         status = 200
+        if request.method == "POST" and not can(request.user, EXPORT_REQUEST, study):
+            raise Http404("No such study.")
         if request.method == "POST" and request.POST.get("action") == "request":
             request_form = ExportRequestForm(request.POST, request.FILES)
             if request_form.is_valid():
@@ -322,7 +326,7 @@ class ExportRequestAdmin(ReadOnlyRecords, GuardedModelAdmin):
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request).select_related("study", "requested_by", "decided_by")
-        return queryset if is_platform_admin(request.user) else queryset.filter(requested_by=request.user)
+        return queryset if can(request.user, EXPORTS_DECIDE) else queryset.filter(requested_by=request.user)
 
     def get_object(self, request, object_id, from_field=None):
         obj = super().get_object(request, object_id, from_field)
@@ -331,13 +335,13 @@ class ExportRequestAdmin(ReadOnlyRecords, GuardedModelAdmin):
         return obj
 
     def has_module_permission(self, request):
-        return is_platform_admin(request.user) or _studies_of(request.user).exists()
+        return can(request.user, EXPORTS_DECIDE) or can(request.user, EXPORT_REQUEST)
 
     def has_view_permission(self, request, obj=None):
-        if is_platform_admin(request.user):
+        if can(request.user, EXPORTS_DECIDE):
             return True
         if obj is None:
-            return _studies_of(request.user).exists()
+            return can(request.user, EXPORT_REQUEST)
         return obj.requested_by_id == request.user.pk
 
     @admin.display(description=_("decision"))
@@ -381,7 +385,7 @@ class ExportRequestAdmin(ReadOnlyRecords, GuardedModelAdmin):
         return response
 
     def decide_view(self, request, request_id: int):
-        if not is_platform_admin(request.user):
+        if not can(request.user, EXPORTS_DECIDE):
             raise Http404("No such export request.")
         export_request = self.get_object(request, str(request_id))
         form = DecisionForm(request.POST or None)
@@ -415,8 +419,10 @@ class ExportRequestAdmin(ReadOnlyRecords, GuardedModelAdmin):
 
 
 @admin.register(StudyResearcher)
-class StudyResearcherAdmin(PlatformAdminOnly, GuardedModelAdmin):
+class StudyResearcherAdmin(PlatformPermissionOnly, GuardedModelAdmin):
     """Every study's researchers and their agreements in one list (edited on the study too)."""
+
+    platform_permission = GOVERNANCE_MANAGE
 
     list_display = ["user", "study", "agreement_signed_on", "added_at"]
     list_filter = ["study"]
@@ -425,9 +431,11 @@ class StudyResearcherAdmin(PlatformAdminOnly, GuardedModelAdmin):
 
 
 @admin.register(SuperTaNda)
-class SuperTaNdaAdmin(PlatformAdminOnly, GuardedModelAdmin):
+class SuperTaNdaAdmin(PlatformPermissionOnly, GuardedModelAdmin):
     """NDAs on file, one per Super TA and channel: only with one does a Super TA read students'
-    research in that channel (channels_app.access). Recorded by platform admins."""
+    research in that channel (channels_app.roles). Recorded under governance.manage."""
+
+    platform_permission = GOVERNANCE_MANAGE
 
     list_display = ["user", "channel", "signed_on", "recorded_by", "recorded_at"]
     list_filter = ["channel"]
@@ -445,7 +453,7 @@ class SuperTaNdaAdmin(PlatformAdminOnly, GuardedModelAdmin):
 class ChannelConsentAdmin(ReadOnlyRecords, ChannelScopedAdmin):
     """Written by the Deep Research switch (consent.py); read here, never edited."""
 
-    view_roles = {OWNER}
+    view_permission = CONSENT_READ_PERIODS
     list_display = ["channel", "framework", "started_at", "ended_at"]
     list_filter = ["framework"]
     search_fields = ["channel__slug", "channel__name"]
@@ -455,7 +463,8 @@ class ChannelConsentAdmin(ReadOnlyRecords, ChannelScopedAdmin):
 
 
 @admin.register(ConsentWithdrawal)
-class ConsentWithdrawalAdmin(PlatformAdminOnly, GuardedModelAdmin):
+class ConsentWithdrawalAdmin(PlatformPermissionOnly, GuardedModelAdmin):
+    platform_permission = GOVERNANCE_MANAGE
     list_display = ["user", "channel", "withdrawn_at", "rejoined_at", "recorded_by"]
     search_fields = ["user__username", "channel__slug"]
     autocomplete_fields = ["user", "channel"]
@@ -484,7 +493,8 @@ class ConsentWithdrawalAdmin(PlatformAdminOnly, GuardedModelAdmin):
 
 
 @admin.register(ExportAudit)
-class ExportAuditAdmin(ReadOnlyRecords, PlatformAdminOnly, GuardedModelAdmin):
+class ExportAuditAdmin(ReadOnlyRecords, PlatformPermissionOnly, GuardedModelAdmin):
+    platform_permission = GOVERNANCE_MANAGE
     # Append-only: the admin offers no way to write, change or remove an entry.
     list_display = [
         "requested_at",

@@ -11,7 +11,12 @@ class GovernanceConfig(AppConfig):
     verbose_name = _("Research data governance")
 
     def ready(self) -> None:
+        from channels_app.access import register_study_roles
+
         from . import receivers  # noqa: F401  (connects the Deep Research switch to consent records)
+        from .study_roles import study_roles_held
+
+        register_study_roles(study_roles_held)
 
     def load_demo_data(self, stdout) -> None:
         from .demo import load_demo_study

@@ -395,18 +395,24 @@ class _Builder:
         Research in the channel in the period (whom the consent text covers), from each one's
         first Deep Research there on (when the notice says consent begins), and by no student
         while withdrawn (rows before a re-join stay out)."""
+        return model.objects.filter(self.learner_rows())
+
+    def learner_rows(self) -> Q:
+        """The rule of `_learners_rows` as one filter, for chat rows and research tasks alike: the
+        signals that count other rows count only these (learning_analytics, `counted`)."""
         used_deep_research = ResearchTask.objects.filter(
             channel=OuterRef("channel"), user=OuterRef("user"), is_replay=False
         ).filter(self.window)
         return (
-            model.objects.filter(channel__in=self.channel_ids)
-            .filter(self.window)
-            .filter(consent.in_force_at())
-            .filter(Exists(used_deep_research))
-            .filter(consent.from_first_research())
-            .exclude(consent.withdrawn_at_writing())
-            .exclude(access.teaching_staff_q())
-            .exclude(Q(user__is_staff=True) | Q(user__is_superuser=True))
+            Q(channel__in=self.channel_ids)
+            & self.window
+            & Q(consent.in_force_at())
+            & Q(Exists(used_deep_research))
+            & consent.from_first_research()
+            & ~consent.withdrawn_at_writing()
+            & ~access.teaching_staff_q()
+            & ~Q(user__is_staff=True)
+            & ~Q(user__is_superuser=True)
         )
 
     def tasks(self):
@@ -496,7 +502,9 @@ class _Builder:
 
     def _signals_rows(self):
         p = self.pseudonyms
-        for task in with_signal_annotations(self.tasks()).iterator(chunk_size=500):
+        for task in with_signal_annotations(self.tasks(), counted=self.learner_rows()).iterator(
+            chunk_size=500
+        ):
             yield {
                 "task": p.task(task.task_uuid),
                 "person": p.person(task.user_id),

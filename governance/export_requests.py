@@ -11,7 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from channels_app.access import is_platform_admin
+from channels_app.access import can
+from channels_app.roles import EXPORTS_DECIDE
 from uedu_dr.errors import ServiceError
 
 from .models import ExportAudit, ExportRequest, Study, StudyResearcher
@@ -124,7 +125,7 @@ def file_export_request(
 def decide_export_request(
     *, export_request: ExportRequest, decided_by, approve: bool, note: str
 ) -> ExportRequest:
-    if not is_platform_admin(decided_by):
+    if not can(decided_by, EXPORTS_DECIDE):
         raise ServiceError(
             "not_approver", _("Only a platform admin (the IRB delegate) decides export requests."), status=403
         )

@@ -81,10 +81,6 @@ def _phone(match: re.Match) -> str:
     return PHONE if 8 <= digits <= 15 else match.group(0)
 
 
-def redact_patterns(text: str) -> str:
-    return redact_titled_names(_identifier_patterns(text))
-
-
 def _identifier_patterns(text: str) -> str:
     text = _EMAIL_RE.sub(EMAIL, text)
     text = _NATIONAL_ID_RE.sub(NATIONAL_ID, text)

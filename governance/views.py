@@ -10,7 +10,9 @@ from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
-from channels_app.models import Channel, Membership
+from channels_app.access import can
+from channels_app.models import Channel
+from channels_app.roles import CONSENT_CHOOSE
 
 from . import consent
 
@@ -24,13 +26,11 @@ def consent_choice(request):
     slug = request.POST.get("channel") or ""
     channel = None
     if slug:
-        # A student of the channel (now or before: a former member may still withdraw its data).
+        # A student of the channel (consent.choose), or a former one: whoever has written there
+        # may still withdraw their data.
         channel = Channel.objects.filter(slug=slug).first()
         student_there = channel is not None and (
-            Membership.objects.filter(
-                user=request.user, channel=channel, role=Membership.Role.STUDENT
-            ).exists()
-            or channel.chat_logs.filter(user=request.user).exists()
+            can(request.user, CONSENT_CHOOSE, channel) or channel.chat_logs.filter(user=request.user).exists()
         )
         if not student_there:
             raise Http404

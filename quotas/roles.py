@@ -1,7 +1,6 @@
-"""Which quota role a user has: the highest quota class of the roles they hold anywhere
-(channels_app.roles: platform admin → teacher of any channel → TA or Super TA of any channel →
-student). The settings UEDU_DEEP_RESEARCH_QUOTA and UEDU_CHAT_DAILY_QUOTA are keyed by these
-classes (checked at start-up, quotas.apps)."""
+"""A user's daily limits: the quota class of the roles they hold (channels_app.access.quota_class,
+from the role table, which declares the classes) looked up in the settings UEDU_DEEP_RESEARCH_QUOTA,
+UEDU_CHAT_DAILY_QUOTA and UEDU_DR_MAX_ACTIVE, keyed by those classes (checked at start-up, quotas.apps)."""
 
 from __future__ import annotations
 
@@ -12,8 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from channels_app import access, roles
 
-ADMIN, TEACHER, TA, STUDENT = roles.QUOTA_CLASSES
-QUOTA_SETTINGS = ("UEDU_DEEP_RESEARCH_QUOTA", "UEDU_CHAT_DAILY_QUOTA")
+QUOTA_SETTINGS = ("UEDU_DEEP_RESEARCH_QUOTA", "UEDU_CHAT_DAILY_QUOTA", "UEDU_DR_MAX_ACTIVE")
 
 
 @dataclass(frozen=True)
@@ -27,12 +25,13 @@ class QuotaRole:
 
 
 def resolve_role(user) -> QuotaRole:
-    limits = settings.UEDU_DEEP_RESEARCH_QUOTA
-    if roles.is_platform_admin(user):  # no query for the admin
-        role = ADMIN
-    else:
-        role = roles.quota_class(user, access.roles_anywhere(user))
-    return QuotaRole(role=role, daily_limit=limits[role])
+    role = access.quota_class(user)
+    return QuotaRole(role=role, daily_limit=settings.UEDU_DEEP_RESEARCH_QUOTA[role])
+
+
+def max_active_researches(role: QuotaRole) -> int | None:
+    """How many researches of a user of this role may be queued or running at once (None = no limit)."""
+    return settings.UEDU_DR_MAX_ACTIVE[role.role]
 
 
 def chat_daily_limit(user) -> int | None:
@@ -43,7 +42,7 @@ def chat_daily_limit(user) -> int | None:
 def check_settings(values=None) -> None:
     """Each quota setting has one limit per quota class of the role table, and no other key."""
     for name in QUOTA_SETTINGS:
-        limits = getattr(settings, name) if values is None else values[name]
+        limits = values[name] if values and name in values else getattr(settings, name)
         if set(limits) != set(roles.QUOTA_CLASSES):
             raise ImproperlyConfigured(
                 f"{name} must have exactly the quota classes {', '.join(roles.QUOTA_CLASSES)} "

@@ -1,8 +1,11 @@
-"""The personal quota (rolling 24 h), the platform's daily cost cap and the cost alert.
+"""The personal quota (rolling 24 h), the platform's daily cost cap, each user's share of it, and
+the cost alert.
 
-Both limits are enforced inside the caller's transaction under a PostgreSQL advisory lock, so
+Every limit is enforced inside the caller's transaction under a PostgreSQL advisory lock, so
 any number of simultaneous starts can never pass them: the check and the write that consumes
-the limit happen while no other start can check."""
+the limit happen while no other start can check. Locks are always taken in this order: the
+user's start lock (a research start), the user's call lock (every reservation of theirs), the
+platform's cap lock."""
 
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from django.db.models import Case, F, Sum, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from channels_app.roles import is_platform_admin, platform_admins_q
+from channels_app.access import can
+from channels_app.roles import COSTS_UNSHARED, is_service_account, platform_admins_q
 from uedu_dr.errors import ServiceError
 
 from .models import CostAlert, CostReservation, UsageEntry
@@ -91,10 +95,17 @@ def quota_status(user, role: QuotaRole | None = None) -> QuotaStatus:
     )
 
 
+def lock_user_starts(user) -> None:
+    """Hold the user's start lock to the end of the transaction: the quota charge takes it too, so
+    a caller that checks something else of the user's before charging (what they have under way)
+    is not passed by a simultaneous start."""
+    _lock(_QUOTA_LOCK, user.pk)
+
+
 def charge(user, reference: str) -> QuotaStatus:
     """Use one unit of the user's quota, or refuse (429). Call inside transaction.atomic()."""
     role = resolve_role(user)
-    _lock(_QUOTA_LOCK, user.pk)
+    lock_user_starts(user)
     status = quota_status(user, role)
     if status.limit is not None and status.used + 1 > status.limit:
         wait = (
@@ -205,8 +216,13 @@ def _seconds_to_tomorrow(day: date) -> int:
 def reserve_cost(
     user, reference: str, worst_case: Decimal, kind: str = CostReservation.Kind.RESEARCH
 ) -> CostReservation:
-    """Reserve the worst case against today's cap, or refuse (503). Call inside transaction.atomic()."""
-    day = _check_cap(worst_case, kind)
+    """Reserve the worst case against today's cap (503) and against the user's share of it (429),
+    like every call of theirs (reserve_call): a research's reservation is the largest a user
+    holds, so it counts first of all. Call inside transaction.atomic()."""
+    if user is not None:
+        _lock(_CALL_LOCK, user.pk)
+    day = _check_cap(worst_case, kind)  # the cap first: when the platform is out, everyone is told so
+    _check_user_share(user, worst_case, day, kind)
     return CostReservation.objects.create(
         reference=reference, kind=kind, user=user, day=day, reserved_usd=worst_case
     )
@@ -235,7 +251,8 @@ def _check_cap(worst_case: Decimal, kind: str) -> date:
 
 
 def user_share_usd() -> Decimal:
-    """The most one account may commit in a day on metered calls: its share of the cap."""
+    """The most one account may commit in a day, every kind of call and research together: its
+    share of the cap."""
     return (settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD * settings.UEDU_USER_DAILY_CAP_SHARE).quantize(
         Decimal("0.000001")
     )
@@ -246,21 +263,27 @@ def user_committed_cost(user, day: date) -> Decimal:
     return CostReservation.objects.filter(day=day, user=user).aggregate(t=Sum(_COMMITTED))["t"] or Decimal(0)
 
 
-def _check_user_share(user, worst_case: Decimal, day: date) -> None:
-    """No account takes more than its share of the platform's day (UEDU_USER_DAILY_CAP_SHARE): a
-    scripted account meets its own 429 long before everyone meets the cap's 503. Platform admins
-    are exempt (they set the cap). The caller holds the user's call lock."""
-    if user is None or is_platform_admin(user):
+def _check_user_share(user, worst_case: Decimal, day: date, kind: str) -> None:
+    """No account takes more than its share of the platform's day (UEDU_USER_DAILY_CAP_SHARE), its
+    researches' reservations included: a scripted account meets its own 429 long before everyone
+    meets the cap's 503. Who holds costs.unshared is exempt (the platform admins, who set the cap), and so are accounts that
+    cannot log in (the evaluation's: only the platform's own processes act for them, within the
+    cap and the evaluation's own budget). The caller holds the user's call lock."""
+    if user is None or can(user, COSTS_UNSHARED) or is_service_account(user):
         return
     share = user_share_usd()
     if user_committed_cost(user, day) + worst_case > share:
-        raise ServiceError(
-            "user_budget_exceeded",
+        message = (
             _(
+                "You have used your share of today's Deep Research budget. New research can start again tomorrow."
+            )
+            if kind == CostReservation.Kind.RESEARCH
+            else _(
                 "You have used your share of the assistant's budget for today. It can answer you again tomorrow."
-            ),
-            status=429,
-            retry_after=max(60, _seconds_to_tomorrow(day)),
+            )
+        )
+        raise ServiceError(
+            "user_budget_exceeded", message, status=429, retry_after=max(60, _seconds_to_tomorrow(day))
         )
 
 
@@ -295,12 +318,7 @@ def reserve_call(user, kind: str, worst_case: Decimal, *, daily_limit: int | Non
                     status=429,
                     retry_after=max(1, wait),
                 )
-        # The cap first: when the platform is out, everyone is told so (503), not "your share".
-        day = _check_cap(worst_case, kind)
-        _check_user_share(user, worst_case, day)
-        CostReservation.objects.create(
-            reference=reference, kind=kind, user=user, day=day, reserved_usd=worst_case
-        )
+        reserve_cost(user, reference, worst_case, kind)
     return reference
 
 

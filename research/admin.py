@@ -1,11 +1,12 @@
-"""Research tasks in the admin: read-only records, scoped by role (channels_app.admin_scoping).
+"""Research tasks in the admin: read-only records, scoped by the permissions of the role table
+(channels_app.roles, enforced by channels_app.admin_scoping).
 
-- platform admins: every task, step and event;
-- a channel's teacher (owner) and its Super TAs with an NDA on file for it: the channel's tasks in
-  full (question, plan, answer, steps) — the same people the result page admits
-  (research.selectors.visible_tasks, channels_app.access);
-- its TAs, and Super TAs without an NDA: the channel's tasks as operational records (who, status, cost, timing) without the
-  question, answer or steps, which the product reserves for the roles above.
+- research.read_results (the channel's owner, its Super TAs with an NDA on file, platform admins):
+  the channel's tasks in full (question, plan, answer, steps, events), the same people the result
+  page admits (research.selectors.visible_tasks);
+- research.read_records only (teacher members, TAs, Super TAs without an NDA): the channel's tasks
+  as operational records (who, status, cost, timing) without the question, answer or steps;
+- research.audit, sources.manage, failures.manage, notifications.read: the platform's records.
 """
 
 from django.contrib import admin
@@ -14,17 +15,23 @@ from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.translation import gettext_lazy as _
 
+from channels_app.access import can, can_everywhere
 from channels_app.admin_scoping import (
-    CONTENT_ROLES,
-    SUPER_TA,
-    TA,
     ChannelScopedAdmin,
     ChannelScopedInline,
     GuardedModelAdmin,
-    PlatformAdminOnly,
+    PlatformPermissionOnly,
     ReadOnlyRecords,
-    is_platform_admin,
     request_channel_ids,
+)
+from channels_app.roles import (
+    FAILURES_MANAGE,
+    NOTIFICATIONS_READ,
+    RESEARCH_AUDIT,
+    RESEARCH_READ_RECORDS,
+    RESEARCH_READ_RESULTS,
+    RESEARCH_REVIEW,
+    SOURCES_MANAGE,
 )
 
 from .models import (
@@ -63,7 +70,7 @@ TA_FIELDS = [
 class ResearchStepInline(ChannelScopedInline, admin.TabularInline):
     model = ResearchStep
     parent_channel_path = "channel"
-    view_roles = CONTENT_ROLES
+    view_permission = RESEARCH_READ_RESULTS
     extra = 0
     can_delete = False
     fields = ["index", "round", "phase", "tool_name", "status", "duration_ms", "result_preview"]
@@ -74,7 +81,7 @@ class ResearchStepInline(ChannelScopedInline, admin.TabularInline):
 class ResearchClaimInline(ChannelScopedInline, admin.TabularInline):
     model = ResearchClaim
     parent_channel_path = "channel"
-    view_roles = CONTENT_ROLES
+    view_permission = RESEARCH_READ_RESULTS
     extra = 0
     can_delete = False
     fields = ["index", "text", "citations", "verdict", "tiers", "confidence", "web_only", "action"]
@@ -96,10 +103,9 @@ class LimitHitFilter(admin.AllValuesFieldListFilter):
 
 @admin.register(ResearchTask)
 class ResearchTaskAdmin(ChannelScopedAdmin):
-    # A Super TA without an NDA on file for the channel is an ordinary TA there.
-    view_roles = CONTENT_ROLES | {TA, SUPER_TA}
-    # Nobody edits a research record; the channel's teacher and Super TAs may write the reviewer
-    # note of a task flagged for review; platform admins may delete one (ChannelScopedAdmin).
+    view_permission = RESEARCH_READ_RECORDS
+    # Nobody edits a research record; research.review may write the reviewer note of a task
+    # flagged for review; records.manage may delete one (ChannelScopedAdmin's default).
 
     list_display = [
         "task_uuid",
@@ -125,16 +131,19 @@ class ResearchTaskAdmin(ChannelScopedAdmin):
     list_select_related = ["user", "channel"]
 
     def _sees_content(self, request, obj=None) -> bool:
-        if is_platform_admin(request.user):
-            return True
-        ids = request_channel_ids(request, CONTENT_ROLES)
-        return obj.channel_id in ids if obj is not None else False
+        if obj is None:
+            return can_everywhere(request.user, RESEARCH_READ_RESULTS)
+        return obj.channel_id in request_channel_ids(request, RESEARCH_READ_RESULTS)
 
     def has_change_permission(self, request, obj=None):
         # Only the reviewer note is ever editable, by those who may review the task.
         if obj is None:
-            return is_platform_admin(request.user) or bool(request_channel_ids(request, CONTENT_ROLES))
-        return obj.needs_review and self._sees_content(request, obj)
+            return request.user.is_staff and can(request.user, RESEARCH_REVIEW)
+        return (
+            request.user.is_staff
+            and obj.needs_review
+            and obj.channel_id in request_channel_ids(request, RESEARCH_REVIEW)
+        )
 
     def get_fields(self, request, obj=None):
         if self._sees_content(request, obj):
@@ -143,7 +152,7 @@ class ResearchTaskAdmin(ChannelScopedAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         fields = self.get_fields(request, obj)
-        if obj is not None and obj.needs_review and self._sees_content(request, obj):
+        if obj is not None and self.has_change_permission(request, obj):
             return [f for f in fields if f != "review_note"]
         return fields
 
@@ -154,7 +163,7 @@ class ResearchTaskAdmin(ChannelScopedAdmin):
             add_review_note(task=obj, user=request.user, note=obj.review_note)
 
     def get_search_fields(self, request):
-        if is_platform_admin(request.user):
+        if can_everywhere(request.user, RESEARCH_READ_RESULTS):
             return ["task_uuid", "user__username", "user_question", "channel__slug"]
         return ["task_uuid", "user__username", "channel__slug"]
 
@@ -162,8 +171,8 @@ class ResearchTaskAdmin(ChannelScopedAdmin):
         # Searching the question would let a TA probe what students asked: questions are only
         # searched in the channels where the user may read them.
         results, may_have_duplicates = super().get_search_results(request, queryset, search_term)
-        if search_term and not is_platform_admin(request.user):
-            content_ids = request_channel_ids(request, CONTENT_ROLES)
+        if search_term and not can_everywhere(request.user, RESEARCH_READ_RESULTS):
+            content_ids = request_channel_ids(request, RESEARCH_READ_RESULTS)
             if content_ids:
                 results = results | queryset.filter(
                     channel__in=content_ids, user_question__icontains=search_term
@@ -176,7 +185,7 @@ class ResearchTaskAdmin(ChannelScopedAdmin):
 
 class _TaskContentAdmin(ChannelScopedAdmin):
     channel_path = "task__channel"
-    view_roles = CONTENT_ROLES
+    view_permission = RESEARCH_READ_RESULTS
 
     def has_change_permission(self, request, obj=None):
         return False
@@ -204,12 +213,14 @@ class ResearchEventAdmin(_TaskContentAdmin):
     list_select_related = ["task"]
 
 
-class SuperuserOnlyAdmin(ReadOnlyRecords, PlatformAdminOnly, GuardedModelAdmin):
-    """Platform-wide figures and raw transcripts: platform admins read them, nobody edits them."""
+class AuditRecordsAdmin(ReadOnlyRecords, PlatformPermissionOnly, GuardedModelAdmin):
+    """Platform-wide figures and raw transcripts: research.audit reads them, nobody edits them."""
+
+    platform_permission = RESEARCH_AUDIT
 
 
 @admin.register(ResearchMetrics)
-class ResearchMetricsAdmin(SuperuserOnlyAdmin):
+class ResearchMetricsAdmin(AuditRecordsAdmin):
     list_display = [
         "task",
         "day",
@@ -316,14 +327,14 @@ class ResearchMetricsAdmin(SuperuserOnlyAdmin):
 
 
 @admin.register(ResearchClaim)
-class ResearchClaimAdmin(SuperuserOnlyAdmin):
+class ResearchClaimAdmin(AuditRecordsAdmin):
     list_display = ["task", "index", "verdict", "confidence", "web_only", "action"]
     list_filter = ["verdict", "action", "web_only"]
     search_fields = ["task__task_uuid", "text"]
 
 
 @admin.register(TranscriptEntry)
-class TranscriptEntryAdmin(SuperuserOnlyAdmin):
+class TranscriptEntryAdmin(AuditRecordsAdmin):
     list_display = ["task", "seq", "kind", "role", "model", "seconds", "created_at"]
     list_filter = ["role", "model"]
     search_fields = ["task__task_uuid"]
@@ -331,11 +342,11 @@ class TranscriptEntryAdmin(SuperuserOnlyAdmin):
 
 @admin.register(AnswerFeedback)
 class AnswerFeedbackAdmin(ChannelScopedAdmin):
-    """Feedback on answers: visible to the channel's teacher and Super TAs; promoting a report to
-    the failure dataset is for platform admins."""
+    """Feedback on answers: visible to those who review the channel's research; promoting a report
+    to the failure dataset needs failures.manage."""
 
     channel_path = "task__channel"
-    view_roles = CONTENT_ROLES
+    view_permission = RESEARCH_REVIEW
 
     list_display = ["task", "user", "useful", "reason", "citation_number", "created_at"]
     list_filter = ["useful", "reason"]
@@ -363,11 +374,12 @@ class AnswerFeedbackAdmin(ChannelScopedAdmin):
         )
 
     def has_promote_permission(self, request):
-        return is_platform_admin(request.user)
+        return can(request.user, FAILURES_MANAGE)
 
 
 @admin.register(SourceStat)
-class SourceStatAdmin(PlatformAdminOnly, GuardedModelAdmin):
+class SourceStatAdmin(PlatformPermissionOnly, GuardedModelAdmin):
+    platform_permission = SOURCES_MANAGE
     list_display = ["kind", "key", "passed", "failed", "reports", "weight", "pinned"]
     list_filter = ["kind", "pinned"]
     list_editable = ["pinned"]
@@ -385,8 +397,10 @@ class SourceStatAdmin(PlatformAdminOnly, GuardedModelAdmin):
 
 
 @admin.register(SourceReport)
-class SourceReportAdmin(SuperuserOnlyAdmin):
+class SourceReportAdmin(ReadOnlyRecords, PlatformPermissionOnly, GuardedModelAdmin):
     """Who reported which source: each reader moves a source's credibility once."""
+
+    platform_permission = SOURCES_MANAGE
 
     list_display = ["kind", "key", "user", "created_at"]
     list_filter = ["kind"]
@@ -394,7 +408,8 @@ class SourceReportAdmin(SuperuserOnlyAdmin):
 
 
 @admin.register(FailureCase)
-class FailureCaseAdmin(PlatformAdminOnly, GuardedModelAdmin):
+class FailureCaseAdmin(PlatformPermissionOnly, GuardedModelAdmin):
+    platform_permission = FAILURES_MANAGE
     list_display = ["id", "question", "language", "created_by", "created_at"]
     search_fields = ["question", "what_was_wrong"]
     readonly_fields = ["task", "created_by", "created_at"]
@@ -404,8 +419,10 @@ class FailureCaseAdmin(PlatformAdminOnly, GuardedModelAdmin):
 
 
 @admin.register(NotificationPreference)
-class NotificationPreferenceAdmin(ReadOnlyRecords, PlatformAdminOnly, GuardedModelAdmin):
+class NotificationPreferenceAdmin(ReadOnlyRecords, PlatformPermissionOnly, GuardedModelAdmin):
     """Who asked to be e-mailed when a research finishes: the user sets it on their own page."""
+
+    platform_permission = NOTIFICATIONS_READ
 
     list_display = ("user", "email_when_done", "updated_at")
     list_filter = ("email_when_done",)

@@ -6,15 +6,16 @@ from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _
 
-from channels_app.admin_scoping import is_platform_admin
+from channels_app.access import can
+from channels_app.roles import COSTS_MANAGE
 
 from .selectors import platform_dashboard
 
 
 def cost_dashboard(request):
-    """Platform admins only: today's cost, reservations, cap and alert threshold, tasks by
+    """costs.manage only (the platform admin): today's cost, reservations, cap and alert threshold, tasks by
     status, and the users who spent the most today."""
-    if not is_platform_admin(request.user):
+    if not can(request.user, COSTS_MANAGE):
         raise PermissionDenied
     from django.contrib import admin
 

@@ -13,6 +13,7 @@ class ResearchConfig(AppConfig):
         from celery.signals import worker_ready
 
         from research import (
+            checks,  # noqa: F401  (check --deploy: the student's quota fits their share of the cap)
             receivers,  # noqa: F401  (Bloom classification of new questions)
             tasks,  # noqa: F401  (registered: services queue them by name, uedu_dr.jobs)
         )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from urllib.parse import parse_qs
 
@@ -27,6 +28,8 @@ from research import stream_slots
 from research.feed import TaskEventFeed
 from research.selectors import still_sees, visible_tasks
 from uedu_dr.pooled import pooled
+
+log = logging.getLogger(__name__)
 
 CLOSE_DONE = 1000
 CLOSE_NOT_VISIBLE = 4403
@@ -53,9 +56,13 @@ class TaskEventsConsumer(AsyncJsonWebsocketConsumer):
         self.user = self.scope.get("user")
         task = await self._visible_task(self.scope["url_route"]["kwargs"]["task_uuid"])
         if task is None:
+            # Its line carries the client's address (uedu_dr.client_address, the HTTP rule): ids
+            # probed from one place show as such.
+            log.info("stream refused (WebSocket): task %s", self.scope["url_route"]["kwargs"]["task_uuid"])
             await self.close()  # before accept: the handshake is refused (HTTP 403)
             return
         self.task_id, self.task_uuid = task
+        log.info("stream opened (WebSocket): task %s, user #%s", self.task_uuid, self.user.pk)
         await self.accept()
         self.slot = await _slots_acquire(self.user.pk)
         if self.slot is None:

@@ -18,7 +18,8 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from channels_app import access
+from channels_app.access import can
+from channels_app.roles import CONFLICTS_DECIDE, RESEARCH_REVIEW
 from research import selectors
 from research.charts import stored_charts
 from research.forms import ReviewNoteForm, ReviewQueueFilter
@@ -59,9 +60,10 @@ def _result_page(
     status: int = 200,
 ):
     reviewer = review.can_review(request.user, task)
+    decider = can(request.user, CONFLICTS_DECIDE, task.channel_id)
     if reviewer and review_form is None:
         review_form = ReviewNoteForm(initial={"note": task.review_note})
-    decisions = conflict_decisions.current_decisions(task) if reviewer else {}
+    decisions = conflict_decisions.current_decisions(task) if decider else {}
     decision_conflicts = (
         [
             {
@@ -72,7 +74,7 @@ def _result_page(
             }
             for key, c in conflict_decisions.unresolved_conflicts(task).items()
         ]
-        if reviewer
+        if decider
         else []
     )
     context = {
@@ -100,7 +102,7 @@ def _result_page(
         if task.user_id == request.user.pk and not task.is_replay
         else "",
         "can_flag_misuse": task.user_id != request.user.pk
-        and access.reads_content_in(request.user, task.channel),
+        and can(request.user, RESEARCH_REVIEW, task.channel_id),
     }
     return render(request, "research/result.html", context, status=status)
 
@@ -130,8 +132,8 @@ def decide_conflict(request, task_uuid):
     """The channel's teacher or a Super TA decides one unresolved conflict: a side (`choice` is its
     index) or `unsettleable`, with a reason."""
     task = _task_or_404(request, task_uuid)
-    if not review.can_review(request.user, task):
-        raise PermissionDenied  # may see the research, may not review it
+    if not can(request.user, CONFLICTS_DECIDE, task.channel_id):
+        raise PermissionDenied  # may see the research, may not decide its conflicts
     choice = request.POST.get("choice", "")
     if choice == ConflictDecision.Decision.UNSETTLEABLE:
         decision, side = ConflictDecision.Decision.UNSETTLEABLE, None

@@ -4,9 +4,8 @@ Bloom classification hangs on ChatLog's post_save because every writer of a requ
 through it: the Deep Research start (services.lifecycle.task_start), the ordinary chat service
 and anything written later. A service call every writer must remember would be forgotten by one.
 The job is queued on commit, so the worker always finds the row (and a rolled-back row queues
-nothing). A Deep Research question is the one exception: its research classifies it beside the
-run (research.services.bloom.classify_beside), so a start puts one message on the broker.
-QuerySet.bulk_create() sends no post_save: a bulk import must call
+nothing); it is the one trigger, the sweep only recovers rows it missed
+(research.services.bloom). QuerySet.bulk_create() sends no post_save: a bulk import must call
 research.services.bloom.enqueue for its request rows itself."""
 
 from django.db.models.signals import post_save

@@ -1,7 +1,8 @@
 """Reads about research tasks, with the visibility rule in one place.
 
-Who may see a task: its owner, the channel's owner (teacher), a Super TA of that channel with a
-signed NDA on file for it (channels_app.access), and platform admins. Nobody else, on every endpoint, page and socket; everyone else gets 404."""
+Who may see a task: its author, and whoever holds research.read_results in its channel (the role
+table, channels_app.roles: the channel's owner, its Super TAs with an NDA on file, platform
+admins). Nobody else, on every endpoint, page and socket; everyone else gets 404."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from django.db.models import Case, Count, DecimalField, F, Q, QuerySet, Subquery
 from django.http import Http404
 from django.utils import timezone
 
-from channels_app import access
+from channels_app.access import can, channels_where, permitted_q
 from channels_app.models import Channel, ChatLog
-from channels_app.roles import is_platform_admin
+from channels_app.roles import ANALYTICS_READ, RESEARCH_READ_RESULTS
 from quotas.models import CostReservation
 from quotas.services import cost_status, quota_status
 from research.models import AnswerFeedback, ResearchTask
@@ -46,9 +47,7 @@ def request_log_id_subquery(task_id: int) -> Subquery:
 def visible_tasks(user) -> QuerySet[ResearchTask]:
     if not user.is_authenticated:
         return ResearchTask.objects.none()
-    if is_platform_admin(user):
-        return ResearchTask.objects.all()
-    return ResearchTask.objects.filter(Q(user=user) | access.content_reader_q(user))
+    return ResearchTask.objects.filter(Q(user=user) | permitted_q(user, RESEARCH_READ_RESULTS))
 
 
 def can_view_task(user, task: ResearchTask) -> bool:
@@ -182,20 +181,17 @@ def platform_dashboard(day=None) -> dict:
 
 
 def dashboard_channel(user, slug: str):
-    """A channel whose dashboard the user may open: the same readers as its students' result
-    pages (its teacher, a Super TA with an NDA on file for it, platform admins); 404 otherwise,
-    so an outsider cannot tell whether the channel exists."""
+    """A channel whose dashboard the user may open (analytics.read); 404 otherwise, so an outsider
+    cannot tell whether the channel exists."""
     channel = Channel.objects.filter(slug=slug).first()
-    if channel is None or not access.reads_content_in(user, channel):
+    if channel is None or not can(user, ANALYTICS_READ, channel):
         raise Http404
     return channel
 
 
 def dashboard_channels(user) -> QuerySet[Channel]:
     """The channels whose dashboards the user may open (for links; dashboard_channel decides)."""
-    if is_platform_admin(user):
-        return Channel.objects.order_by("name")
-    return Channel.objects.filter(access.channels_q(user, access.CONTENT_ROLES)).order_by("name")
+    return channels_where(user, ANALYTICS_READ).order_by("name")
 
 
 def passages_by_number(task: ResearchTask) -> dict[int, str]:

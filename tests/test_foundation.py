@@ -59,6 +59,8 @@ def test_healthz_is_503_when_redis_is_stopped(client, db, settings, tmp_path):
 
 
 GOOD_SECRET = "k" * 20 + "-Zq8!x2#Lp0@vT6&mR4^wY1*nB7(cE3)" + "s" * 10
+SMTP_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+CONSOLE_BACKEND = "django.core.mail.backends.console.EmailBackend"
 
 
 def _clean_env(**values):
@@ -66,7 +68,16 @@ def _clean_env(**values):
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("SECRET_KEY", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")
+        if k
+        not in (
+            "SECRET_KEY",
+            "DATABASE_URL",
+            "REDIS_URL",
+            "DJANGO_SETTINGS_MODULE",
+            "EMAIL_BACKEND",
+            "UEDU_TRUSTED_PROXIES",
+            "UEDU_ALLOW_CONSOLE_EMAIL",
+        )
     }
     env.update(values)
     return env
@@ -75,9 +86,15 @@ def _clean_env(**values):
 def _run_production(
     *args, secret: str | None, database_url: str | None = "", redis_url: str | None = "", **extra
 ):
+    # What a deployment decides (the mail server, the proxies in front) unless the test says otherwise.
+    decided = {"EMAIL_BACKEND": SMTP_BACKEND, "UEDU_TRUSTED_PROXIES": "0"}
     env = _clean_env(
-        DJANGO_SETTINGS_MODULE="uedu_dr.settings.production", ALLOWED_HOSTS="uedu.example.edu", **extra
+        DJANGO_SETTINGS_MODULE="uedu_dr.settings.production",
+        ALLOWED_HOSTS="uedu.example.edu",
+        **{**decided, **extra},
     )
+    for name in [name for name, value in env.items() if value is None]:
+        del env[name]  # None: the variable unset
     if database_url == "":
         database_url = devstack.postgres_url(connection.settings_dict)
     if redis_url == "":
@@ -94,6 +111,31 @@ def test_check_deploy_is_clean_with_production_settings():
     result = _run_production("check", "--deploy", "--fail-level", "WARNING", secret=GOOD_SECRET)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_check_deploy_asks_about_the_proxies_in_front_until_the_setting_is_decided():
+    result = _run_production(
+        "check", "--deploy", "--fail-level", "WARNING", secret=GOOD_SECRET, UEDU_TRUSTED_PROXIES=None
+    )
+    assert result.returncode != 0
+    assert "uedu_dr.W001" in result.stderr and "UEDU_TRUSTED_PROXIES" in result.stderr
+    for decided in ("0", "1", "10.0.0.0/8"):
+        result = _run_production(
+            "check", "--deploy", "--fail-level", "WARNING", secret=GOOD_SECRET, UEDU_TRUSTED_PROXIES=decided
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_production_refuses_the_console_mail_backend_unless_told_it_is_on_purpose():
+    result = _run_production("check", secret=GOOD_SECRET, EMAIL_BACKEND=None)  # the default: console
+    assert result.returncode != 0
+    assert "EMAIL_BACKEND" in result.stderr and "UEDU_ALLOW_CONSOLE_EMAIL" in result.stderr
+    result = _run_production("check", secret=GOOD_SECRET, EMAIL_BACKEND=CONSOLE_BACKEND)
+    assert result.returncode != 0 and "EMAIL_BACKEND" in result.stderr
+    result = _run_production(
+        "check", secret=GOOD_SECRET, EMAIL_BACKEND=CONSOLE_BACKEND, UEDU_ALLOW_CONSOLE_EMAIL="1"
+    )
+    assert result.returncode == 0, result.stderr
 
 
 def test_production_settings_refuse_to_start_without_secret_key():

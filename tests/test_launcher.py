@@ -141,12 +141,30 @@ def test_the_launcher_runs_one_named_worker_process_per_requested_core():
     commands = process_commands(
         {"UEDU_WORKER_PROCESSES": "2", "UEDU_WORKER_CONCURRENCY": "16"}, "127.0.0.1", "8000"
     )
-    workers = {name: cmd for name, cmd in commands.items() if name.startswith("worker")}
+    workers = {
+        name: cmd for name, cmd in commands.items() if name.startswith("worker-") and name[-1].isdigit()
+    }
     assert sorted(workers) == ["worker-1", "worker-2"]
     # Distinct node names (Celery refuses duplicates) and the per-process thread count.
     assert [cmd[cmd.index("-n") + 1] for cmd in workers.values()] == ["worker-1@%h", "worker-2@%h"]
     assert all(cmd[cmd.index("--concurrency") + 1] == "16" and "threads" in cmd for cmd in workers.values())
+    # The research workers take the researches only; the light jobs have a worker of their own.
+    assert all(cmd[cmd.index("-Q") + 1] == "celery" for cmd in workers.values())
+    light = commands["worker-light"]
+    assert light[light.index("-Q") + 1] == "light" and light[light.index("-n") + 1] == "worker-light@%h"
     assert "daphne" in commands and "beat" in commands
+
+
+def test_each_queue_the_launcher_starts_a_worker_for_is_declared_and_the_bloom_job_is_light():
+    from uedu_dr.celery import app
+    from uedu_dr.jobs import CLASSIFY_BLOOM, EXECUTE_RESEARCH
+    from uedu_dr.launcher import process_commands
+
+    commands = process_commands({"UEDU_WORKER_PROCESSES": "2"}, "127.0.0.1", "8000")
+    consumed = {cmd[cmd.index("-Q") + 1] for name, cmd in commands.items() if name.startswith("worker")}
+    assert consumed == set(app.amqp.queues) == {"celery", "light"}
+    assert app.amqp.router.route({}, CLASSIFY_BLOOM)["queue"].name == "light"
+    assert app.amqp.router.route({}, EXECUTE_RESEARCH)["queue"].name == "celery"
 
 
 def test_the_launcher_defaults_to_one_worker_per_cpu_and_names_a_bad_count():
@@ -156,7 +174,7 @@ def test_the_launcher_defaults_to_one_worker_per_cpu_and_names_a_bad_count():
 
     from uedu_dr.launcher import worker_commands
 
-    assert len(worker_commands({})) == (os.cpu_count() or 1)
+    assert len(worker_commands({})) == (os.cpu_count() or 1) + 1  # and the light worker
     with pytest.raises(SystemExit, match="UEDU_WORKER_PROCESSES"):
         worker_commands({"UEDU_WORKER_PROCESSES": "zero"})
     with pytest.raises(SystemExit, match="UEDU_WORKER_CONCURRENCY"):

@@ -185,6 +185,7 @@ def test_production_over_tls_sends_hsts_and_redirects_plain_http(db):
         SECRET_KEY="k" * 20 + "-Zq8!x2#Lp0@vT6&mR4^wY1*nB7(cE3)" + "s" * 10,
         ALLOWED_HOSTS="uedu.example.edu",
         BEHIND_TLS_PROXY="1",
+        EMAIL_BACKEND="django.core.mail.backends.smtp.EmailBackend",
         DATABASE_URL=devstack.postgres_url(connection.settings_dict),
     )
     result = subprocess.run(

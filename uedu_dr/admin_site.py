@@ -7,7 +7,8 @@ from django.contrib import admin
 from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 
-from channels_app.roles import is_platform_admin
+from channels_app.access import can
+from channels_app.roles import COSTS_MANAGE, EXPORTS_DECIDE
 
 
 class UeduAdminSite(admin.AdminSite):
@@ -67,15 +68,16 @@ class UeduAdminSite(admin.AdminSite):
 
     def index(self, request, extra_context=None):
         links = []
-        if is_platform_admin(request.user):
-            from governance.export_requests import pending_requests
-
+        if can(request.user, COSTS_MANAGE):
             links.append(
                 {
                     "url": reverse("admin:cost_dashboard", current_app=self.name),
                     "label": _("Platform cost dashboard"),
                 }
             )
+        if can(request.user, EXPORTS_DECIDE):
+            from governance.export_requests import pending_requests
+
             # The IRB delegate's queue: export requests waiting for a decision.
             pending = pending_requests().count()
             queue = (

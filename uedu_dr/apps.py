@@ -7,3 +7,7 @@ class UeduAdminConfig(AdminConfig):
     Replacing the default site keeps `admin.site` and `@admin.register` working unchanged."""
 
     default_site = "uedu_dr.admin_site.UeduAdminSite"
+
+    def ready(self) -> None:
+        super().ready()
+        from uedu_dr import deploy_checks  # noqa: F401  (registers the project's --deploy checks)

@@ -1,5 +1,6 @@
-"""ASGI entry point: HTTP through Django, WebSockets through Channels (session auth read on the
-loop's thread pool, see uedu_dr.socket_auth; origin check)."""
+"""ASGI entry point: HTTP through Django, WebSockets through Channels (the client's address by
+the HTTP rule, uedu_dr.client_address; session auth read on the loop's thread pool, see
+uedu_dr.socket_auth; origin check)."""
 
 import os
 
@@ -14,6 +15,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from research.routing import websocket_urlpatterns  # noqa: E402
+from uedu_dr.client_address import ClientAddressSocketMiddleware  # noqa: E402
 from uedu_dr.request_limits import BodySizeLimit, limit_daphne_bodies  # noqa: E402
 from uedu_dr.socket_auth import PooledAuthMiddlewareStack  # noqa: E402
 
@@ -22,6 +24,8 @@ limit_daphne_bodies()
 application = ProtocolTypeRouter(
     {
         "http": BodySizeLimit(django_asgi_app),  # chunked bodies counted as they arrive
-        "websocket": AllowedHostsOriginValidator(PooledAuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": ClientAddressSocketMiddleware(
+            AllowedHostsOriginValidator(PooledAuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+        ),
     }
 )

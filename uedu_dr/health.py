@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET
 from kombu import Connection
 
 from agent.model_endpoint import model_endpoint_status
-from uedu_dr.client_address import client_ip
+from uedu_dr.client_address import is_local
 
 MODEL_CHECK_TIMEOUT_SECONDS = 2.0
 
@@ -65,16 +65,12 @@ CHECKS = {
 }
 
 
-LOOPBACK = ("127.0.0.1", "::1")
-
-
 def may_see_details(request) -> bool:
     """Error details (host names, ports, driver messages) help an attacker map the site: they go
-    to staff and to probes on the machine itself (loopback), not to anyone on the internet."""
+    to staff and to probes on the machine itself (loopback, and not a loopback proxy passing on
+    a request from elsewhere: uedu_dr.client_address.is_local), not to anyone on the internet."""
     user = getattr(request, "user", None)
-    return (
-        bool(user is not None and user.is_authenticated and user.is_staff) or client_ip(request) in LOOPBACK
-    )
+    return bool(user is not None and user.is_authenticated and user.is_staff) or is_local(request)
 
 
 _summary_lock = threading.Lock()

@@ -84,26 +84,22 @@ def worker_commands(env: dict) -> dict[str, list[str]]:
 
     The engine's Python holds the GIL, so one worker process uses one core however many
     researches its threads run; a second process on a second core is what doubles the CPU a
-    batch of researches gets (bench/concurrency.py measures both shapes side by side)."""
+    batch of researches gets (bench/concurrency.py measures both shapes side by side).
+
+    They consume the "celery" queue only; one more, `worker-light`, consumes "light" (each
+    question's Bloom classification: settings CELERY_TASK_QUEUES), so a start puts one message
+    before the research workers and a burst splits evenly over them."""
     processes = _positive_int(env, "UEDU_WORKER_PROCESSES", os.cpu_count() or 1)
     concurrency = str(_positive_int(env, "UEDU_WORKER_CONCURRENCY", 64))
     celery = str(Path(PYTHON).parent / "celery")
+
+    def worker(name: str, queue: str, threads: str) -> list[str]:
+        pool = ["--pool", "threads", "--concurrency", threads]
+        return [celery, "-A", "uedu_dr", "worker", *pool, "-Q", queue, "-l", "info", "-n", f"{name}@%h"]
+
     return {
-        f"worker-{i}": [
-            celery,
-            "-A",
-            "uedu_dr",
-            "worker",
-            "--pool",
-            "threads",
-            "--concurrency",
-            concurrency,
-            "-l",
-            "info",
-            "-n",
-            f"worker-{i}@%h",
-        ]
-        for i in range(1, processes + 1)
+        **{f"worker-{i}": worker(f"worker-{i}", "celery", concurrency) for i in range(1, processes + 1)},
+        "worker-light": worker("worker-light", "light", "8"),  # one short model call per job
     }
 
 

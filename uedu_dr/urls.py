@@ -10,6 +10,7 @@ from drf_spectacular.views import SpectacularAPIView
 
 from uedu_dr import health
 from uedu_dr.login_throttle import throttle_password_reset
+from uedu_dr.password_reset import LinkSafePasswordResetForm
 
 
 def favicon(request):
@@ -26,10 +27,11 @@ urlpatterns = [
     path("deep_research/my/", include("governance.urls")),
     path("deep_research/", include("research.urls")),
     path("i18n/setlang/", set_language, name="set_language"),
-    # Before the auth URLs: the same name and path, throttled (uedu_dr.login_throttle).
+    # Before the auth URLs: the same name and path, throttled (uedu_dr.login_throttle), and never
+    # writing a reset link into the logs (uedu_dr.password_reset).
     path(
         "accounts/password_reset/",
-        throttle_password_reset(auth_views.PasswordResetView.as_view()),
+        throttle_password_reset(auth_views.PasswordResetView.as_view(form_class=LinkSafePasswordResetForm)),
         name="password_reset",
     ),
     path("accounts/", include("django.contrib.auth.urls")),

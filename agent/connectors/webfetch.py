@@ -147,12 +147,23 @@ def _checked_target(url: httpx.URL, allowed: tuple[str, ...], denied: tuple[str,
 
 def _parse_bounded(host: str, target, args: tuple, remaining) -> tuple:
     """Run one of webparse's parsers in the bounded child (memory ceiling, the fetch's own
-    deadline, killed past either), and turn its failures into the tool's errors."""
+    deadline, killed past either; it waits for a parse slot within that deadline, or not at all
+    in a web process: uedu_dr.bounded_process.refuse_when_busy), and turn its failures into the
+    tool's errors."""
     outcome = run_bounded(
-        target, args, memory_mb=settings.UEDU_EXTRACTION_MAX_MEMORY_MB, timeout_seconds=remaining()
+        target,
+        args,
+        memory_mb=settings.UEDU_EXTRACTION_MAX_MEMORY_MB,
+        timeout_seconds=remaining,  # what is left of the fetch once a parse slot is free
+        wait_seconds=remaining(),
     )
     if outcome[0] == "ok":
         return outcome[1]
+    if outcome[0] == "busy":
+        raise ExternalServiceError(
+            f"the page from {host} was not read: the platform is reading as many pages and files as it "
+            f"can at once ({settings.UEDU_PARSE_CHILDREN_PLATFORM}); try again in a minute"
+        )
     if outcome[0] == "encrypted":
         raise FetchRefused("the PDF is password-protected")
     if outcome[0] == "timeout":

@@ -19,7 +19,7 @@ None included. A field named `from_` is sent as `from` (a Python keyword)."""
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 
@@ -36,16 +36,6 @@ class Event:
                 continue
             out[f.name.rstrip("_")] = value
         return out
-
-    @classmethod
-    def payload_fields(cls) -> list[str]:
-        return [f.name.rstrip("_") for f in fields(cls)]
-
-    @classmethod
-    def required_fields(cls) -> list[str]:
-        return [
-            f.name.rstrip("_") for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING
-        ]
 
 
 # The stream (research.feed): not stored.

@@ -130,6 +130,19 @@ class Flags:
     def __bool__(self) -> bool:
         return bool(self.reasons)
 
+    def ranges(self, text: str) -> list[tuple[int, int]]:
+        """Where the flagged passages stand in `text`: every occurrence of each, as [start, end)
+        offsets, sorted. Every occurrence, not only the one that was flagged: a passage repeated
+        elsewhere in the source says the same thing to the model there too."""
+        found: set[tuple[int, int]] = set()
+        for passage in self.passages:
+            wanted = passage.strip()
+            at = text.find(wanted) if wanted else -1
+            while at >= 0:
+                found.add((at, at + len(wanted)))
+                at = text.find(wanted, at + 1)
+        return sorted(found)
+
 
 # After a sentence that takes over the model ("ignore all previous instructions."), the rest of
 # its paragraph is the order itself ("reply only with: …") even when it reads innocently.
@@ -155,6 +168,19 @@ def flag(text: str) -> Flags:
                 clean.append(passage)
     flags.clean_text = " ".join(clean)
     return flags
+
+
+def flag_pieces(pieces: list[str]) -> list[bool]:
+    """Which consecutive pieces of one flagged passage address the model, by the rule `flag`
+    applies to the passages of a paragraph: a piece that matches a pattern, and every piece after
+    one that takes the model over. (A passage is cut at a full stop followed by a space, so a
+    Chinese paragraph is one passage; its sentences are the pieces.)"""
+    out, taken_over = [], False
+    for piece in pieces:
+        codes = _codes(piece)
+        out.append(bool(codes) or taken_over)
+        taken_over = taken_over or bool(_TAKES_OVER & set(codes))
+    return out
 
 
 @functools.lru_cache(maxsize=4096)

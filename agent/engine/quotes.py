@@ -3,19 +3,9 @@
 The claims model copies one or more spans of the passages it read ("quotes"); the engine, not the
 model, decides whether each span is really there and where. A quote is looked for in the stored
 text of the source it names (Source.text, or the snippet when a source has no text), after the
-same normalisation of both sides, one original character at a time, so that every normalised
-character remembers the offset it came from and a match maps back to `start`/`end` in the
-original text:
-
-1. NFKC: full-width letters, digits and punctuation become their half-width forms ("３５．１％"
-   → "35.1%", "（" → "("), ligatures and compatibility forms are unfolded ("…" → "...");
-2. quote marks are one mark: ‘ ’ ‚ ‛ ′ ` ´ → ' and “ ” „ ‟ ″ « » 「 」 『 』 → ";
-3. dashes and minus signs are one hyphen: ‐ ‑ ‒ – — ― − ﹣ → -; and the "‹" the engine puts in
-   place of "<" when it neutralises tool text (sources.neutralise) is "<" again;
-4. Latin case is folded (lower());
-5. whitespace (spaces, tabs, newlines, no-break and ideographic spaces) collapses to one space,
-   and disappears next to a CJK character (PDF text breaks Chinese lines anywhere, and a model
-   copying it joins them).
+same folding of both sides (folding.py: full-width forms, quote marks, dashes, Latin case and
+whitespace), one original character at a time, so that every folded character remembers the
+offset it came from and a match maps back to `start`/`end` in the original text.
 
 Nothing else is forgiven: an ellipsis that skips text, a paraphrase, a changed number or a word
 left out is not the passage, and the claim fails with "quote_not_found" before any model call.
@@ -23,11 +13,8 @@ left out is not the passage, and the claim fails with "quote_not_found" before a
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from dataclasses import dataclass
-
 from .claims import Quote
+from .folding import Normalised, norm, normalise
 from .types import Source
 
 MAX_QUOTE_CHARS = 400  # what the prompt asks for
@@ -36,61 +23,8 @@ MAX_QUOTE_CHARS = 400  # what the prompt asks for
 QUOTE_LIMIT = 500
 MIN_QUOTE_CHARS = 4  # normalised characters: shorter spans match almost anywhere
 
-_SINGLE = dict.fromkeys("‘’‚‛′`´", "'")
-_DOUBLE = dict.fromkeys("“”„‟″«»「」『』〝〞", '"')
-_DASHES = dict.fromkeys("‐‑‒–—―−﹣⁃", "-")
-_FOLD = {**_SINGLE, **_DOUBLE, **_DASHES, "‹": "<", "›": ">"}
-_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
-
-
-def _fold(char: str) -> str:
-    out = []
-    for c in unicodedata.normalize("NFKC", char):
-        c = _FOLD.get(c, c)
-        out.append(" " if c.isspace() else c.lower())
-    return "".join(out)
-
-
-@dataclass(frozen=True)
-class Normalised:
-    text: str
-    origin: tuple[int, ...]  # origin[i]: offset in the original text of normalised character i
-
-    def span(self, start: int, length: int) -> tuple[int, int]:
-        """The original [start, end) of normalised characters [start, start + length)."""
-        return self.origin[start], self.origin[start + length - 1] + 1
-
-
-def normalise(text: str) -> Normalised:
-    chars: list[str] = []
-    origin: list[int] = []
-    for offset, char in enumerate(text or ""):
-        for c in _fold(char):
-            if c == " ":
-                if not chars or chars[-1] == " ":
-                    continue
-            chars.append(c)
-            origin.append(offset)
-    # Whitespace next to a CJK character (either side) goes, and trailing whitespace too.
-    keep = [
-        not (
-            c == " "
-            and (
-                n == len(chars) - 1
-                or (n > 0 and _CJK.match(chars[n - 1]))
-                or (n + 1 < len(chars) and _CJK.match(chars[n + 1]))
-            )
-        )
-        for n, c in enumerate(chars)
-    ]
-    return Normalised(
-        "".join(c for c, k in zip(chars, keep) if k), tuple(o for o, k in zip(origin, keep) if k)
-    )
-
-
-def norm(text: str) -> str:
-    """The normalised text alone (for comparisons that need no offsets)."""
-    return normalise(text).text.strip()
+# The folding lives in folding.py; these names stay importable from here for the checks.
+__all__ = ["Normalised", "find", "locate", "located_text", "norm", "normalise", "page_of", "passage_of"]
 
 
 def passage_of(source: Source) -> str:

@@ -10,7 +10,7 @@ from .registry import BoundToolbox, Tool, ToolContext, ToolDefinitionError, Tool
 
 REGISTRY = ToolRegistry()
 
-# One module per tool family; each registers its tools on REGISTRY.
+# One module per kind of source; each registers its tools on REGISTRY.
 TOOL_MODULES: list[str] = [
     "agent.tools.materials",  # the channel's own course materials: the first place to look
     "agent.tools.catalogue",  # the Uedu catalogue and internal platform documents

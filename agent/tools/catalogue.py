@@ -73,7 +73,7 @@ def _course_source(course: Course) -> Source:
     )
 
 
-@REGISTRY.tool("catalogue", tier="internal", search=False, exact_figures=False)
+@REGISTRY.tool(tier="internal", search=False, exact_figures=False)
 def get_course_overview(ctx: ToolContext, course: str, university: str | None = None) -> ToolResult:
     """Overview of a university course in the Uedu catalogue: description, weekly syllabus topics,
     credits, level, department and university. Use it to compare courses or plan a learning path.
@@ -108,7 +108,7 @@ def get_course_overview(ctx: ToolContext, course: str, university: str | None = 
     )
 
 
-@REGISTRY.tool("catalogue", tier="internal", search=False, exact_figures=False)
+@REGISTRY.tool(tier="internal", search=False, exact_figures=False)
 def get_hs_curriculum(
     ctx: ToolContext,
     subject: Literal["math", "science", "information_technology"] | None = None,
@@ -180,7 +180,7 @@ def _paper_body(paper: AdvisorPaper | TeamPaper, byline: str) -> str:
     )
 
 
-@REGISTRY.tool("catalogue", tier="internal", search=False, exact_figures=False)
+@REGISTRY.tool(tier="internal", search=False, exact_figures=False)
 def list_uedu_team_papers(ctx: ToolContext, query: str | None = None, limit: int = 10) -> ToolResult:
     """Papers written by the Uedu team itself (about the platform, learning analytics, AI in
     education), newest first.
@@ -216,7 +216,7 @@ def list_uedu_team_papers(ctx: ToolContext, query: str | None = None, limit: int
     )
 
 
-@REGISTRY.tool("catalogue", tier="internal", search=True, exact_figures=False)
+@REGISTRY.tool(tier="internal", search=True, exact_figures=False)
 def search_advisor_papers(
     ctx: ToolContext, query: str, advisor: str | None = None, year_from: int | None = None, limit: int = 10
 ) -> ToolResult:
@@ -309,7 +309,7 @@ def _advisor_source(advisor: Advisor, cluster: ResearchCluster) -> Source:
     )
 
 
-@REGISTRY.tool("catalogue", tier="internal", search=False, exact_figures=False)
+@REGISTRY.tool(tier="internal", search=False, exact_figures=False)
 def list_research_clusters(ctx: ToolContext, query: str | None = None) -> ToolResult:
     """The Uedu research clusters (groups of advisors working on one field), with their advisors.
 
@@ -354,7 +354,7 @@ def list_research_clusters(ctx: ToolContext, query: str | None = None) -> ToolRe
     )
 
 
-@REGISTRY.tool("catalogue", tier="internal", search=False, exact_figures=False)
+@REGISTRY.tool(tier="internal", search=False, exact_figures=False)
 def get_cluster_advisors(ctx: ToolContext, cluster: str) -> ToolResult:
     """The Uedu advisors of one research cluster: position, university, research interests, profile
     link and recent papers.
@@ -381,7 +381,7 @@ def get_cluster_advisors(ctx: ToolContext, cluster: str) -> ToolResult:
     )
 
 
-@REGISTRY.tool("catalogue", tier="internal", search=False, exact_figures=False)
+@REGISTRY.tool(tier="internal", search=False, exact_figures=False)
 def list_uedu_universities(ctx: ToolContext, query: str | None = None) -> ToolResult:
     """The universities in the Uedu network, with city, website and how many catalogue courses and
     advisors each has.
@@ -419,7 +419,7 @@ def list_uedu_universities(ctx: ToolContext, query: str | None = None) -> ToolRe
 
 
 # --------------------------------------------------------------------------- internal platform documents
-@REGISTRY.tool("catalogue", tier="internal", search=False, exact_figures=False)
+@REGISTRY.tool(tier="internal", search=False, exact_figures=False)
 def get_internal_docs(ctx: ToolContext, query: str, limit: int = 5) -> ToolResult:
     """Search Uedu's internal platform documents (guides, policies, course rules) that the asking
     student may read: public documents, this channel's documents and, for staff, staff documents.

@@ -15,7 +15,7 @@ from . import REGISTRY
 from .registry import ToolContext
 
 
-@REGISTRY.tool("materials", tier="internal", search=True, exact_figures=False)
+@REGISTRY.tool(tier="internal", search=True, exact_figures=False)
 def search_channel_materials(ctx: ToolContext, query: str, top_k: int = 6) -> ToolResult:
     """Search the course materials the teacher uploaded to this channel (PDF handouts, Word notes,
     PowerPoint slides) and return the most relevant passages with file name and page or slide

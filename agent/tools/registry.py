@@ -26,8 +26,6 @@ import jsonschema
 
 from agent.engine.types import TIERS, ToolResult, ToolTraits
 
-FAMILIES = ("materials", "catalogue", "scholarly", "web", "structured")
-
 
 class ToolDefinitionError(Exception):
     """A tool whose schema cannot be derived: raised at import time."""
@@ -56,7 +54,6 @@ class Tool:
     description: str
     parameters: dict
     fn: Callable[..., ToolResult]
-    family: str
     traits: ToolTraits
     needs_web: bool = False
     # Arguments that must be a URL this research has already seen (a search result, a source) or
@@ -150,7 +147,6 @@ def _traits(where: str, *, tier: Any, search: Any, exact_figures: Any) -> ToolTr
 def build_tool(
     fn: Callable,
     *,
-    family: str,
     tier: str = _UNDECLARED,
     search: bool = _UNDECLARED,
     exact_figures: bool = _UNDECLARED,
@@ -159,8 +155,6 @@ def build_tool(
     observed_url_params: tuple[str, ...] = (),
 ) -> Tool:
     where = f"tool {fn.__module__}.{fn.__name__}"
-    if family not in FAMILIES:
-        raise ToolDefinitionError(f"{where}: family must be one of {FAMILIES}")
     traits = _traits(where, tier=tier, search=search, exact_figures=exact_figures)
     description, arg_docs = _parse_docstring(fn.__doc__ or "", where)
     hints = typing.get_type_hints(fn, include_extras=False)
@@ -201,7 +195,6 @@ def build_tool(
         description=description,
         parameters=parameters,
         fn=fn,
-        family=family,
         traits=traits,
         needs_web=needs_web,
         observed_url_params=tuple(observed_url_params),
@@ -220,7 +213,6 @@ class ToolRegistry:
 
     def tool(
         self,
-        family: str,
         *,
         tier: str = _UNDECLARED,
         search: bool = _UNDECLARED,
@@ -229,13 +221,12 @@ class ToolRegistry:
         name: str | None = None,
         observed_url_params: tuple[str, ...] = (),
     ):
-        """Decorator: `@registry.tool("materials", tier="internal", search=True, exact_figures=False)`."""
+        """Decorator: `@registry.tool(tier="internal", search=True, exact_figures=False)`."""
 
         def decorate(fn):
             self.register(
                 build_tool(
                     fn,
-                    family=family,
                     tier=tier,
                     search=search,
                     exact_figures=exact_figures,

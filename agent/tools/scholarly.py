@@ -63,7 +63,7 @@ def _source(work: openalex.Work) -> Source:
     )
 
 
-@REGISTRY.tool("scholarly", tier="scholarly", search=True, exact_figures=False)
+@REGISTRY.tool(tier="scholarly", search=True, exact_figures=False)
 def search_external_papers(
     ctx: ToolContext,
     query: str,

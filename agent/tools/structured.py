@@ -97,7 +97,7 @@ def _margin_source(report: edgar.Financials, key: str, margin: dict) -> Source:
     )
 
 
-@REGISTRY.tool("structured", tier="structured", search=False, exact_figures=True)
+@REGISTRY.tool(tier="structured", search=False, exact_figures=True)
 def get_financials(ctx: ToolContext, ticker: str, quarter: str) -> ToolResult:
     """Authoritative quarterly financials of a US-listed company from its SEC filings (XBRL):
     revenue, gross profit, operating income, net income, diluted and basic EPS, and margins, each

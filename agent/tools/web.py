@@ -21,7 +21,7 @@ MAX_RESULTS = 10
 PDF_PAGES_PER_CALL = 8
 
 
-@REGISTRY.tool("web", tier="web", search=True, exact_figures=False, needs_web=True)
+@REGISTRY.tool(tier="web", search=True, exact_figures=False, needs_web=True)
 def web_search(ctx: ToolContext, query: str, limit: int = 8) -> ToolResult:
     """Search the public web. Returns titles, links and short extracts; open a promising page with
     fetch_url before relying on it. Web pages are the least trusted kind of source.
@@ -55,9 +55,7 @@ def web_search(ctx: ToolContext, query: str, limit: int = 8) -> ToolResult:
     return ToolResult(sources=sources, data={"results": [{"title": h.title, "url": h.url} for h in hits]})
 
 
-@REGISTRY.tool(
-    "web", tier="web", search=False, exact_figures=False, needs_web=True, observed_url_params=("url",)
-)
+@REGISTRY.tool(tier="web", search=False, exact_figures=False, needs_web=True, observed_url_params=("url",))
 def fetch_url(ctx: ToolContext, url: str, first_page: int = 1) -> ToolResult:
     """Read one public web page or PDF (http or https) as clean text: the main content without
     menus and ads. A PDF comes back page by page, each page citable on its own, 8 pages per call.

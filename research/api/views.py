@@ -45,7 +45,10 @@ ERRORS = {
     400: OpenApiResponse(description='Bad input: {"error": {"code", "message"}}'),
     403: OpenApiResponse(description="Deep Research off for the channel"),
     404: OpenApiResponse(description="No such task or channel (or one you may not see)"),
-    429: OpenApiResponse(description="Quota or rate limit reached; see Retry-After"),
+    429: OpenApiResponse(
+        description="Quota, rate limit, the user's share of the cap, researches under way or cancels "
+        "throttled; see Retry-After"
+    ),
     503: OpenApiResponse(description="Platform daily cost cap reached, or the LLM is unavailable"),
 }
 
@@ -143,6 +146,7 @@ def stream(request: Request, task_uuid):
         last_seq = max(0, int(raw))
     except ValueError:
         raise ServiceError("invalid", _("Last-Event-ID must be an event number."), status=400) from None
+    log.info("stream opened (SSE): task %s, user #%s", task.task_uuid, request.user.pk)
     return sse_response(request.user, task.pk, task.task_uuid, last_seq, session_key=_session_key(request))
 
 

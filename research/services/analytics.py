@@ -13,7 +13,8 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext as _
 
-from channels_app import access
+from channels_app.access import can
+from channels_app.roles import RESEARCH_REVIEW
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
@@ -59,9 +60,9 @@ def record_result_view(task: ResearchTask, viewer, *, via_share: str | None = No
 
 
 def flag_misuse(task: ResearchTask, user, *, note: str = "", flagged: bool = True) -> ResearchTask:
-    """A teacher (the channel's owner, a Super TA with an NDA, a platform admin) marks a result as
-    misused, or clears the mark."""
-    if task.user_id == user.pk or not access.reads_content_in(user, task.channel):
+    """A reviewer of the channel's research (research.review: its owner, a Super TA with an NDA, a
+    platform admin) marks someone else's result as misused, or clears the mark."""
+    if task.user_id == user.pk or not can(user, RESEARCH_REVIEW, task.channel_id):
         raise ServiceError(
             "not_teacher", _("Only the channel's teacher can flag a result as misused."), status=403
         )

@@ -1,37 +1,36 @@
 """Bloom classification of the questions in the chat log (Cognomics).
 
 Every request row (a Deep Research question or an ordinary chat question) is classified once, in
-the background, by a light structured LLM call: a chat question by a job of its own, a Deep
-Research question by its research, on a thread beside the run (classify_beside). A failure
-leaves the level empty and is retried a bounded number of times
-(settings.UEDU_BLOOM_MAX_ATTEMPTS): each attempt is claimed by a
-conditional UPDATE of bloom_attempts, so duplicate deliveries and retries together can never run
-more attempts than the bound, and a row already classified is never classified again.
+the background, by a light structured LLM call, and has one trigger: a job queued when the row is
+committed (research.receivers), so the worker always finds the row and a rolled-back row queues
+nothing. A failure leaves the level empty and is retried with doubling delays, a bounded number
+of times (settings.UEDU_BLOOM_MAX_ATTEMPTS): each attempt is claimed by a conditional UPDATE of
+bloom_attempts, so duplicate deliveries and retries together can never run more attempts than the
+bound, and a row already classified is never classified again.
 
-A row that used up its attempts (the model was down for a while), or whose job was never queued
-(the broker was down), is picked up again by `backfill`: `manage.py backfill_bloom`, and the
-periodic sweep on the beat schedule. Each sweep grants such a row one more attempt, oldest rows
-first, at most UEDU_BLOOM_SWEEP_BATCH rows per sweep and UEDU_BLOOM_MAX_TOTAL_ATTEMPTS attempts
-per row in all: the model calls it can cause are bounded."""
+The periodic sweep (`backfill`, on the beat schedule, and `manage.py backfill_bloom`) is only a
+recovery: it looks at rows older than UEDU_BLOOM_SWEEP_AFTER_MINUTES that still have no level,
+because their job was never queued (the broker was down) or used up its attempts (the model was
+down for a while). Each sweep grants such a row one more attempt, oldest rows first, at most
+UEDU_BLOOM_SWEEP_BATCH rows per sweep and UEDU_BLOOM_MAX_TOTAL_ATTEMPTS attempts per row in all:
+the model calls it can cause are bounded."""
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import F, Subquery
+from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from agent.engine import prompts, schemas
 from agent.engine.llm import LLMError
 from agent.llm_factory import ask_about_question, llm_configured
 from channels_app.models import ChatLog
-from research.selectors import request_log_id_subquery
 from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
 
@@ -54,10 +53,9 @@ def needs_classification(chat_log: ChatLog) -> bool:
     return chat_log.kind == ChatLog.Kind.REQUEST and not chat_log.bloom_level
 
 
-def classify(chat_log_id: int | Subquery, *, max_attempts: int | None = None) -> BloomOutcome:
+def classify(chat_log_id: int, *, max_attempts: int | None = None) -> BloomOutcome:
     """One attempt, claimed only while the row has fewer than `max_attempts` (default
-    UEDU_BLOOM_MAX_ATTEMPTS) attempts behind it. `chat_log_id`: the row's id, or a subquery that
-    gives it (classify_beside: a research's question row, found by the claim itself)."""
+    UEDU_BLOOM_MAX_ATTEMPTS) attempts behind it."""
     if not llm_configured():
         log.warning("Bloom classification of chat log %s skipped: no LLM is configured", chat_log_id)
         return BloomOutcome("skipped")
@@ -134,40 +132,15 @@ def enqueue(chat_log_id: int) -> None:
 
 
 def enqueue_on_commit(chat_log: ChatLog) -> None:
-    """Queue the job of a new request row once it is committed, except for a Deep Research
-    question: its research classifies it (classify_beside)."""
-    if needs_classification(chat_log) and not chat_log.deep_research_task_id:
+    """Queue the job of a new request row once it is committed."""
+    if needs_classification(chat_log):
         chat_log_id = chat_log.pk
         transaction.on_commit(lambda: enqueue(chat_log_id), robust=True)
 
 
-def classify_and_schedule(chat_log_id: int | Subquery) -> BloomOutcome:
+def classify_and_schedule(chat_log_id: int) -> BloomOutcome:
     """One attempt; a failure that may be retried queues the next one after its delay."""
     outcome = classify(chat_log_id)
     if outcome.status == "retry":
         jobs.send(jobs.CLASSIFY_BLOOM, outcome.row_id, countdown=outcome.retry_in)
     return outcome
-
-
-def classify_beside(task_id: int) -> threading.Thread:
-    """Classify a research's question on a thread of its own, beside the research (its caller
-    joins it when the research is done).
-
-    A research's question gets no job of its own: each start would then put two messages on the
-    broker, the research and this light one, one after the other, and the broker hands messages
-    to the waiting workers in turn, so with two worker processes long runs of researches went to
-    one while the other took the light jobs (docs/performance.md, sixth pass). A question whose
-    research is never delivered (the broker was down) is left to the sweep, as a job never
-    queued always was."""
-
-    def run() -> None:
-        try:
-            classify_and_schedule(request_log_id_subquery(task_id))
-        except Exception:  # the research goes on; the sweep gives the row another attempt
-            log.exception("Bloom classification beside research task %s failed", task_id)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run, name=f"bloom-{task_id}", daemon=True)
-    thread.start()
-    return thread

@@ -1,5 +1,5 @@
-"""Reviewers' decisions on the unresolved conflicts of a research: the channel's teacher or a
-Super TA with an NDA (the review queue's rule, review.can_review) chooses the side that prevails
+"""Reviewers' decisions on the unresolved conflicts of a research: whoever holds conflicts.decide in
+the channel (its owner, its Super TAs with an NDA on file, platform admins) chooses the side that prevails
 or marks the conflict as one the sources cannot settle, with a reason. Each decision is a new row
 (the audit record); the newest per conflict is the one shown. The student is told by e-mail,
 through the same preference as the finished-research e-mail.
@@ -20,8 +20,9 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from channels_app.access import can
+from channels_app.roles import CONFLICTS_DECIDE
 from research.models import ConflictDecision, ResearchTask
-from research.services import review
 from research.services.notifications import email_when_done
 from uedu_dr.errors import ServiceError
 
@@ -65,7 +66,7 @@ def current_decisions(task: ResearchTask) -> dict[str, ConflictDecision]:
 def decide(
     *, task: ResearchTask, user, key: str, decision: str, side: int | None, reason: str
 ) -> ConflictDecision:
-    if not review.can_review(user, task):
+    if not can(user, CONFLICTS_DECIDE, task.channel_id):
         raise ServiceError(
             "not_reviewer",
             _("Only the channel's teacher and Super TAs can review this research."),

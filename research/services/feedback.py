@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from channels_app.roles import is_platform_admin
+from channels_app.access import can
+from channels_app.roles import FAILURES_MANAGE
 from research.models import AnswerFeedback, FailureCase, ResearchTask
 from research.selectors import can_view_task, passages_by_number
 from uedu_dr.errors import ServiceError
@@ -60,12 +61,9 @@ def give_feedback(
 
 
 def feedback_for_reviewer(user) -> QuerySet[AnswerFeedback]:
-    """Feedback on answers in the channels the user teaches or reviews as Super TA (admins: all)."""
+    """Feedback on answers in the channels whose research the user reviews (research.review)."""
     rows = AnswerFeedback.objects.select_related("task", "task__channel", "user")
-    if is_platform_admin(user):
-        return rows
-    task_ids = ResearchTask.objects.filter(reviewer_channels_filter(user)).values("pk")
-    return rows.filter(task_id__in=task_ids)
+    return rows.filter(task_id__in=ResearchTask.objects.filter(reviewer_channels_filter(user)).values("pk"))
 
 
 def promote_to_failure(
@@ -78,7 +76,7 @@ def promote_to_failure(
 ) -> FailureCase:
     """Platform admins turn a reported answer into an evaluation item: the question, a snapshot of
     the passages its citations pointed at (the channel fixture), what was wrong and the fix."""
-    if not is_platform_admin(user):
+    if not can(user, FAILURES_MANAGE):
         raise ServiceError("forbidden", _("Only platform admins can build the failure dataset."), status=403)
     if not (what_was_wrong or "").strip():
         raise ServiceError("invalid", _("Describe what was wrong."))

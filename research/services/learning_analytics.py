@@ -23,7 +23,11 @@ arriving after the task. Each name says what is counted:
 - Ethicomics: whether, and how long after the answer, the student acknowledged the disclaimer;
   whether a teacher flagged the result as misused.
 
-CODEBOOK documents each column for the export's manifest. Replays are never counted.
+CODEBOOK documents each column for the export's manifest. Replays are never counted. The signals
+that count other rows (follow-ups, follow-up researches, diffusion) count, in an export, only rows
+the export itself may hold: the caller passes its rule (`counted`), so a row outside the period,
+written while consent was not in force or while its author was withdrawn, or written by staff or
+by someone the consent does not cover, changes no signal either (governance.export).
 """
 
 from __future__ import annotations
@@ -67,11 +71,14 @@ CODEBOOK = {
     "empty while there is no answer",
     "follow_up_researches": "later researches of the same student in the same channel that follow this one up: their next "
     "research there when this one completed (it reads this answer as its conversation), and any whose question contains "
-    "this result's link or task id; empty while there is no answer",
+    "this result's link or task id; empty while there is no answer. Like follow_ups, counts only rows this export holds "
+    "(its period, consent in force, nothing written while withdrawn)",
     "share_link_openings": "openings of the result through the share link its student copied, by others who may see the result "
     "(teacher, Super TA with NDA, platform admin); the student's own openings are not counted",
     "diffusion_mentions": "later messages in the channel written by anyone but its student (their questions; the "
-    "assistant's replies are not counted) that contain the result's link or task id",
+    "assistant's replies are not counted) that contain the result's link or task id; only messages this export "
+    "itself holds count (in its period, consent in force, by learners who used Deep Research, never staff, "
+    "nothing written while withdrawn)",
     "misuse_flagged": "True if a teacher flagged the result as misused",
     "disclaimer_acknowledged": "True if the student clicked 'I understand' under the answer's disclaimer",
     "disclaimer_ack_seconds": "seconds from the answer to that click; empty if none",
@@ -113,8 +120,13 @@ def language_measures(text: str) -> dict:
     }
 
 
-def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchTask]:
-    """The database-side signals as annotations, so an export of any size is a few queries."""
+def with_signal_annotations(
+    tasks: QuerySet[ResearchTask], *, counted: Q | None = None
+) -> QuerySet[ResearchTask]:
+    """The database-side signals as annotations, so an export of any size is a few queries.
+    `counted`: which chat rows and research tasks the counting signals may count (a filter on
+    either model, e.g. the export's learner rule); None counts all."""
+    counted = counted if counted is not None else Q()
     request_row = ChatLog.objects.filter(
         deep_research_task=OuterRef("pk"), kind=ChatLog.Kind.REQUEST
     ).order_by("pk")
@@ -148,6 +160,7 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
         )
         .exclude(Exists(later_research))
         .filter(Q(content__contains=uuid_text) | Q(content__regex=r"\[[0-9]{1,3}\]"))
+        .filter(counted)
         .order_by()
         .values("channel")
         .annotate(n=Count("pk"))
@@ -170,6 +183,7 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
     )
     follow_up_researches = (
         researches_after.filter(Q(pk=OuterRef("signal_next_research")) | Q(user_question__contains=uuid_text))
+        .filter(counted)
         .order_by()
         .values("channel")
         .annotate(n=Count("pk"))
@@ -185,6 +199,7 @@ def with_signal_annotations(tasks: QuerySet[ResearchTask]) -> QuerySet[ResearchT
         )
         .exclude(user=OuterRef("user"))  # spreading means others: the student's own mentions are follow-ups
         .exclude(deep_research_task=OuterRef("pk"))
+        .filter(counted)
         .order_by()
         .values("channel")
         .annotate(n=Count("pk"))

@@ -12,13 +12,14 @@ from django.utils.translation import gettext as _
 
 from agent.engine import ResearchResult
 from agent.engine.events import Cancelled, Failed, TaskCreated
+from channels_app.access import can
 from channels_app.models import Channel, ChatLog
-from channels_app.roles import is_platform_admin
+from channels_app.roles import RESEARCH_CANCEL_ANY
 from research.models import ResearchTask
 from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
 
-from . import events, plan_review, settlement, transitions
+from . import events, plan_review, settlement, start_limits, transitions
 from .context import clean_context
 from .membership import check_member
 from .questions import validate_question
@@ -66,6 +67,7 @@ def task_start(
             plan_review_mode=channel.plan_review,
             follow_up_of=follow_up_of,
         )
+        start_limits.check_start(user, task)  # researches under way, cancels refunded (429)
         settlement.reserve(task)  # quota charge and cost reservation; raises before anything is kept
         request_log = ChatLog.objects.create(
             channel=channel,
@@ -105,7 +107,7 @@ def enqueue(task_id: int) -> None:
 def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
     """The owner (or a platform admin) cancels. A queued task ends at once; a running one is
     flagged and the engine stops at its next check, keeping the steps already done."""
-    if task.user_id != user.pk and not is_platform_admin(user):
+    if task.user_id != user.pk and not can(user, RESEARCH_CANCEL_ANY):
         raise ServiceError(
             "not_owner", _("Only the person who started this research can cancel it."), status=403
         )

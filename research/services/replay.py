@@ -28,7 +28,8 @@ from django.utils.translation import gettext as _
 from agent.engine.events import TaskCreated
 from agent.engine.llm import LLMClient, LLMConfig, Reply
 from agent.engine.types import Source, ToolResult, ToolTraits
-from channels_app.roles import is_platform_admin
+from channels_app.access import can
+from channels_app.roles import RESEARCH_REPLAY
 from quotas import services as quotas
 from research.models import ResearchTask, TranscriptEntry
 from uedu_dr.errors import ServiceError
@@ -221,7 +222,7 @@ def replay_task(
     (history, chat, follow-up context, export) leaves it out. `exact`: the model's answers too
     come from the original's transcript; raises ReplayDiverged (after the replay task has ended,
     failed) when the engine asks something the transcript does not hold."""
-    if not is_platform_admin(run_by):
+    if not can(run_by, RESEARCH_REPLAY):
         raise ServiceError(
             "not_platform_admin", _("Only a platform admin can replay a research."), status=403
         )

@@ -1,6 +1,7 @@
-"""Human review of tasks whose conflicts stayed unresolved: the channel's teacher and Super TAs
-with an NDA on file see them in a review queue and can add a note that the result page shows, or
-decide the conflicts (services.conflict_decisions); either takes the research out of the queue."""
+"""Human review of tasks whose conflicts stayed unresolved: whoever holds research.review in the
+channel (its owner, its Super TAs with an NDA on file, platform admins) sees them in a review queue
+and can add a note that the result page shows, or decide the conflicts
+(services.conflict_decisions); either takes the research out of the queue."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from channels_app import access
-from channels_app.roles import is_platform_admin
+from channels_app.access import can, permitted_q
+from channels_app.roles import RESEARCH_REVIEW
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
@@ -17,22 +18,18 @@ MAX_NOTE = 4000
 
 
 def reviewer_channels_filter(user) -> Q:
-    # The reviewers are the content readers: owner, or Super TA with an NDA on file.
-    return access.content_reader_q(user)
+    """Tasks in the channels whose research the user reviews."""
+    return permitted_q(user, RESEARCH_REVIEW)
 
 
 def can_review(user, task: ResearchTask) -> bool:
-    if not user.is_authenticated:
-        return False
-    if is_platform_admin(user):
-        return True
-    return ResearchTask.objects.filter(reviewer_channels_filter(user), pk=task.pk).exists()
+    return can(user, RESEARCH_REVIEW, task.channel_id)
 
 
 def reviews_any_channel(user) -> bool:
-    """Whether the user reviews anything at all: owns a channel, is a Super TA with an NDA somewhere, or is a
-    platform admin. Decides whether the review queue and feedback pages exist for them."""
-    return access.reads_content_anywhere(user)
+    """Whether the user reviews anything at all: decides whether the review queue and feedback
+    pages exist for them."""
+    return can(user, RESEARCH_REVIEW)
 
 
 def awaiting_review_q() -> Q:
@@ -43,8 +40,7 @@ def awaiting_review_q() -> Q:
 
 def review_queue(user, *, include_reviewed: bool = False) -> QuerySet[ResearchTask]:
     tasks = ResearchTask.objects.filter(needs_review=True).select_related("channel", "user", "reviewed_by")
-    if not is_platform_admin(user):
-        tasks = tasks.filter(reviewer_channels_filter(user))
+    tasks = tasks.filter(reviewer_channels_filter(user))
     if not include_reviewed:
         tasks = tasks.filter(awaiting_review_q())
     return tasks.order_by("-created_at")

@@ -34,7 +34,6 @@ from uedu_dr.db_pool import handed_back
 
 from . import (
     assistant_policy,
-    bloom,
     credibility,
     events,
     follow_up,
@@ -277,14 +276,10 @@ def execute_task(
     tools, another model for every role, recorded model answers instead of a server's.
     `registry` is the product's tool registry; another one (a fixed corpus) serves tests that need
     known sources from a research run in their own process."""
-    classifier = bloom.classify_beside(task_id)  # the question's Bloom level, beside the research
     try:
         _execute(task_id, toolbox=toolbox, model=model, registry=registry, client_class=client_class)
     finally:
         connection.close()  # worker threads live on; the connection should not
-        classifier.join(
-            settings.UEDU_LLM_TIMEOUT_SECONDS + 30
-        )  # one model call; a later end is left to itself
 
 
 def _execute(

@@ -35,7 +35,7 @@ def lookup(
 
 
 def test_schema_comes_from_hints_and_docstring():
-    tool = build_tool(lookup, family="materials", **TRAITS)
+    tool = build_tool(lookup, **TRAITS)
     assert tool.description == "Look something up in the channel."
     props = tool.parameters["properties"]
     assert props["query"] == {"type": "string", "description": "what to look for"}
@@ -55,7 +55,7 @@ def test_missing_description_fails_at_definition():
         """Does things."""
 
     with pytest.raises(ToolDefinitionError, match="not described"):
-        build_tool(bad, family="materials", **TRAITS)
+        build_tool(bad, **TRAITS)
 
 
 def test_missing_type_hint_fails_at_definition():
@@ -67,7 +67,7 @@ def test_missing_type_hint_fails_at_definition():
         """
 
     with pytest.raises(ToolDefinitionError, match="no type hint"):
-        build_tool(bad, family="materials", **TRAITS)
+        build_tool(bad, **TRAITS)
 
 
 def test_missing_docstring_and_context_fail():
@@ -82,14 +82,14 @@ def test_missing_docstring_and_context_fail():
         """
 
     with pytest.raises(ToolDefinitionError, match="docstring"):
-        build_tool(no_doc, family="materials", **TRAITS)
+        build_tool(no_doc, **TRAITS)
     with pytest.raises(ToolDefinitionError, match="ctx"):
-        build_tool(no_ctx, family="materials", **TRAITS)
+        build_tool(no_ctx, **TRAITS)
 
 
 def test_bound_toolbox_validates_arguments_and_names_the_tool():
     registry = ToolRegistry()
-    registry.register(build_tool(lookup, family="materials", **TRAITS))
+    registry.register(build_tool(lookup, **TRAITS))
     box = registry.bind(CTX)
     assert box.call("lookup", {"query": "x", "top_k": "many"}).error.startswith("invalid arguments")
     assert "unknown tool" in box.call("delete_all", {}).error
@@ -103,7 +103,7 @@ def test_bound_toolbox_validates_arguments_and_names_the_tool():
 def test_web_tools_are_only_offered_when_the_channel_enables_them():
     registry = ToolRegistry()
 
-    @registry.tool("web", tier="web", search=True, exact_figures=False, needs_web=True)
+    @registry.tool(tier="web", search=True, exact_figures=False, needs_web=True)
     def web_search(ctx: ToolContext, query: str) -> ToolResult:
         """Search the web.
 
@@ -123,7 +123,7 @@ def test_a_tool_registered_without_its_traits_fails_at_registration():
     registry = ToolRegistry()
     with pytest.raises(ToolDefinitionError, match=r"traits \['tier', 'exact_figures'\]"):
 
-        @registry.tool("web", search=True)
+        @registry.tool(search=True)
         def web_search(ctx: ToolContext, query: str) -> ToolResult:
             """Search the web.
 
@@ -133,9 +133,9 @@ def test_a_tool_registered_without_its_traits_fails_at_registration():
             return ToolResult()
 
     with pytest.raises(ToolDefinitionError, match="tier must be one of"):
-        build_tool(lookup, family="materials", tier="gold", search=True, exact_figures=False)
+        build_tool(lookup, tier="gold", search=True, exact_figures=False)
     with pytest.raises(ToolDefinitionError, match="search must be True or False"):
-        build_tool(lookup, family="materials", tier="internal", search="yes", exact_figures=False)
+        build_tool(lookup, tier="internal", search="yes", exact_figures=False)
     assert registry.all() == []
 
 
@@ -146,7 +146,7 @@ from agent.tools.registry import ToolContext, ToolRegistry
 REGISTRY = ToolRegistry()
 
 
-@REGISTRY.tool("scholarly", tier="scholarly")
+@REGISTRY.tool(tier="scholarly")
 def find_theses(ctx: ToolContext, query: str) -> ToolResult:
     """Find theses.
 
@@ -169,7 +169,7 @@ def test_a_tool_module_without_traits_fails_at_import(tmp_path, monkeypatch):
 def test_the_toolbox_gives_the_declared_traits_and_caps_the_tier_of_what_a_tool_returns():
     registry = ToolRegistry()
 
-    @registry.tool("web", tier="web", search=False, exact_figures=True)
+    @registry.tool(tier="web", search=False, exact_figures=True)
     def read_page(ctx: ToolContext, query: str) -> ToolResult:
         """Read a page.
 
@@ -179,7 +179,7 @@ def test_the_toolbox_gives_the_declared_traits_and_caps_the_tier_of_what_a_tool_
         claimed = ["internal", "structured", "web", "gold"]
         return ToolResult(sources=[Source(title=tier, snippet="s", tier=tier) for tier in claimed])
 
-    @registry.tool("materials", tier="internal", search=True, exact_figures=False)
+    @registry.tool(tier="internal", search=True, exact_figures=False)
     def course_notes(ctx: ToolContext, query: str) -> ToolResult:
         """Course notes.
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import multiprocessing
+import threading
 import zipfile
 
 import pytest
@@ -14,6 +16,10 @@ from channels_app import extraction, materials
 from channels_app.models import Material, MaterialChunk
 from tests.support.documents import docx_bytes, pdf_bytes, pptx_bytes, upload
 from tests.support.factories import make_channel
+from tests.support.slow_parse import take
+from tests.support.stack import wait_for
+from uedu_dr import jobs
+from uedu_dr.bounded_process import run_bounded
 
 pytestmark = pytest.mark.django_db
 
@@ -307,3 +313,36 @@ def test_a_file_that_yields_too_many_chunks_is_refused(personas, index_file, set
     material = index_file(personas.channel, personas.teacher, "long.pdf", pdf_bytes([LA_PAGE, IRB_PAGE]))
     assert material.status == Material.Status.FAILED and material.error_code == "too_many_chunks"
     assert MaterialChunk.objects.count() == 0
+
+
+def test_a_file_waiting_too_long_for_a_parse_slot_goes_back_to_the_queue_not_to_failed(
+    personas, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Every parse slot taken (uedu_dr.parse_slots) says nothing about the file: the indexing is
+    queued again, and the material is never marked failed for it."""
+    settings.UEDU_PARSE_CHILDREN_PER_PROCESS = 1
+    monkeypatch.setattr(extraction, "MATERIAL_SLOT_WAIT_SECONDS", 0.5)
+    with django_capture_on_commit_callbacks() as queued:  # uploaded; its indexing is queued
+        material, _ = materials.material_upload(
+            channel=personas.channel,
+            user=personas.teacher,
+            uploaded_file=upload("w.pdf", pdf_bytes([LA_PAGE])),
+        )
+    assert len(queued) == 1
+    sent = []
+    monkeypatch.setattr(materials.jobs, "send", lambda name, *args, **kw: sent.append((name, args, kw)))
+    holder = threading.Thread(
+        target=run_bounded, args=(take, (3,)), kwargs={"memory_mb": 512, "timeout_seconds": 30}, daemon=True
+    )
+    holder.start()
+    wait_for(lambda: len(multiprocessing.active_children()) == 1, message="a parse holding the slot")
+
+    materials.index_material(material.pk)
+
+    material.refresh_from_db()
+    assert material.status == Material.Status.PENDING and not material.error
+    assert sent == [(jobs.INDEX_MATERIAL, (material.pk,), {"countdown": materials.BUSY_RETRY_SECONDS})]
+    holder.join(30)
+    materials.index_material(material.pk)  # the job, come back: the slot is free
+    material.refresh_from_db()
+    assert material.status == Material.Status.READY, material.error

@@ -9,6 +9,9 @@ server saw."""
 
 from __future__ import annotations
 
+import multiprocessing
+import threading
+import time
 from decimal import Decimal
 
 import pytest
@@ -21,6 +24,9 @@ from quotas.models import CostReservation
 from research.models import SourceStat
 from tests.support.corpus_tools import corpus_registry
 from tests.support.fake_http import FakeHTTPServer, Reply
+from tests.support.slow_parse import take
+from tests.support.stack import wait_for
+from uedu_dr.bounded_process import run_bounded
 from uedu_dr.errors import ServiceError
 
 PAGE = """<html><head><title>Spaced repetition works</title></head><body><article>
@@ -75,6 +81,30 @@ def test_chat_fetches_a_page_the_student_wrote_and_lists_it_as_a_source(personas
     assert [(c["number"], c["url"], c["source_tool"]) for c in answer.citations_json] == [
         (1, page_url(site), "fetch_url")
     ]
+
+
+def test_chat_refuses_a_page_at_once_when_every_parse_slot_is_taken(
+    personas, web_channel, llm, site, settings
+):
+    """The chat runs in the web process while a person waits: a page it would parse while the
+    process's parse slots are all taken is refused at once with a clear tool message, and no parse
+    child starts on the web node (uedu_dr.parse_slots)."""
+    settings.UEDU_PARSE_CHILDREN_PER_PROCESS = 1
+    holder = threading.Thread(
+        target=run_bounded, args=(take, (4,)), kwargs={"memory_mb": 512, "timeout_seconds": 30}, daemon=True
+    )
+    holder.start()
+    wait_for(lambda: len(multiprocessing.active_children()) == 1, message="a parse holding the slot")
+    llm.on("chat", fetching(page_url(site)))
+    started = time.monotonic()
+    exchange = send_chat_message(user=personas.student, channel=web_channel, message=f"Read {page_url(site)}")
+
+    assert time.monotonic() - started < 3  # not queued behind the other parse
+    assert "was not read" in tool_text(llm) and "try again in a minute" in tool_text(llm)
+    assert "Spaced repetition works" not in tool_text(llm)
+    assert len(multiprocessing.active_children()) == 1  # only the parse that held the slot
+    assert exchange.response.citations_json == []
+    holder.join(30)
 
 
 def test_chat_refuses_a_domain_the_teacher_blocked_before_sending_any_request(

@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
 from tests.support.factories import PASSWORD
+from tests.support.system_fonts import cjk_font_problem
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -49,6 +50,10 @@ def _orm_beside_playwright(monkeypatch):
 def browser():
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (.ci/run does)")
+    # Checked before any page opens: a missing CJK font fails the print test much later, as \x00.
+    font_problem = cjk_font_problem()
+    if font_problem:
+        pytest.fail(font_problem)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield browser

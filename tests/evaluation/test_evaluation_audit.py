@@ -26,6 +26,7 @@ from tests.support.scripted_llm import Scenario
 pytestmark = pytest.mark.slow
 
 SEED = 7
+V2 = "uedu_eval_v2.jsonl"  # these runs are on v2 items; the command's default is v3
 SMALL = [
     "en-catalogue-cs-path",
     "en-catalogue-hs-probability",
@@ -36,12 +37,14 @@ SMALL = [
 
 def _scripted(llm, judge: str = "labels") -> None:
     llm.reset(Scenario())
-    install(llm, datasets.load(), seed=SEED)
+    install(llm, datasets.load(V2), seed=SEED)
     eval_judge.install(llm, judge)
 
 
 def _kappas(output: str) -> dict[str, float]:
-    found = re.findall(r"^(en|zh-hant|overall)\s+(\d+)\s+([0-9.]+)\s+(-?[0-9.]+)$", output, re.M)
+    found = re.findall(
+        r"^(en|zh-hant|overall)\s+(\d+)\s+([0-9.]+)\s+(-?[0-9.]+)\s+(?:\[[^\]]+\]|–)\s+[0-9.]+$", output, re.M
+    )
     return {name: float(kappa) for name, _, _, kappa in found}
 
 
@@ -103,7 +106,9 @@ def test_a_run_refuses_a_weak_judge_and_the_researchers_own_model_unless_allowed
     out = tmp_path / "results"
     _scripted(llm, "agree")
     with pytest.raises(CommandError, match="agrees too little"):
-        call_command("deep_research_eval", "--only", SMALL[0], "--judge-model", "judge-x", "--out", str(out))
+        call_command(
+            "deep_research_eval", V2, "--only", SMALL[0], "--judge-model", "judge-x", "--out", str(out)
+        )
     assert not llm.calls("synthesizer") and not out.exists()  # refused before any research
 
     _scripted(llm, "labels")
@@ -118,10 +123,10 @@ def test_a_run_refuses_a_weak_judge_and_the_researchers_own_model_unless_allowed
         "scripted-faithful",
     )
     with pytest.raises(CommandError, match=r"the judge \(scripted-faithful\) is the researcher's own model"):
-        call_command("deep_research_eval", *args, "--out", str(out))
+        call_command("deep_research_eval", V2, *args, "--out", str(out))
     assert not llm.calls("entailment") and not out.exists()
 
-    call_command("deep_research_eval", *args, "--allow-self-judge", "--out", str(out))
+    call_command("deep_research_eval", V2, *args, "--allow-self-judge", "--out", str(out))
     assert "WARNING: the judge (scripted-faithful)" in capsys.readouterr().out
     results = read_results(out)
     assert results["manifest"]["flags"]["allow_self_judge"] is True
@@ -147,7 +152,7 @@ def test_a_run_writes_an_auditable_folder_item_by_item_and_resume_finishes_it(
 
     monkeypatch.setattr(evaluation_run, "run_item", interrupted)
     call_command(
-        "deep_research_eval", "--only", *SMALL, "--model", "scripted-faithful", "--judge-model", "judge-x",
+        "deep_research_eval", V2, "--only", *SMALL, "--model", "scripted-faithful", "--judge-model", "judge-x",
         "--out", str(tmp_path),
     )  # fmt: skip
     assert ran == SMALL  # the error stopped item 3, not the run
@@ -156,7 +161,7 @@ def test_a_run_writes_an_auditable_folder_item_by_item_and_resume_finishes_it(
     assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{6}", folder.name)
 
     # The manifest says what ran and under which judge.
-    assert manifest["dataset"]["path"] == datasets.DEFAULT and len(manifest["dataset"]["sha256"]) == 64
+    assert manifest["dataset"]["path"] == V2 and len(manifest["dataset"]["sha256"]) == 64
     assert manifest["dataset"]["items"] == SMALL
     assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?|unknown", manifest["git_commit"])
     assert manifest["k"] == 3  # a full run's default
@@ -235,7 +240,7 @@ def test_replay_from_judges_both_sides_again_and_prints_per_item_differences_wit
 ):
     _scripted(llm)
     call_command(
-        "deep_research_eval", "--only", *SMALL[:3], "--k", "1", "--model", "scripted-faithful",
+        "deep_research_eval", V2, "--only", *SMALL[:3], "--k", "1", "--model", "scripted-faithful",
         "--judge-model", "judge-x", "--out", str(tmp_path / "before"),
     )  # fmt: skip
     (before,) = results_folders(tmp_path / "before")
@@ -291,7 +296,8 @@ def test_the_smoke_subset_is_fixed_and_spans_both_languages_and_every_category()
     assert [i.id for i in smoke] == [i.id for i in items if i.id in listed] and len(smoke) == 12
     assert {i.language for i in smoke} == {"en", "zh-hant"}
     assert {i.category for i in smoke} == {"course", "catalogue", "analyst"}
-    assert {t for i in smoke for t in i.traps} == {"distractor", "conflict", "planted"}
+    # v3's smoke subset holds every kind of trap, unanswerable items included.
+    assert {t for i in smoke for t in i.traps} == {"distractor", "conflict", "planted", "unanswerable"}
     for name, ids in json.loads(evaluation_run.SMOKE_FILE.read_text()).items():
         if name.endswith(".jsonl") and (datasets.DATASETS / name).exists():  # every list matches its dataset
             chosen = smoke_items(datasets.load(name), name)
@@ -354,7 +360,7 @@ def test_an_interrupted_run_keeps_its_finished_items_and_resume_runs_only_the_re
     monkeypatch.setattr(evaluation_run, "run_item", stopped)
     args = ("--only", *SMALL[:3], "--k", "1", "--model", "scripted-faithful", "--judge-model", "judge-x")
     with pytest.raises(KeyboardInterrupt):
-        call_command("deep_research_eval", *args, "--out", str(tmp_path))
+        call_command("deep_research_eval", V2, *args, "--out", str(tmp_path))
     (folder,) = results_folders(tmp_path)
     assert ran == SMALL[:2] and not (folder / "summary.json").exists()
     assert [p.name for p in sorted((folder / "items").glob("*.json"))] == [f"001-{SMALL[0]}.json"]

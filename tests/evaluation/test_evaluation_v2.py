@@ -27,19 +27,22 @@ from tests.support.scripted_llm import Scenario
 pytestmark = pytest.mark.slow
 
 SEED = 7
+V2 = "uedu_eval_v2.jsonl"  # the command's default is v3
 
 
 def _eval(llm, *args, judge=("--judge-model", "judge-model-x")) -> None:
     """A run judged by a judge that agrees with the labelled pairs (it passes the judge check),
     named apart from the researcher unless the test names one (or judge=() for the settings')."""
     llm.reset(Scenario())
-    install(llm, datasets.load(), seed=SEED)
+    install(llm, datasets.load(V2), seed=SEED)
     eval_judge.install(llm, "labels")
-    call_command("deep_research_eval", *([] if "--judge-model" in args else judge), *args)
+    # A replay reads the dataset its results folder names, whatever the command's default is.
+    dataset = [] if "--replay-from" in args else [V2]
+    call_command("deep_research_eval", *dataset, *([] if "--judge-model" in args else judge), *args)
 
 
 def test_dataset_v2_is_written_for_this_product_and_valid():
-    items = datasets.load()  # v2 is the default
+    items = datasets.load(V2)
     assert len(items) >= 60
     assert Counter(i.language for i in items) == {"en": 30, "zh-hant": 30}
     assert set(Counter(i.category for i in items)) == {"course", "catalogue", "analyst"}
@@ -64,7 +67,7 @@ def test_dataset_v2_is_written_for_this_product_and_valid():
     "item_id", ["en-course-retrieval-1", "zh-course-bloom-1", "en-course-analytics-1", "zh-course-flipped-1"]
 )
 def test_course_materials_are_real_files_of_a_few_pages_the_product_can_read(item_id):
-    item = next(i for i in datasets.load() if i.id == item_id)
+    item = next(i for i in datasets.load(V2) if i.id == item_id)
     main = item.documents[0]
     units = extract(main.format, world.material_bytes(main))
     text = " ".join(u.text for u in units)
@@ -116,7 +119,7 @@ def test_the_whole_v2_set_against_the_scripted_model_gives_the_figures_it_must(
     _eval(llm, "--k", "1", "--out", str(tmp_path))
     table = capsys.readouterr().out
     results = read_results(tmp_path)
-    items = {i.id: i for i in datasets.load()}
+    items = {i.id: i for i in datasets.load(V2)}
     rows = {row["id"]: row for row in results["items"]}
     assert list(rows) == list(items)
     summary = results["summary"]
@@ -306,7 +309,7 @@ def test_stored_researches_chosen_by_a_filter_are_replayed_with_another_model_an
     from research.models import ResearchTask
     from research.services import lifecycle, runner
 
-    items = datasets.load()
+    items = datasets.load(V2)
     item = next(i for i in items if i.id == "en-course-formative-2")
     llm.reset(Scenario())
     install(llm, items, seed=SEED)

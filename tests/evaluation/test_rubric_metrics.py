@@ -82,11 +82,16 @@ def test_coverage_is_not_applicable_without_rubric_points_or_for_a_correct_abste
     assert right["readability"] is None  # conditioned on answering, like pollution
     assert len(llm.calls("coverage")) == asked  # nothing asked when nothing counts
 
+    # Citing where it looked does not make an abstention an answer.
+    cited = [("The EDU210 handout does not report interleaved practice.", [(HANDOUT, (0, 1))])]
+    cited = score(answer(NOT_REPORTED, cited), NOT_REPORTED, judge)
+    assert cited["outcome"] == "abstained_correctly" and cited["coverage"] is None
+
     # An answer on an unanswerable item is judged like any answer: saying what the handout does
     # not report covers the point, inventing a figure does not.
     hedged = [
         (
-            "The EDU210 handout does not report interleaved practice, only retrieval practice.",
+            "The EDU210 handout does not report interleaved practice, but it reports retrieval practice.",
             [(HANDOUT, (0, 1))],
         )
     ]

@@ -593,3 +593,64 @@ def test_a_channel_added_to_the_study_after_the_approval_is_not_exported(study, 
     out = _export(study, tmp_path / "x", fmt="csv", request=request)
     assert "LATER-CHANNEL" not in (out / "tasks.csv").read_text(encoding="utf-8-sig")
     assert "course-b" not in (out / "tasks.csv").read_text(encoding="utf-8-sig")
+
+
+# --------------------------------------------------------------------------- signals under the export's rule
+
+
+def _signals(study, out: Path, start, end) -> dict[str, dict]:
+    """The exported signals by task: Alice's research under "alice", Bob's under "bob"."""
+    _export(study, out, start=start, end=end, fmt="csv")
+    names = {
+        row["task"]: "alice" if "比較學習分析" in row["question"] else "bob"
+        for row in _csv(out / "tasks.csv")
+    }
+    return {names[row["task"]]: row for row in _csv(out / "signals.csv")}
+
+
+def test_a_withdrawn_student_staff_and_rows_outside_the_export_change_no_exported_signal(study, tmp_path):
+    """The signals that count other rows (follow-ups, follow-up researches, diffusion) count only
+    rows the export itself may hold: in its period, consent in force, by learners who used Deep
+    Research, never staff, nothing written while withdrawn."""
+    p = study
+    start, end = (p.day - timedelta(days=1)).date(), (p.day + timedelta(days=1)).date()
+    before = _signals(p, tmp_path / "before", start, end)
+    assert set(before) == {"alice", "bob"}
+    link = f"/deep_research/task/{p.alice.task_uuid}"
+    after_answer = p.day + timedelta(hours=5)
+
+    def wrote(user, content, *, when=after_answer):
+        row = ChatLog.objects.create(channel=p.channel, user=user, kind="request", content=content)
+        _at(when, ChatLog, row.pk)
+        return row
+
+    # A student who used Deep Research in the period, then withdrew, spreads the link.
+    carol = add_member(p.channel, make_user("s_carol"))
+    carols = ResearchTask.objects.create(
+        user=carol, channel=p.channel, user_question="CAROL 問題", status="completed", finished_at=p.day
+    )
+    _at(p.day, ResearchTask, carols.pk)
+    ConsentWithdrawal.objects.create(user=carol, channel=p.channel, withdrawn_at=timezone.now())
+    wrote(carol, f"看這個 {link}")
+    # The teacher, a TA, a platform admin and a student who never used Deep Research spread it too.
+    for user in (p.teacher, p.ta, p.admin, add_member(p.channel, make_user("s_dave"))):
+        wrote(user, f"大家看 {link}")
+    # Bob mentions it after the export's period; Alice follows it up after the period, by a
+    # question and by a research.
+    wrote(p.other_student, f"Alice 的研究 {link}", when=timezone.now() - timedelta(hours=2))
+    wrote(p.student, "[1] 那一段再解釋？", when=timezone.now() - timedelta(hours=1))
+    later = ResearchTask.objects.create(
+        user=p.student, channel=p.channel, user_question=f"延伸 {link}", status="completed"
+    )
+    _at(timezone.now() - timedelta(hours=1), ResearchTask, later.pk)
+
+    assert _signals(p, tmp_path / "after", start, end) == before
+
+    # The check is not blind: a learner the export covers, mentioning it within the period, counts.
+    wrote(p.other_student, f"Alice 的研究 {link}", when=after_answer + timedelta(hours=3))
+    counted = _signals(p, tmp_path / "counted", start, end)
+    assert int(counted["alice"]["diffusion_mentions"]) == int(before["alice"]["diffusion_mentions"]) + 1
+    assert {**counted["alice"], "diffusion_mentions": before["alice"]["diffusion_mentions"]} == before[
+        "alice"
+    ]
+    assert counted["bob"] == before["bob"]

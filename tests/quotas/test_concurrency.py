@@ -33,6 +33,8 @@ def _start_many(user, channel, n: int) -> list[str]:
 
 def test_fifty_simultaneous_starts_with_three_left_make_exactly_three_tasks(worker, personas, settings):
     settings.UEDU_DEEP_RESEARCH_QUOTA = {"admin": None, "teacher": None, "ta": 40, "student": 20}
+    # The quota is under test: what one student may have under way (2) would stop the burst first.
+    settings.UEDU_DR_MAX_ACTIVE = {**settings.UEDU_DR_MAX_ACTIVE, "student": 50}
     for i in range(17):
         UsageEntry.objects.create(
             user=personas.student, kind="charge", amount=Decimal("1.00"), reference=f"earlier-{i}"
@@ -52,6 +54,9 @@ def test_simultaneous_starts_never_overshoot_the_platform_cap(worker, personas, 
     llm.reset(Scenario(latency={"planner": 3.0}))
     settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("1.00")
     settings.UEDU_DR_WORST_CASE_USD = Decimal("0.30")
+    # The cap is under test, not one user's share of it nor what one user may have under way.
+    settings.UEDU_USER_DAILY_CAP_SHARE = Decimal("1")
+    settings.UEDU_DR_MAX_ACTIVE = {**settings.UEDU_DR_MAX_ACTIVE, "teacher": None}
 
     outcomes = _start_many(personas.teacher, personas.channel, 20)
 

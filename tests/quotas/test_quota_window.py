@@ -120,6 +120,7 @@ def test_the_cap_counts_settled_calls_at_their_cost_and_open_ones_at_their_worst
     """reserve_cost checks the cap with one aggregate (committed_cost); it must agree with
     cost_status, which the dashboard and the alert show, and refuse exactly past the cap."""
     settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("1.00")
+    settings.UEDU_USER_DAILY_CAP_SHARE = Decimal("1")  # the cap is under test, not one user's share of it
     with time_machine.travel(T0, tick=False):
         day = services.platform_day()
         yesterday = CostReservation.objects.create(

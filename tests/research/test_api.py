@@ -91,6 +91,7 @@ def test_anonymous_requests_are_refused(client, db, personas):
 
 def test_quota_exhausted_is_a_429_with_retry_after(db, personas, start, settings):
     settings.UEDU_DEEP_RESEARCH_QUOTA = {"admin": None, "teacher": None, "ta": 40, "student": 2}
+    settings.UEDU_DR_MAX_ACTIVE = {**settings.UEDU_DR_MAX_ACTIVE, "student": 3}  # the quota stops the third
     for _ in range(2):
         assert (
             start(
@@ -130,6 +131,7 @@ def test_the_platform_cap_is_a_503(db, personas, start, settings):
 
     settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("1.00")
     settings.UEDU_DR_WORST_CASE_USD = Decimal("0.40")
+    settings.UEDU_USER_DAILY_CAP_SHARE = Decimal("1")  # the cap is under test, not one user's share of it
     codes = [
         start(
             personas.teacher, question=f"比較學習分析與布魯姆分類法 {i}", channel_id=personas.channel.pk
@@ -229,11 +231,12 @@ def test_cancel_by_owner_by_viewer_and_by_stranger(client, db, personas, start):
 
 
 def test_my_tasks_lists_only_my_own_with_filters(client, db, personas, start):
-    for i in range(3):
+    for i in range(2):
         start(personas.student, question=f"比較學習分析與布魯姆分類法 {i}", channel_id=personas.channel.pk)
     start(personas.other_student, question="別人的研究問題比較分析", channel_id=personas.channel.pk)
     first = ResearchTask.objects.filter(user=personas.student).order_by("created_at").first()
     lifecycle.task_cancel(user=personas.student, task=first)
+    start(personas.student, question="比較學習分析與布魯姆分類法 2", channel_id=personas.channel.pk)
 
     client.force_login(personas.student)
     all_mine = client.get("/api/deep_research/my_tasks").json()

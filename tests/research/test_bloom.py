@@ -1,8 +1,13 @@
-"""Bloom classification of questions: the job, its bounded retries, and its trigger."""
+"""Bloom classification of questions: the job, its bounded retries, its one trigger (a job per
+request row on commit) and the sweep that only recovers what the job missed."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.conf import settings
+from django.utils import timezone
 
 from agent.engine import schemas
 from channels_app.models import ChatLog
@@ -10,6 +15,7 @@ from research import tasks
 from research.services import bloom, lifecycle, runner
 from tests.support.corpus_tools import corpus_registry
 from tests.support.stack import wait_for
+from uedu_dr import jobs
 
 
 def _request_row(personas, content="比較學習分析與布魯姆分類法在課程設計中的角色", kind=ChatLog.Kind.REQUEST):
@@ -97,13 +103,11 @@ def test_every_new_request_row_queues_one_job_on_commit(db, personas, django_cap
     assert len(callbacks) == 1
 
 
-def test_a_research_start_puts_one_message_on_the_broker(
+def test_a_research_start_queues_its_question_like_any_other_on_commit(
     db, personas, monkeypatch, django_capture_on_commit_callbacks
 ):
-    """The research only: a job of its own for the question would follow every research into
-    the queue, and two worker processes would then split each pair the same way, long runs of
-    researches to one of them (docs/performance.md, sixth pass). Its research classifies the
-    question."""
+    """One trigger for every question: a research's question row gets the same job on commit as
+    a chat question; nothing is sent before the commit."""
     sent = []
     # Services queue jobs by name (uedu_dr.jobs); the registered task sends the message.
     monkeypatch.setattr(
@@ -115,39 +119,15 @@ def test_a_research_start_puts_one_message_on_the_broker(
         tasks.classify_bloom, "apply_async", lambda args, kwargs=None, **o: sent.append(("bloom", args))
     )
     with django_capture_on_commit_callbacks(execute=True):
-        task, _row = lifecycle.task_start(
+        task, request_log = lifecycle.task_start(
             user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法"
         )
-        _request_row(personas)  # an ordinary chat question still gets its job
-    assert sent[0] == ("research", (task.pk,)) and [kind for kind, _ in sent] == ["research", "bloom"]
+        chat_row = _request_row(personas)
+        assert sent == []
+    assert sorted(sent) == [("bloom", (request_log.pk,)), ("bloom", (chat_row.pk,)), ("research", (task.pk,))]
 
 
-def test_a_research_run_classifies_its_question_before_it_returns(transactional_db, personas, llm):
-    task, request_log = lifecycle.task_start(
-        user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False
-    )
-    runner.execute_task(task.pk, registry=corpus_registry())
-
-    request_log.refresh_from_db()
-    assert request_log.bloom_level == "analyze" and request_log.bloom_attempts == 1
-    assert (
-        len(llm.calls("bloom")) == 1
-        and "比較學習分析與布魯姆分類法" in llm.calls("bloom")[0]["messages"][-1]["content"]
-    )
-    runner.execute_task(task.pk, registry=corpus_registry())  # a second delivery classifies nothing again
-    assert len(llm.calls("bloom")) == 1
-
-
-def test_a_failed_classification_beside_a_research_is_queued_again(
-    transactional_db, personas, llm, monkeypatch
-):
-    llm.fail("bloom", "malformed")
-    queued = []
-    monkeypatch.setattr(
-        tasks.classify_bloom,
-        "apply_async",
-        lambda args, kwargs=None, countdown=None: queued.append((args, countdown)),
-    )
+def test_a_research_run_leaves_its_question_to_the_job(transactional_db, personas, llm):
     task, request_log = lifecycle.task_start(
         user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False
     )
@@ -155,9 +135,25 @@ def test_a_failed_classification_beside_a_research_is_queued_again(
 
     task.refresh_from_db()
     request_log.refresh_from_db()
-    assert task.status == "completed"  # the research does not depend on it
-    assert request_log.bloom_level == "" and request_log.bloom_attempts == 1
-    assert queued == [((request_log.pk,), bloom.BloomOutcome("retry", 1).retry_in)]
+    assert task.status == "completed"
+    assert llm.calls("bloom") == [] and request_log.bloom_attempts == 0
+
+
+def test_a_failed_job_queues_its_retry_after_the_delay(db, personas, llm, monkeypatch):
+    llm.fail("bloom", "malformed")
+    queued = []
+    monkeypatch.setattr(
+        tasks.classify_bloom,
+        "apply_async",
+        lambda args, kwargs=None, countdown=None: queued.append((args, countdown)),
+    )
+    row = _request_row(personas)
+
+    tasks.classify_bloom(row.pk)
+
+    row.refresh_from_db()
+    assert row.bloom_level == "" and row.bloom_attempts == 1
+    assert queued == [((row.pk,), bloom.BloomOutcome("retry", 1).retry_in)]
 
 
 @pytest.mark.slow
@@ -187,3 +183,32 @@ def test_the_worker_retries_after_a_malformed_reply(worker, personas, llm):
     )
     row.refresh_from_db()
     assert row.bloom_level == "analyze" and row.bloom_attempts == 2
+
+
+@pytest.mark.slow
+def test_the_sweep_recovers_a_question_whose_job_was_never_queued_and_leaves_young_ones(
+    worker, personas, llm, monkeypatch
+):
+    """The broker is down when two questions are written, so neither gets its job. The sweep (sent
+    to the worker as beat sends it) classifies the one older than UEDU_BLOOM_SWEEP_AFTER_MINUTES
+    and leaves the young one alone: the sweep recovers, it does not race the job."""
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("broker unavailable")
+
+    monkeypatch.setattr(jobs, "send", broker_down)
+    old, young = _request_row(personas, "為什麼學習分析有用？"), _request_row(personas)
+    monkeypatch.undo()
+    ChatLog.objects.filter(pk=old.pk).update(
+        created_at=timezone.now() - timedelta(minutes=settings.UEDU_BLOOM_SWEEP_AFTER_MINUTES + 5)
+    )
+    assert ChatLog.objects.filter(pk__in=[old.pk, young.pk], bloom_attempts=0).count() == 2
+
+    tasks.retry_failed_bloom.delay()
+
+    wait_for(lambda: ChatLog.objects.get(pk=old.pk).bloom_level, timeout=30, message="the swept level")
+    old.refresh_from_db()
+    young.refresh_from_db()
+    assert (old.bloom_level, old.bloom_attempts) == ("analyze", 1)
+    assert (young.bloom_level, young.bloom_attempts) == ("", 0)
+    assert len(llm.calls("bloom")) == 1

@@ -293,7 +293,7 @@ def test_a_guarded_url_argument_only_opens_addresses_the_research_has_seen(llm):
     registry = ToolRegistry()
     opened = []
 
-    @registry.tool("web", tier="web", search=True, exact_figures=False)
+    @registry.tool(tier="web", search=True, exact_figures=False)
     def web_search(ctx: ToolContext, query: str) -> ToolResult:
         """Search the web.
 
@@ -312,7 +312,7 @@ def test_a_guarded_url_argument_only_opens_addresses_the_research_has_seen(llm):
             ]
         )
 
-    @registry.tool("web", tier="web", search=False, exact_figures=False, observed_url_params=("url",))
+    @registry.tool(tier="web", search=False, exact_figures=False, observed_url_params=("url",))
     def fetch_url(ctx: ToolContext, url: str) -> ToolResult:
         """Read one page.
 

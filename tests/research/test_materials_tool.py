@@ -16,7 +16,7 @@ HANDOUT = [
 
 def test_the_tool_is_registered_with_a_schema_and_no_channel_parameter():
     tool = load().get("search_channel_materials")
-    assert tool is not None and tool.family == "materials" and not tool.needs_web
+    assert tool is not None and not tool.needs_web
     assert set(tool.parameters["properties"]) == {"query", "top_k"}
     assert tool.parameters["required"] == ["query"]
 

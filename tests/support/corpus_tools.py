@@ -48,7 +48,7 @@ def corpus_registry(
     brings new sources); `web_url`: where the web source of the corpus lives."""
     registry = ToolRegistry()
 
-    @registry.tool("materials", tier="internal", search=True, exact_figures=False)
+    @registry.tool(tier="internal", search=True, exact_figures=False)
     def search_channel_materials(ctx: ToolContext, query: str, top_k: int = 3) -> ToolResult:
         """Search the course channel's materials.
 
@@ -68,7 +68,7 @@ def corpus_registry(
         ]
         return ToolResult(sources=sources, data=[{"title": s.title} for s in sources])
 
-    @registry.tool("scholarly", tier="scholarly", search=True, exact_figures=False)
+    @registry.tool(tier="scholarly", search=True, exact_figures=False)
     def search_external_papers(ctx: ToolContext, query: str) -> ToolResult:
         """Search external scholarly papers.
 
@@ -91,7 +91,7 @@ def corpus_registry(
             ]
         )
 
-    @registry.tool("web", tier="web", search=True, exact_figures=False, needs_web=False)
+    @registry.tool(tier="web", search=True, exact_figures=False, needs_web=False)
     def web_search(ctx: ToolContext, query: str) -> ToolResult:
         """Search the web.
 

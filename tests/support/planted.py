@@ -1,5 +1,6 @@
-"""A writer that invents and a verifier that agrees with everything (issue 31), in English and
-in Traditional Chinese.
+"""A writer that invents and a verifier that agrees with everything, in English and in
+Traditional Chinese: the weak or hostile models whose statements the code's checks must keep out of
+a report.
 
 Switched on with `Scenario(invent="en")` or `Scenario(invent="zh")` on the scripted server: the
 claims step returns the faithful claims of the sources below plus the claim-level holes, the
@@ -107,7 +108,7 @@ def planted_registry(lang: str) -> ToolRegistry:
             tier=tier,
         )
 
-    @registry.tool("materials", tier="internal", search=True, exact_figures=False)
+    @registry.tool(tier="internal", search=True, exact_figures=False)
     def search_channel_materials(ctx: ToolContext, query: str) -> ToolResult:
         """Search the course channel's materials.
 
@@ -116,7 +117,7 @@ def planted_registry(lang: str) -> ToolRegistry:
         """
         return ToolResult(sources=[source(titles[0], "internal")])
 
-    @registry.tool("web", tier="web", search=True, exact_figures=False, needs_web=False)
+    @registry.tool(tier="web", search=True, exact_figures=False, needs_web=False)
     def web_search(ctx: ToolContext, query: str) -> ToolResult:
         """Search the web.
 

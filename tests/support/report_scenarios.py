@@ -22,7 +22,7 @@ PAGE_B = "Analysts say NVIDIA's Q3 FY2025 revenue came in at $32.5 billion."
 def financials_registry() -> ToolRegistry:
     registry = ToolRegistry()
 
-    @registry.tool("structured", tier="structured", search=False, exact_figures=True)
+    @registry.tool(tier="structured", search=False, exact_figures=True)
     def get_financials(ctx: ToolContext, ticker: str, quarter: str) -> ToolResult:
         """Quarterly financials of a US-listed company from its SEC filings.
 
@@ -43,7 +43,7 @@ def financials_registry() -> ToolRegistry:
             ]
         )
 
-    @registry.tool("web", tier="web", search=True, exact_figures=False, needs_web=False)
+    @registry.tool(tier="web", search=True, exact_figures=False, needs_web=False)
     def web_search(ctx: ToolContext, query: str) -> ToolResult:
         """Search the web.
 

@@ -139,7 +139,7 @@ def gated_registry(gate: threading.Event, *, timeout: float = 60):
     research while its tool calls are still running, then let them finish."""
     registry = ToolRegistry()
 
-    @registry.tool("materials", tier="internal", search=True, exact_figures=False)
+    @registry.tool(tier="internal", search=True, exact_figures=False)
     def search_channel_materials(ctx: ToolContext, query: str) -> ToolResult:
         """Search the course channel's materials.
 
@@ -153,7 +153,7 @@ def gated_registry(gate: threading.Event, *, timeout: float = 60):
         ]
         return ToolResult(sources=sources)
 
-    @registry.tool("scholarly", tier="scholarly", search=True, exact_figures=False)
+    @registry.tool(tier="scholarly", search=True, exact_figures=False)
     def search_external_papers(ctx: ToolContext, query: str) -> ToolResult:
         """Search external scholarly papers.
 

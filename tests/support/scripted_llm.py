@@ -274,6 +274,9 @@ class ScriptedLLM:
         self.faults: dict[str, deque] = defaultdict(deque)
         self.quirks: set[str] = set()
         self.requests: list[dict] = []
+        # What GET /models lists (a preflight checks that the researcher's and judge's models are
+        # served); any model name is answered all the same.
+        self.served: list[str] = ["scripted"]
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
@@ -287,6 +290,7 @@ class ScriptedLLM:
             self.faults.clear()
             self.quirks.clear()
             self.requests.clear()
+            self.served = ["scripted"]
 
     def quirk(self, *names: str) -> ScriptedLLM:
         """Behave like a server with these quirks (QUIRKS) from now until reset()."""
@@ -377,7 +381,7 @@ class ScriptedLLM:
                     for r in list(llm.requests):
                         payload["by_role"][r["_role"]] = payload["by_role"].get(r["_role"], 0) + 1
                 else:
-                    payload = {"object": "list", "data": [{"id": "scripted", "object": "model"}]}
+                    payload = {"object": "list", "data": [{"id": m, "object": "model"} for m in llm.served]}
                 data = json.dumps(payload).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

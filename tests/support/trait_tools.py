@@ -14,7 +14,7 @@ def journals_registry() -> ToolRegistry:
     """A search tool whose name does not say so, and a non-search one."""
     registry = ToolRegistry()
 
-    @registry.tool("scholarly", tier="scholarly", search=True, exact_figures=False)
+    @registry.tool(tier="scholarly", search=True, exact_figures=False)
     def lookup_journals(ctx: ToolContext, query: str) -> ToolResult:
         """Look up journal articles.
 
@@ -26,7 +26,7 @@ def journals_registry() -> ToolRegistry:
             sources=[Source(title=f"Article on {query}", snippet=text, text=text, tier="scholarly")]
         )
 
-    @registry.tool("materials", tier="internal", search=False, exact_figures=False)
+    @registry.tool(tier="internal", search=False, exact_figures=False)
     def open_syllabus(ctx: ToolContext, query: str) -> ToolResult:
         """Open the course syllabus.
 
@@ -46,7 +46,7 @@ FILING = "NVIDIA revenue for Q3 FY2025 was USD 35,082 million, as filed."
 def filed_registry(*, exact: bool) -> ToolRegistry:
     registry = ToolRegistry()
 
-    @registry.tool("structured", tier="structured", search=False, exact_figures=exact)
+    @registry.tool(tier="structured", search=False, exact_figures=exact)
     def quarterly_filing(ctx: ToolContext, ticker: str) -> ToolResult:
         """A company's filed quarterly figures.
 

@@ -150,9 +150,12 @@ def test_a_peer_that_is_not_a_trusted_proxy_is_the_client_whatever_it_forwards(r
     settings.UEDU_TRUSTED_PROXIES = parse_trusted_proxies("10.0.0.0/24, 2001:db8:ff::/48")
     request = rf.get("/", REMOTE_ADDR="203.0.113.5", HTTP_X_FORWARDED_FOR="127.0.0.1")
     assert client_ip(request) == "203.0.113.5"
-    # Two proxies of ours in a row are both skipped; garbage to the left is not an address.
-    request = rf.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="junk, 198.51.100.4, 10.0.0.1")
+    # Two proxies of ours in a row are both skipped; what the client wrote further left is not read.
+    request = rf.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="6.6.6.6, 198.51.100.4, 10.0.0.1")
     assert client_ip(request) == "198.51.100.4"
+    # A hop that is not an address makes the whole header untrusted (tests/web/test_client_address.py).
+    request = rf.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="junk, 198.51.100.4, 10.0.0.1")
+    assert client_ip(request) == "10.0.0.2"
     settings.UEDU_TRUSTED_PROXIES = TrustedProxies(count=2)
     request = rf.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.4, 10.0.0.1")
     assert client_ip(request) == "198.51.100.4"
@@ -264,3 +267,20 @@ def test_the_password_reset_count_ignores_the_case_of_the_email(client, db, mail
     ]
     assert statuses == [302, 302, 429]  # one mailbox, however it is spelt
     assert len(mailoutbox) <= 2
+
+
+def test_the_password_reset_never_writes_its_link_where_the_logs_go(client, db, settings, capsys, caplog):
+    """With the console mail backend (development; production only with UEDU_ALLOW_CONSOLE_EMAIL=1)
+    a reset mail would print its link, which takes over the account, into the logs."""
+    settings.EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+    user = make_user("gina")
+    with caplog.at_level(logging.INFO):
+        response = client.post(
+            "/accounts/password_reset/", {"email": "gina@example.test"}, REMOTE_ADDR="10.8.0.1"
+        )
+    assert response.status_code == 302  # the same answer as when a mail is sent: nothing to enumerate
+    printed = capsys.readouterr()
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    for text in (printed.out, printed.err, logged):
+        assert "/accounts/reset/" not in text and "gina@example.test" not in text
+    assert f"user #{user.pk}" in logged and "not sent" in logged

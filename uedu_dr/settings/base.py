@@ -185,6 +185,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ALWAYS_EAGER = False
+# Two queues: "celery" for the researches and every other job, "light" for the short job each
+# question adds (its Bloom classification). `make run` gives "light" a worker of its own
+# (uedu_dr.launcher): on one queue, each start's two messages went to the waiting research workers
+# in turn, and a burst's researches piled onto one of two processes (measured in
+# docs/bench-history.md). A worker started without -Q consumes both. Redis has no exchanges: each queue names its own.
+CELERY_TASK_QUEUES = {name: {"exchange": name, "routing_key": name} for name in ("celery", "light")}
+CELERY_TASK_ROUTES = {"research.tasks.classify_bloom": {"queue": "light"}}
 
 # --------------------------------------------------------------------------- auth, i18n, static
 AUTH_PASSWORD_VALIDATORS = [
@@ -216,7 +223,16 @@ WHITENOISE_USE_FINDERS = DEBUG
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(BASE_DIR / "var" / "media")))
 
+# The console backend (the default: development) writes mail to stdout; production refuses it
+# unless UEDU_ALLOW_CONSOLE_EMAIL=1 (settings/production.py). SMTP reads the EMAIL_HOST… below.
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="uedu-dr@localhost")
 ADMINS = [tuple(pair.split(":", 1)) for pair in env.list("ADMINS", default=[]) if ":" in pair]
 # The site's address as students reach it: the worker has no request to build links from, so the
@@ -311,10 +327,23 @@ UEDU_CHAT_DAILY_QUOTA = {
     "ta": _optional_limit("UEDU_CHAT_QUOTA_TA", 300),
     "student": _optional_limit("UEDU_CHAT_QUOTA_STUDENT", 150),
 }
+# Researches one user may have queued or running (plan review included) at once, by the same
+# roles (None = no limit): a user cannot hold the platform's cap with reservations while the
+# workers are busy (research.services.start_limits).
+UEDU_DR_MAX_ACTIVE = {
+    "admin": _optional_limit("UEDU_DR_MAX_ACTIVE_ADMIN", None),
+    "teacher": _optional_limit("UEDU_DR_MAX_ACTIVE_TEACHER", 6),
+    "ta": _optional_limit("UEDU_DR_MAX_ACTIVE_TA", 4),
+    "student": _optional_limit("UEDU_DR_MAX_ACTIVE_STUDENT", 2),
+}
 UEDU_DEEP_RESEARCH_ALERT_USD = _decimal("UEDU_DEEP_RESEARCH_ALERT_USD", "20")
-UEDU_DEEP_RESEARCH_DAILY_CAP_USD = _decimal("UEDU_DEEP_RESEARCH_DAILY_CAP_USD", "100")
-# The share of that cap one account's metered calls (chat, judge, context check, Bloom; what its
-# research spent counts too) may commit in a day (quotas.services.reserve_call); admins are exempt.
+# The cap leaves each account (at the share below) room for a student's whole quota of researches
+# at their worst case, one after another: 20 x $3.54 (the default limits at the dearest default
+# price) = $70.80 <= 5 % of $1,500. `check --deploy` says when the settings no longer allow it
+# (research.checks).
+UEDU_DEEP_RESEARCH_DAILY_CAP_USD = _decimal("UEDU_DEEP_RESEARCH_DAILY_CAP_USD", "1500")
+# The share of that cap one account may commit in a day, every kind of call and its researches'
+# reservations together (quotas.services.reserve_cost); platform admins are exempt.
 UEDU_USER_DAILY_CAP_SHARE = _decimal("UEDU_USER_DAILY_CAP_SHARE", "0.05")
 if not Decimal(0) < UEDU_USER_DAILY_CAP_SHARE <= Decimal(1):
     raise ImproperlyConfigured(
@@ -354,6 +383,14 @@ UEDU_DR_RATE_START = _rate("UEDU_DR_RATE_START", "5/m")
 UEDU_DR_RATE_JUDGE = _rate("UEDU_DR_RATE_JUDGE", "20/m")
 UEDU_CHAT_RATE = _rate("UEDU_CHAT_RATE", "20/m")  # ordinary ClassroomGPT messages
 UEDU_DR_RATE_FEEDBACK = _rate("UEDU_DR_RATE_FEEDBACK", "30/m")  # answer feedback and reports
+# Researches a user may cancel with a full refund (before their plan) in this window before their
+# next start is refused: the refund is kept, the start-and-cancel loop is not
+# (research.services.start_limits).
+UEDU_DR_CANCEL_RATE = _rate("UEDU_DR_CANCEL_RATE", "5/h")
+if UEDU_DR_CANCEL_RATE.startswith("0/"):
+    raise ImproperlyConfigured(
+        "UEDU_DR_CANCEL_RATE must allow at least one cancel (0 would refuse every start)"
+    )
 
 # Log-in throttling (django-axes, uedu_dr.login_throttle): failed log-ins are counted on every
 # log-in form; the lock backs off (doubles) per round.
@@ -386,8 +423,9 @@ AXES_ENABLE_ACCESS_FAILURE_LOG = True  # the back-off counts rounds of failures 
 AXES_USE_ATTEMPT_EXPIRATION = True  # each lock expires on its own, after its own back-off
 
 # The client's address (uedu_dr.client_address): which proxies in front of daphne may name it in
-# X-Forwarded-For. Unset: none (the address is the peer's). A count ("1": one nginx in front) or
-# IP networks ("10.0.0.0/8,fd00::/8"). Never run daphne with --proxy-headers instead.
+# X-Forwarded-For. Unset: none (the address is the peer's; `check --deploy` asks for a decision);
+# "0": none, on purpose. A count ("1": one nginx in front) or IP networks ("10.0.0.0/8,fd00::/8").
+# Never run daphne with --proxy-headers instead.
 try:
     UEDU_TRUSTED_PROXIES = _parse_trusted_proxies(env.str("UEDU_TRUSTED_PROXIES", default=""))
 except ValueError as _exc:
@@ -652,6 +690,10 @@ UEDU_MATERIALS_MAX_UPLOAD_BYTES = UEDU_MATERIALS_MAX_UPLOAD_MB * 1024 * 1024
 # (channels_app.extraction): a crafted file fails alone instead of taking the worker down.
 UEDU_EXTRACTION_MAX_MEMORY_MB = _positive_int("UEDU_EXTRACTION_MAX_MEMORY_MB", 1024)
 UEDU_EXTRACTION_TIMEOUT_SECONDS = _positive_int("UEDU_EXTRACTION_TIMEOUT_SECONDS", 120)
+# How many of those children (materials and fetched pages alike) run at once, per process and
+# across the platform (uedu_dr.parse_slots): each may take UEDU_EXTRACTION_MAX_MEMORY_MB.
+UEDU_PARSE_CHILDREN_PER_PROCESS = _positive_int("UEDU_PARSE_CHILDREN_PER_PROCESS", 2)
+UEDU_PARSE_CHILDREN_PLATFORM = _positive_int("UEDU_PARSE_CHILDREN_PLATFORM", 8)
 # Every other request body (JSON, forms): larger ones are refused with 413 before they are read
 # (uedu_dr.request_limits); a multipart body may be a course file plus this much.
 UEDU_MAX_REQUEST_BYTES = _positive_int("UEDU_MAX_REQUEST_BYTES", 1024 * 1024)

@@ -1,13 +1,16 @@
 """Production: DEBUG off, every secret and server from the environment, HTTPS-only cookies, HSTS.
 
-Nothing is guessed here: a missing DATABASE_URL, REDIS_URL or SECRET_KEY stops the start with the
-variable's name (no embedded server is ever started). `manage.py check --deploy` is clean with
+Nothing is guessed here: a missing DATABASE_URL, REDIS_URL or SECRET_KEY, or the console e-mail
+backend (unless UEDU_ALLOW_CONSOLE_EMAIL=1), stops the start with the variable's name (no embedded
+server is ever started). `manage.py check --deploy` is clean with
 these settings. The ASGI, WSGI and Celery entry points default to this module."""
 
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F401,F403
-from .base import DATABASE_URL, REDIS_URL, SECRET_KEY, data_store_settings, env
+from .base import DATABASE_URL, EMAIL_BACKEND, REDIS_URL, SECRET_KEY, data_store_settings, env
+
+CONSOLE_EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
 
 _problems = []
 if not DATABASE_URL:
@@ -16,6 +19,14 @@ if not REDIS_URL:
     _problems.append("REDIS_URL must be set (redis://host:6379/0)")
 if not SECRET_KEY or len(SECRET_KEY) < 50 or SECRET_KEY.startswith("django-insecure"):
     _problems.append("SECRET_KEY must be set to a random string of at least 50 characters")
+# The console backend writes every e-mail to stdout, which is the log: password-reset links (each
+# one takes over an account) and cost alerts. A deployment without mail says so on purpose.
+if EMAIL_BACKEND == CONSOLE_EMAIL_BACKEND and not env.bool("UEDU_ALLOW_CONSOLE_EMAIL", default=False):
+    _problems.append(
+        "EMAIL_BACKEND must name a real mail backend (e.g. django.core.mail.backends.smtp.EmailBackend "
+        "with EMAIL_HOST): the console backend would write password-reset links into the logs; set "
+        "UEDU_ALLOW_CONSOLE_EMAIL=1 to run without mail on purpose"
+    )
 if _problems:
     raise ImproperlyConfigured("Production settings cannot start: " + "; ".join(_problems) + ".")
 

@@ -43,7 +43,8 @@ from evaluation.run import (
     smoke_items,
     stored_tasks,
 )
-from evaluation.scoring import by_category, summarise
+from evaluation.scoring import PRECISION_BESIDE_RECALL, by_category, summarise
+from evaluation.statistics import linked_groups
 from uedu_dr.errors import ServiceError
 
 LABELS = {
@@ -118,6 +119,15 @@ class Command(BaseCommand):
             help="only measure the judge against the labelled pairs (accuracy, Cohen's kappa) and stop",
         )
         parser.add_argument(
+            "--labels",
+            help=f"the labelled pairs the judge is measured on (default {judge_check.LABELS_FILE.name}; "
+            "a set drawn from real output by python -m evaluation.labelling)",
+        )
+        parser.add_argument(
+            "--labels-split",
+            help="only the pairs of this split of --labels (held_out: the pairs no prompt was tuned on)",
+        )
+        parser.add_argument(
             "--min-kappa",
             type=float,
             help="the judge's least Cohen's kappa per language (default UEDU_EVAL_JUDGE_MIN_KAPPA = 0.6)",
@@ -176,6 +186,7 @@ class Command(BaseCommand):
             model=o["judge_model"], base_url=o["judge_base_url"], api_key=o["judge_api_key"]
         )
         min_kappa = o["min_kappa"] if o["min_kappa"] is not None else settings.UEDU_EVAL_JUDGE_MIN_KAPPA
+        self.labels = (Path(o["labels"]) if o["labels"] else judge_check.LABELS_FILE, o["labels_split"])
         if o["judge_check"]:
             self._judge_check(Judge.from_settings(judge), min_kappa)
             return
@@ -216,7 +227,8 @@ class Command(BaseCommand):
 
     def _judge_check(self, judging: Judge, min_kappa: float) -> dict:
         try:
-            result = judge_check.run_check(judging, min_kappa=min_kappa)
+            path, split = getattr(self, "labels", (judge_check.LABELS_FILE, None))
+            result = judge_check.run_check(judging, min_kappa=min_kappa, path=path, split=split)
         except (OSError, judge_check.LabelsError) as exc:
             raise CommandError(str(exc)) from None
         except JudgeBudgetExceeded as exc:
@@ -342,7 +354,7 @@ class Command(BaseCommand):
                 k=k,
                 model=manifest["model"],
                 judge_model=judge.model,
-                labelled_pairs=len(judge_check.load_labels()),
+                labelled_pairs=len(judge_check.load_labels(*self.labels)),
             )
             for line in cost.lines:
                 self.stdout.write(line)
@@ -380,7 +392,7 @@ class Command(BaseCommand):
             "summary": summarise(before_rows),
             "by_category": by_category(before_rows),
         }
-        comparison = compare(before, results)
+        comparison = compare(before, results, groups=linked_groups(items))
         summary = folder.summary or {}
         summary.update(
             replay_of=str(previous.path),
@@ -487,6 +499,14 @@ class Command(BaseCommand):
     def _row(self, name: str, values: dict) -> str:
         return f"{name[:27]:<28}" + "".join(f"{cell(values.get(key)):>12}" for key in LABELS)
 
+    def _beside(self, name: str, values: dict) -> str:
+        """Each recall metric printed with the precision that keeps it honest: copying every
+        source raises recall and lowers claim precision."""
+        return f"  {name}: " + "; ".join(
+            f"{LABELS[recall]} {cell(values.get(recall))} / {LABELS[precision]} {cell(values.get(precision))}"
+            for recall, precision in PRECISION_BESIDE_RECALL
+        )
+
     def _table(self, results: dict) -> None:
         header = f"{'item':<28}" + "".join(f"{label:>12}" for label in LABELS.values())
         self.stdout.write(header)
@@ -504,6 +524,8 @@ class Command(BaseCommand):
             self.stdout.write(self._row(f"mean {name}", summary))
         summary = results["summary"]
         self.stdout.write(self._row("mean (all items)", summary))
+        for name, values in [("all items", summary), *results["by_category"].items()]:
+            self.stdout.write(self._beside(name, values))
         self.stdout.write(
             f"{summary['completed_runs']}/{summary['runs']} runs completed, {summary['failed_runs']} failed or cancelled "
             f"(scored 0, and 1 on pollution/injection); {summary['tokens']} tokens, USD {summary['cost_usd']:.4f}, "
@@ -564,16 +586,17 @@ class Command(BaseCommand):
             boot = comparison["bootstrap"]
             self.stdout.write("")
             self.stdout.write(
-                f"bootstrap 95% intervals ({boot['resamples']} resamples of the items, seed {boot['seed']}):"
+                f"bootstrap 95% intervals ({boot['resamples']} resamples of {boot.get('groups', '?')} "
+                f"{boot.get('unit', 'items')}, seed {boot['seed']}):"
             )
-            self.stdout.write(f"{'metric':<14}{'items':>6}{'before':>22}{'after':>22}{'Δ':>22}")
+            self.stdout.write(f"{'metric':<14}{'items':>6}{'groups':>7}{'before':>22}{'after':>22}{'Δ':>22}")
             for key in COMPARED:
                 v = comparison["intervals"][key]
                 if not v["items"]:
-                    self.stdout.write(f"{LABELS[key]:<14}{0:>6}{'–':>22}{'–':>22}{'–':>22}")
+                    self.stdout.write(f"{LABELS[key]:<14}{0:>6}{0:>7}{'–':>22}{'–':>22}{'–':>22}")
                     continue
                 self.stdout.write(
-                    f"{LABELS[key]:<14}{v['items']:>6}"
+                    f"{LABELS[key]:<14}{v['items']:>6}{v.get('groups', v['items']):>7}"
                     + "".join(
                         f"{cell(v[side]['mean']) + ' ' + interval(v[side]['ci95']):>22}"
                         for side in ("before", "after", "delta")
