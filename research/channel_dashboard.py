@@ -3,9 +3,9 @@ researches of a period (7 or 30 days, or the term) counted per day, the question
 Bloom level and status, the unresolved conflicts, the most-cited material pages, and what the
 materials fail to answer, grouped into topics; and the CSV of the same rows.
 
-Who may open it is decided before anything here is called (selectors.dashboard_channel). Who is
-named: `students` says whether the reader sees the students' usernames or a pseudonym
-(channels_app.access.sees_student_names).
+Who may open it is decided before anything here is called (selectors.dashboard_channel: the
+permission analytics.read). Who is named is the page's to say (analytics.student_names: the
+channel's owner and platform admins; a Super TA with an NDA sees `student_label`'s pseudonyms).
 
 Every read is a bounded number of statements whatever the period holds: aggregates in
 PostgreSQL, one page of questions, the first rows of each list. What the materials answered is

@@ -19,8 +19,9 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext, pgettext
 from django.views.decorators.http import require_GET
 
-from channels_app import access
+from channels_app.access import can
 from channels_app.models import ChatLog
+from channels_app.roles import STUDENTS_NAMED
 from research import channel_dashboard as D
 from research import selectors, trend_chart
 from research.forms import DashboardFilter
@@ -107,7 +108,7 @@ def channel_dashboard(request, slug):
         )
     period = D.period(form.cleaned_data["period"] or "7")
     bloom = form.cleaned_data["bloom"]
-    names = access.sees_student_names(request.user, channel)
+    names = can(request.user, STUDENTS_NAMED, channel)
     page = Paginator(D.questions(channel, period, bloom=bloom), D.QUESTIONS_PER_PAGE).get_page(
         form.cleaned_data["page"] or 1
     )
@@ -171,7 +172,7 @@ def channel_dashboard_csv(request, slug):
             request, "research/channel_dashboard.html", {"channel": channel, "form": form}, status=400
         )
     period = D.period(form.cleaned_data["period"] or "7")
-    names = access.sees_student_names(request.user, channel)
+    names = can(request.user, STUDENTS_NAMED, channel)
     table = form.cleaned_data["table"] or "questions"
     # One reverse() for all rows: the result page's address with each uuid put in.
     placeholder = "00000000-0000-0000-0000-000000000000"
