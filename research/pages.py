@@ -56,7 +56,6 @@ def _result_page(
     task: ResearchTask,
     *,
     review_form: ReviewNoteForm | None = None,
-    decision_error: str = "",
     status: int = 200,
 ):
     reviewer = review.can_review(request.user, task)
@@ -92,7 +91,8 @@ def _result_page(
         "question_row": question_row(task.pk),
         "review_form": review_form if reviewer else None,
         "decision_conflicts": decision_conflicts,
-        "decision_error": decision_error,
+        # A decision the service refused, back from decide_conflict with what was entered.
+        "decision_form": _refused_decision(request, task) if reviewer else None,
         "decision_reason_max": conflict_decisions.MAX_REASON,
         "feedback_rows": list(task.feedback.select_related("user").order_by("-created_at"))
         if reviewer
@@ -126,6 +126,22 @@ def review_note(request, task_uuid):
     return _result_page(request, task, review_form=form, status=400)
 
 
+# Where a refused decision waits for the result page it returns to, and which field each of the
+# service's refusals is about ("" for the form as a whole: an unknown conflict).
+_DECISION_FORM = "research.refused_decision"
+_DECISION_FIELDS = {
+    "empty_reason": "reason",
+    "reason_too_long": "reason",
+    "bad_side": "choice",
+    "bad_decision": "choice",
+}
+
+
+def _refused_decision(request, task: ResearchTask) -> dict | None:
+    state = request.session.pop(_DECISION_FORM, None)
+    return state if state and state.get("task") == str(task.task_uuid) else None
+
+
 @login_required
 @require_POST
 def decide_conflict(request, task_uuid):
@@ -149,7 +165,19 @@ def decide_conflict(request, task_uuid):
             reason=request.POST.get("reason", ""),
         )
     except ServiceError as exc:
-        return _result_page(request, task, decision_error=str(exc.message), status=exc.status)
+        # Back to the result page (Post/Redirect/Get: its own address, which a reload does not
+        # post again), with the refusal beside the field it is about and what was entered.
+        key = request.POST.get("conflict_key", "")
+        field = _DECISION_FIELDS.get(exc.code, "")
+        request.session[_DECISION_FORM] = {
+            "task": str(task.task_uuid),
+            "key": key,
+            "field": field,
+            "message": str(exc.message),
+            "reason": request.POST.get("reason", "")[: conflict_decisions.MAX_REASON * 2],
+        }
+        anchor = f"#decide-{key[:16]}" if field else "#decide-title"
+        return redirect(reverse("research_result", args=[task.task_uuid]) + anchor)
     messages.success(request, gettext("Decision saved."))
     return redirect(reverse("research_result", args=[task.task_uuid]) + "#conflicts")
 

@@ -116,3 +116,47 @@ def test_a_refused_decision_leaves_the_research_in_the_queue(personas):
         )
     task.refresh_from_db()
     assert task.conflicts_decided_at is None and _queued(personas.teacher) == [task.pk]
+
+
+def _page(client, task, url=None) -> str:
+    return client.get(
+        url or f"/deep_research/task/{task.task_uuid}", HTTP_ACCEPT_LANGUAGE="en"
+    ).content.decode()
+
+
+def _form(page: str, key: str) -> str:
+    start = page.index(f'id="decide-{key[:16]}"')
+    return page[start : page.index("</form>", start)]
+
+
+@pytest.mark.django_db
+def test_a_refused_decision_returns_to_the_result_page_with_the_error_beside_its_field(client, personas):
+    task = conflicted(personas, conflicts=2)
+    first, second = conflict_decisions.unresolved_conflicts(task)
+    client.force_login(personas.teacher)
+    decide = f"/deep_research/task/{task.task_uuid}/conflicts/decide"
+    response = client.post(
+        decide, {"conflict_key": second, "choice": "0", "reason": "  "}, HTTP_ACCEPT_LANGUAGE="en"
+    )
+    # The address is the result page's (at the form), which a reload does not post again.
+    assert (
+        response.status_code == 302
+        and response["Location"] == f"/deep_research/task/{task.task_uuid}#decide-{second[:16]}"
+    )
+    page = _page(client, task, response["Location"])
+    form = _form(page, second)
+    assert (
+        '<p class="error small" id="reason-error-' in form
+        and "Please give a reason for the decision." in form
+    )
+    assert 'aria-invalid="true"' in form and "aria-describedby" in form
+    assert "Please give a reason" not in _form(page, first)  # beside its own conflict only
+    assert 'class="primary">Save the decision</button>' in form  # the page's own button style
+    # What was typed comes back; the message is shown once, not on the next visit.
+    client.post(
+        decide, {"conflict_key": second, "choice": "9", "reason": "Kept words"}, HTTP_ACCEPT_LANGUAGE="en"
+    )
+    form = _form(_page(client, task), second)
+    assert "Kept words</textarea>" in form and "Choose one of the conflict" in form
+    assert "Choose one of the conflict" not in _page(client, task)
+    assert not task.conflict_decisions.exists()
