@@ -59,7 +59,8 @@ def duration_text(task) -> str:
         return ""
     waited = max(0.0, (task.finished_at - task.created_at).total_seconds())
     worked = task.duration_seconds
-    if worked is None or abs(waited - worked) < max(2.0, 0.1 * waited):
+    # Rows written by hand (imports, fixtures) may have finished "before" they were asked.
+    if worked is None or waited <= worked or waited - worked < max(2.0, 0.1 * waited):
         return seconds_text(worked if worked is not None else waited)
     return gettext("%(waited)s (researching: %(worked)s)") % {
         "waited": seconds_text(waited),

@@ -350,3 +350,42 @@ def test_ask_a_follow_up_from_the_result_page(open_as, personas, llm, language, 
     assert any("Formative assessment guides teaching" in m["content"] for m in sent)
     chip.get_by_role("button").click()
     expect(chip).to_have_count(0)
+
+
+# --------------------------------------------------------------------------- a decision closes the review
+
+
+@pytest.mark.parametrize(("language", "viewport"), [("zh", LAPTOP), ("en", PHONE)])
+def test_a_decision_is_explained_beside_its_field_and_closes_the_review(
+    open_as, personas, language, viewport
+):
+    from tests.web.test_review_closing import conflicted
+
+    task = conflicted(personas)
+    result = f"/deep_research/task/{task.task_uuid}"
+    teacher = open_as(personas.teacher, viewport=viewport, locale=LANGUAGES[language])
+    teacher.goto("/deep_research/review")
+    expect(teacher.locator(".queue-row")).to_have_count(1)
+    teacher.goto(result)
+    form = teacher.locator(".decision-form").first
+    form.locator("input[name=choice]").first.check()
+    form.locator("button[type=submit]").click()  # no reason: refused
+    # Back on the result page (its own address), at the form, the message beside the reason.
+    teacher.wait_for_url(f"**{result}#decide-*")
+    error = teacher.locator(".decision-form .error")
+    expect(error).to_have_text(
+        "請說明裁定的理由。" if language == "zh" else "Please give a reason for the decision."
+    )
+    expect(error).to_be_in_viewport()
+    assert form.locator("textarea[name=reason]").get_attribute("aria-invalid") == "true"
+    assert_accessible(teacher, "the result page with a refused decision")
+    # (The result page's phone layout comes with its typed report: not measured here.)
+    form = teacher.locator(".decision-form").first
+    form.locator("input[name=choice]").first.check()
+    form.locator("textarea[name=reason]").fill("The filing is the primary source.")
+    form.locator("button[type=submit]").click()
+    expect(teacher.locator(".message.success")).to_be_visible()
+    teacher.goto("/deep_research/review")
+    expect(teacher.locator(".queue-row")).to_have_count(0)  # decided: reviewed
+    task.refresh_from_db()
+    assert task.conflicts_decided_at is not None and task.conflict_decisions.count() == 1

@@ -160,7 +160,7 @@ def test_a_conflicted_research_reaches_the_review_queue_and_the_student_reads_th
     super_ta.locator(".queue-row a").click()
     review = super_ta.locator("#review")
     expect(review).to_contain_text("尚未有人審閱")
-    review.watch.expect_status(400, "/review")
+    super_ta.watch.expect_status(400, "/review")
     review.get_by_role("button", name="儲存備註").click()  # empty first: explained, nothing stored
     expect(review.locator(".error")).to_have_text("請輸入備註。")
     assert ResearchTask.objects.get(pk=task.pk).review_note == ""
