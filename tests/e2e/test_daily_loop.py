@@ -171,7 +171,7 @@ def test_the_teacher_reads_the_dashboard_and_its_csv_on_a_desktop_and_a_phone(op
 TURNS = 13
 
 
-@pytest.mark.parametrize(("language", "viewport"), [("zh", LAPTOP), ("en", PHONE)])
+@pytest.mark.parametrize(("language", "viewport"), [("zh", LAPTOP), ("zh", PHONE), ("en", PHONE)])
 def test_the_message_box_is_one_skip_or_one_tab_per_turn_away(open_as, personas, language, viewport):
     seed_history(personas.student, personas.channel, TURNS)
     page = open_as(personas.student, viewport=viewport, locale=LANGUAGES[language])
