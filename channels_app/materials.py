@@ -23,10 +23,20 @@ from django.utils.translation import gettext as _
 
 from uedu_dr import jobs
 
-from . import channel_text_index, embeddings, lexical, retrieval, term_shares, vector_index
+from . import (
+    bilingual,
+    channel_text_index,
+    embeddings,
+    glossary,
+    languages,
+    lexical,
+    retrieval,
+    term_shares,
+    vector_index,
+)
 from .chunking import chunk_units
 from .extraction import MaterialError, ParserBusy, extract, kind_from_name, sniff
-from .models import Channel, Material, MaterialChunk
+from .models import Channel, GlossaryTerm, Material, MaterialChunk
 
 log = logging.getLogger(__name__)
 # When every parse slot stayed taken (channels_app.extraction.ParserBusy), the job comes back after this.
@@ -129,6 +139,7 @@ def material_delete(material: Material) -> None:
     channel_id = material.channel_id
     material.delete()
     _refresh_term_shares(channel_id)
+    bilingual.refresh_languages(channel_id)
 
 
 # --------------------------------------------------------------------------- indexing (the Celery job)
@@ -141,6 +152,7 @@ def _fail(material_id: int, code: str, message: str) -> None:
         )
         if updated:
             MaterialChunk.objects.filter(material_id=material_id).delete()
+            GlossaryTerm.objects.filter(material_id=material_id).delete()
 
 
 def index_material(material_id: int) -> Material | None:
@@ -193,6 +205,7 @@ def index_material(material_id: int) -> Material | None:
         return Material.objects.filter(pk=material_id).first()
     except MaterialError as exc:
         _fail(material_id, exc.code, exc.message)
+        bilingual.refresh_languages(material.channel_id)  # a re-index that failed took its passages
         return Material.objects.filter(pk=material_id).first()
     except Exception as exc:  # a bug or an outage: record it rather than leave the row "processing"
         log.exception("indexing material %s failed", material_id)
@@ -203,6 +216,9 @@ def index_material(material_id: int) -> Material | None:
         )
         return Material.objects.filter(pk=material_id).first()
 
+    # The file's own bilingual term pairs, read from the extracted pages, whose line breaks
+    # still set titles and list items apart (chunking joins lines).
+    terms = {(t.zh, t.en.lower()): t for unit in units for t in glossary.mine(unit.text)}
     model, dim = embeddings.model_name(), embeddings.dimension()
     with transaction.atomic():
         # Lock the row: if it was deleted or queued again while we worked, our result is stale.
@@ -226,11 +242,20 @@ def index_material(material_id: int) -> Material | None:
                     embedding=vector,
                     embedding_model=model,
                     embedding_dim=dim,
+                    languages=languages.languages_of(chunk.text),
                 )
                 for ordinal, (chunk, vector) in enumerate(zip(chunks, vectors))
             ],
             batch_size=500,
         )
+        GlossaryTerm.objects.filter(material_id=material_id).delete()
+        GlossaryTerm.objects.bulk_create(
+            [
+                GlossaryTerm(material_id=material_id, channel_id=current.channel_id, zh=t.zh, en=t.en)
+                for t in list(terms.values())[: glossary.MAX_TERMS]
+            ]
+        )
+        bilingual.refresh_languages(current.channel_id)
         current.status = Material.Status.READY
         current.error_code, current.error = "", ""
         current.unit_count = len({chunk.page for chunk in chunks})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -64,6 +65,13 @@ class Channel(models.Model):
         _("system prompt"),
         blank=True,
         help_text=_("Instructions for the channel's assistant, including any usage rules for students."),
+    )
+
+    # The languages its ready materials are written in ("en", "zh"), kept by indexing
+    # (channels_app.bilingual.refresh_languages): a question in a language not alone here is
+    # searched in the others too.
+    material_languages = ArrayField(
+        models.CharField(max_length=8), verbose_name=_("languages of its materials"), default=list, blank=True
     )
 
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
@@ -327,6 +335,8 @@ class MaterialChunk(models.Model):
     embedding = VectorField()
     embedding_model = models.CharField(max_length=200)
     embedding_dim = models.PositiveSmallIntegerField()
+    # The languages the passage is written in, by script (channels_app.languages).
+    languages = ArrayField(models.CharField(max_length=8), default=list, blank=True)
 
     class Meta:
         ordering = ["material", "ordinal"]
@@ -365,3 +375,28 @@ class ChannelTermShare(models.Model):
 
     def __str__(self) -> str:
         return f"{self.channel_id}:{self.lexeme}={self.share:.3f}"
+
+
+class GlossaryTerm(models.Model):
+    """A term one of the channel's materials writes in both languages (學習分析（learning
+    analytics）), mined by code when the material is indexed (channels_app.glossary). A search
+    whose query has no model translation carries it into the materials' other language with
+    these. Deleted with its material."""
+
+    material = models.ForeignKey(Material, on_delete=models.CASCADE, related_name="glossary_terms")
+    # No index of its own: (channel, …) below serves every lookup by channel.
+    channel = models.ForeignKey(Channel, on_delete=models.CASCADE, related_name="+", db_index=False)
+    zh = models.CharField(_("Chinese"), max_length=40)
+    en = models.CharField(_("English"), max_length=120)
+
+    class Meta:
+        ordering = ["material", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["material", "zh", "en"], name="one_glossary_term_per_material")
+        ]
+        indexes = [models.Index(fields=["channel", "zh"], name="glossary_channel")]
+        verbose_name = _("glossary term")
+        verbose_name_plural = _("glossary terms")
+
+    def __str__(self) -> str:
+        return f"{self.zh} = {self.en}"

@@ -1,5 +1,5 @@
 """The hand-written SQL of the hot write paths names its columns by hand (research/services/runner.py,
-events.py, credibility.py, channels_app/term_shares.py). Its column lists are compared here with
+events.py, credibility.py, channels_app/term_shares.py, channels_app/bilingual.py). Its column lists are compared here with
 the models' concrete fields, so a new field (a new NOT NULL column above all, which such an INSERT
 would leave NULL) fails this test, not a research at run time."""
 
@@ -21,6 +21,7 @@ MODULES = [
     "research.services.events",
     "research.services.credibility",
     "channels_app.term_shares",
+    "channels_app.bilingual",
 ]
 # The tables those statements must be found for: the scan cannot pass by finding nothing.
 EXPECTED_INSERTS = {
@@ -31,7 +32,7 @@ EXPECTED_INSERTS = {
     "deep_research_source_reports",
     "channels_app_channeltermshare",
 }
-EXPECTED_UPDATES = {"deep_research_steps", "deep_research_tasks"}
+EXPECTED_UPDATES = {"deep_research_steps", "deep_research_tasks", "channels_app_channel"}
 # Columns an INSERT leaves out on purpose (their model default is NULL or the row's own id). A
 # new field goes into the statement or here, with its reason.
 NOT_INSERTED: dict[str, set[str]] = {}

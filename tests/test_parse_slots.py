@@ -71,7 +71,8 @@ def test_the_platform_bound_holds_across_processes(settings):
             "import django; django.setup()\n"
             "from uedu_dr.bounded_process import run_bounded\n"
             "from tests.support.slow_parse import take\n"
-            "print(run_bounded(take, (5,), memory_mb=512, timeout_seconds=30, wait_seconds=0))",
+            # It holds its slot long enough for this process to see it on a loaded machine.
+            "print(run_bounded(take, (15,), memory_mb=512, timeout_seconds=60, wait_seconds=0))",
         ],
         cwd=ROOT,
         env=child_env(UEDU_PARSE_CHILDREN_PLATFORM="1"),
@@ -79,10 +80,12 @@ def test_the_platform_bound_holds_across_processes(settings):
         text=True,
     )
     try:
-        wait_for(lambda: parse_slots.running_on_platform() == 1, message="the other process's child")
+        wait_for(
+            lambda: parse_slots.running_on_platform() == 1, timeout=60, message="the other process's child"
+        )
         assert parse(0, wait=0) == ("busy",)  # this process has room; the platform has none
-        assert parse(0, wait=30) == ("ok", "read")  # after the other one's child
-        assert "('ok', 'read')" in other.communicate(timeout=30)[0]
+        assert parse(0, wait=60) == ("ok", "read")  # after the other one's child
+        assert "('ok', 'read')" in other.communicate(timeout=60)[0]
     finally:
         other.kill()
     assert parse_slots.running_on_platform() == 0

@@ -15,6 +15,7 @@ from .errors import LimitReached, PhaseFailed
 from .llm import LLMError, ToolCallRequest
 from .sources import render_observations, render_tool_result
 from .state import RunContext
+from .translation import QueryTranslations
 from .types import TIER_RANK, Source, ToolResult
 
 TOOL_CALL_TIMEOUT_SECONDS = 90
@@ -58,6 +59,8 @@ class Gatherer:
         self.step_index = 0
         self.shown: set[int] = set()  # sources whose text this conversation has shown the model
         self.round_no = 0
+        # The questions in the materials' other languages, for the searches of bilingual tools.
+        self.translations = QueryTranslations(run)
         self.pool = ThreadPoolExecutor(max_workers=run.limits.max_calls_per_round, thread_name_prefix="tool")
         self.messages: list[dict] = [
             {
@@ -152,6 +155,8 @@ class Gatherer:
         run = self.run
         room = max(0, min(run.limits.max_calls_per_round, run.tool_calls_left()))
         accepted, skipped = calls[:room], calls[room:]
+        if any(self._bilingual(c.name) and c.arguments is not None for c in accepted):
+            self.translations.prepare()  # one model call per research, in this (the engine's) thread
         planned = []
         for call in accepted:
             self.step_index += 1
@@ -270,9 +275,18 @@ class Gatherer:
     def _ms(self, start: float) -> int:
         return int((self.run.clock() - start) * 1000)
 
+    def _bilingual(self, name: str) -> bool:
+        traits = self.run.tool_traits(name)
+        return bool(traits and traits.bilingual)
+
     def _safe_call(self, name: str, args: dict) -> ToolResult:
         try:
-            result = self.tools.call(name, args)
+            if self._bilingual(name):
+                query = args.get("query")
+                translations = self.translations.for_query(query) if isinstance(query, str) else None
+                result = self.tools.call(name, args, translations=translations)
+            else:
+                result = self.tools.call(name, args)
         except Exception as exc:  # a tool's failure is an observation, never the research's end
             return ToolResult(error=f"{type(exc).__name__}: {str(exc)[:300]}")
         return result if isinstance(result, ToolResult) else ToolResult(error="tool returned no result")

@@ -49,6 +49,7 @@ ROLE_MAX_TOKENS = {
     "planner": 1_200,
     "action": 800,
     "reflection": 800,
+    "translation": 600,  # the question and a few sub-questions, each a short query
     "claims": 6_000,
     "verifier": 2_500,
     "synthesizer": 6_000,

@@ -20,6 +20,9 @@ class Plan:
     # The question asks for a judgement or an outlook ("should…", "the next six months"): the
     # report then has a judgement section, labelled as such, with its claims and assumptions.
     asks_for_judgement: bool = False
+    # The question and sub-questions in the materials' other languages, as the model translated
+    # them for the searches (agent/engine/translation.py): the AI's words, marked "by": "model".
+    translations: dict = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: dict) -> Plan:
@@ -32,6 +35,7 @@ class Plan:
             hypotheses=list(data.get("hypotheses") or []),
             rationale=data.get("rationale", ""),
             asks_for_judgement=bool(data.get("asks_for_judgement", False)),
+            translations=dict(data.get("translations") or {}),
         )
 
     def as_json(self) -> dict:

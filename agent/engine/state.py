@@ -32,7 +32,7 @@ from .sources import SourceRegistry
 from .types import EventSink, Limits, ResearchInput, Source, ToolTraits
 
 # Model calls of the evidence phase: they stop at the gathering limits (max_seconds, max_tokens).
-GATHERING_ROLES = frozenset({"action", "reflection"})
+GATHERING_ROLES = frozenset({"action", "reflection", "translation"})
 # A finishing call with less time than this left in its share is not sent.
 MIN_CALL_SECONDS = 2.0
 # The smallest observation budget a finishing phase is given when its token share is small.

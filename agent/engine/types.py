@@ -45,6 +45,9 @@ class ToolTraits:
     tier: Tier  # the tier of every source the tool returns (the registry stamps it on them)
     search: bool  # each call counts as a search (the run's and the quality figures' searches)
     exact_figures: bool  # its figures are filed figures: a claim must state them exactly
+    # Its query also runs in the other languages of what it searches: the engine hands it the
+    # research's questions in those languages (agent/engine/translation.py) as `translations`.
+    bilingual: bool = False
 
 
 @dataclass
@@ -98,7 +101,9 @@ class Toolbox(Protocol):
     def traits(self, name: str) -> ToolTraits | None:
         """The tool's declared traits; None for a name the toolbox does not offer."""
 
-    def call(self, name: str, args: dict) -> ToolResult: ...
+    def call(self, name: str, args: dict, *, translations: list[dict] | None = None) -> ToolResult:
+        """Run a tool. `translations` (for a tool whose traits say `bilingual` only): the
+        research's question in other languages, [{"language", "text", "by"}]."""
 
 
 class EventSink(Protocol):
@@ -211,6 +216,9 @@ class ResearchInput:
     # The conversation this research follows up (earlier questions, answers and their numbered
     # sources); empty when the research starts a conversation.
     conversation: str = ""
+    # The languages the channel's materials are written in ("en", "zh"): when the question's
+    # language is not the only one, its searches of them also run in the others.
+    material_languages: tuple[str, ...] = ()
 
 
 @dataclass

@@ -1,22 +1,30 @@
 """search_channel_materials: the channel's own course materials (lecture PDFs, notes, slides).
 
-Thin: retrieval is channels_app.retrieval.hybrid_search. The channel comes from the ToolContext
-only; the tool has no channel parameter, so neither the model nor a prompt can point it elsewhere."""
+Thin: retrieval is channels_app.bilingual.search (channels_app.retrieval.hybrid_search, run in
+each language of the channel's materials and fused). The channel comes from the ToolContext only;
+the tool has no channel parameter, so neither the model nor a prompt can point it elsewhere. The
+engine hands it the research's question in the materials' other languages (`translations`,
+absent from the schema the model reads); without them the channel's glossary carries the query
+over. The result's data lists every query that ran and, for each passage, which of them found it
+at which rank: the research's steps keep it."""
 
 from __future__ import annotations
 
 from django.urls import reverse
 
 from agent.engine.types import Source, ToolResult
+from channels_app import bilingual
 from channels_app.models import Channel
-from channels_app.retrieval import hybrid_search, snippet
+from channels_app.retrieval import snippet
 
 from . import REGISTRY
 from .registry import ToolContext
 
 
-@REGISTRY.tool(tier="internal", search=True, exact_figures=False)
-def search_channel_materials(ctx: ToolContext, query: str, top_k: int = 6) -> ToolResult:
+@REGISTRY.tool(tier="internal", search=True, exact_figures=False, bilingual=True)
+def search_channel_materials(
+    ctx: ToolContext, query: str, top_k: int = 6, *, translations: list[dict] | None = None
+) -> ToolResult:
     """Search the course materials the teacher uploaded to this channel (PDF handouts, Word notes,
     PowerPoint slides) and return the most relevant passages with file name and page or slide
     number. Combines meaning-based and exact-term search, so include the key terms (Chinese or
@@ -32,14 +40,22 @@ def search_channel_materials(ctx: ToolContext, query: str, top_k: int = 6) -> To
     )
     if slug is None:
         return ToolResult(error="this channel no longer exists")
-    passages = hybrid_search(ctx.channel_id, query, top_k)
+    outcome = bilingual.search(
+        ctx.channel_id, query, top_k, translations=translations, held=ctx.material_languages
+    )
+    queries = [q.as_dict() for q in outcome.queries]
     sources, data = [], []
-    for passage in passages:
+    for found in outcome.found:
+        passage = found.passage
+        # Which of the queries found it, at which rank ("as_written", "model_translation", …).
+        found_by = [{"query": i, "by": queries[i]["by"], "rank": r} for i, r in sorted(found.ranks.items())]
         url = (
             reverse("material_detail", kwargs={"slug": slug, "pk": passage.material_id}) + f"#p{passage.page}"
         )
-        score = round(passage.score, 4)
-        short = snippet(passage.text, query)
+        score = round(found.score, 4)
+        # Around the terms of the query that found it best (a translation's, for a passage in
+        # the other language).
+        short = snippet(passage.text, queries[min(found.ranks, key=found.ranks.get)]["text"])
         sources.append(
             Source(
                 title=f"{passage.file_name} {passage.unit_label} {passage.page}",
@@ -48,14 +64,32 @@ def search_channel_materials(ctx: ToolContext, query: str, top_k: int = 6) -> To
                 tier="internal",
                 locator=passage.locator,
                 url=url,
-                meta={"material_id": passage.material_id, "page": passage.page, "score": score},
+                meta={
+                    "material_id": passage.material_id,
+                    "page": passage.page,
+                    "score": score,
+                    "found_by": found_by,
+                },
             )
         )
         data.append(
-            {"file": passage.file_name, "page": passage.page, "passage": passage.text, "score": score}
+            {
+                "file": passage.file_name,
+                "page": passage.page,
+                "passage": passage.text,
+                "score": score,
+                "found_by": found_by,
+            }
         )
+    searched = {"queries": queries}
+    if outcome.unreached:
+        searched["unreached_languages"] = outcome.unreached
     if not data:
         return ToolResult(
-            data={"passages": [], "note": "no passage in this channel's materials matches the query"}
+            data={
+                "passages": [],
+                "note": "no passage in this channel's materials matches the query",
+                **searched,
+            }
         )
-    return ToolResult(sources=sources, data={"passages": data})
+    return ToolResult(sources=sources, data={"passages": data, **searched})

@@ -46,6 +46,8 @@ class ToolContext:
     # The countries search_external_papers may search (the course rule, which a teacher's channel
     # setting may widen); the model may narrow them, never widen them. Empty = the platform default.
     scholarly_countries: tuple[str, ...] = ()
+    # The languages of the channel's materials, read with the channel (None: looked up per search).
+    material_languages: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -128,7 +130,7 @@ def _parse_docstring(doc: str, where: str) -> tuple[str, dict[str, str]]:
 _UNDECLARED: Any = object()  # a trait left out: the sentinel, so the error can name what is missing
 
 
-def _traits(where: str, *, tier: Any, search: Any, exact_figures: Any) -> ToolTraits:
+def _traits(where: str, *, tier: Any, search: Any, exact_figures: Any, bilingual: bool = False) -> ToolTraits:
     given = {"tier": tier, "search": search, "exact_figures": exact_figures}
     missing = [name for name, value in given.items() if value is _UNDECLARED]
     if missing:
@@ -141,7 +143,13 @@ def _traits(where: str, *, tier: Any, search: Any, exact_figures: Any) -> ToolTr
     for name in ("search", "exact_figures"):
         if not isinstance(given[name], bool):
             raise ToolDefinitionError(f"{where}: {name} must be True or False")
-    return ToolTraits(tier=tier, search=search, exact_figures=exact_figures)
+    if not isinstance(bilingual, bool):
+        raise ToolDefinitionError(f"{where}: bilingual must be True or False")
+    return ToolTraits(tier=tier, search=search, exact_figures=exact_figures, bilingual=bilingual)
+
+
+# The parameter the engine fills for a bilingual tool: never in the schema the model reads.
+TRANSLATIONS = "translations"
 
 
 def build_tool(
@@ -150,19 +158,31 @@ def build_tool(
     tier: str = _UNDECLARED,
     search: bool = _UNDECLARED,
     exact_figures: bool = _UNDECLARED,
+    bilingual: bool = False,
     needs_web: bool = False,
     name: str | None = None,
     observed_url_params: tuple[str, ...] = (),
 ) -> Tool:
     where = f"tool {fn.__module__}.{fn.__name__}"
-    traits = _traits(where, tier=tier, search=search, exact_figures=exact_figures)
+    traits = _traits(where, tier=tier, search=search, exact_figures=exact_figures, bilingual=bilingual)
     description, arg_docs = _parse_docstring(fn.__doc__ or "", where)
     hints = typing.get_type_hints(fn, include_extras=False)
     params = list(inspect.signature(fn).parameters.values())
     if not params or params[0].name != "ctx":
         raise ToolDefinitionError(f"{where}: the first parameter must be `ctx` (the ToolContext)")
+    engine_param = next((p for p in params[1:] if p.name == TRANSLATIONS), None)
+    if bilingual and (
+        engine_param is None
+        or engine_param.kind != engine_param.KEYWORD_ONLY
+        or engine_param.default is not None
+    ):
+        raise ToolDefinitionError(
+            f"{where}: a bilingual tool takes the engine's `*, {TRANSLATIONS}=None` (keyword only)"
+        )
     properties, required = {}, []
     for param in params[1:]:
+        if bilingual and param is engine_param:
+            continue  # filled by the engine, not the model
         if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
             raise ToolDefinitionError(f"{where}: *args/**kwargs are not allowed")
         if param.name not in hints:
@@ -217,6 +237,7 @@ class ToolRegistry:
         tier: str = _UNDECLARED,
         search: bool = _UNDECLARED,
         exact_figures: bool = _UNDECLARED,
+        bilingual: bool = False,
         needs_web: bool = False,
         name: str | None = None,
         observed_url_params: tuple[str, ...] = (),
@@ -230,6 +251,7 @@ class ToolRegistry:
                     tier=tier,
                     search=search,
                     exact_figures=exact_figures,
+                    bilingual=bilingual,
                     needs_web=needs_web,
                     name=name,
                     observed_url_params=observed_url_params,
@@ -278,15 +300,18 @@ class BoundToolbox:
         tool = self._tools.get(name)
         return tool.traits if tool else None
 
-    def call(self, name: str, args: dict) -> ToolResult:
+    def call(self, name: str, args: dict, *, translations: list[dict] | None = None) -> ToolResult:
+        """`translations` reach a bilingual tool only, and only from the engine: the model's
+        arguments are checked against the schema, which has no such parameter."""
         tool = self._tools.get(name)
         if tool is None:
             return ToolResult(error=f"unknown tool {name!r}")
         error = jsonschema.exceptions.best_match(tool.validator().iter_errors(args))
         if error is not None:
             return ToolResult(error=f"invalid arguments for {name}: {error.message[:200]}")
+        engine = {TRANSLATIONS: translations} if tool.traits.bilingual and translations is not None else {}
         try:
-            result = tool.fn(self.ctx, **args)
+            result = tool.fn(self.ctx, **args, **engine)
         finally:
             if self.after_call is not None:
                 self.after_call()

@@ -1,4 +1,4 @@
-"""Writes uedu_eval_v3.jsonl from its parts (course, catalogue, analyst; planted passages in
+"""Writes uedu_eval_v3.jsonl from its parts (course, cross-language course, catalogue, analyst; planted passages in
 build_v3_attacks.py, shared pieces in build_v3_common.py).
 
     python -m evaluation.datasets.build_v3
@@ -11,13 +11,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evaluation.datasets import build_v3_analyst, build_v3_catalogue, build_v3_course
+from evaluation.datasets import build_v3_analyst, build_v3_bilingual, build_v3_catalogue, build_v3_course
 
 OUT = Path(__file__).resolve().parent / "uedu_eval_v3.jsonl"
 
 
 def build() -> list[dict]:
-    items = build_v3_course.items() + build_v3_catalogue.items() + build_v3_analyst.items()
+    items = (
+        build_v3_course.items()
+        + build_v3_bilingual.items()
+        + build_v3_catalogue.items()
+        + build_v3_analyst.items()
+    )
     ids = [i["id"] for i in items]
     if len(ids) != len(set(ids)):
         raise ValueError("duplicate item ids in dataset v3")

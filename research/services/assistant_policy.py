@@ -39,6 +39,7 @@ def tool_context(*, user_id: int, channel: Channel, language: str) -> ToolContex
         allowed_domains=channel.allowed_domains,
         denied_domains=tuple(dict.fromkeys(channel.denied_domains + credibility.denied_domains())),
         scholarly_countries=scholarly_countries(channel),
+        material_languages=tuple(channel.material_languages),
     )
 
 

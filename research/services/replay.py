@@ -79,7 +79,8 @@ class RecordedToolbox:
     def traits(self, name: str) -> ToolTraits | None:
         return self._traits(name)
 
-    def call(self, name: str, args: dict) -> ToolResult:
+    def call(self, name: str, args: dict, *, translations: list[dict] | None = None) -> ToolResult:
+        # The recorded result already holds what the original's translated queries found.
         queue = self._recorded.get((name, _canonical(args)))
         if not queue:
             self.misses += 1

@@ -448,6 +448,7 @@ def _run_engine(
             context=task.context_json or {},
             # A replay researches the same question after the same turns as its original.
             conversation=follow_up.research_follow_up(task.replay_of or task),
+            material_languages=tuple(channel.material_languages),
         ),
         llm=client,
         tools=toolbox,

@@ -8,7 +8,7 @@ from django import template
 from django.utils.html import json_script
 from django.utils.translation import gettext
 
-from research import presentation
+from research import presentation, search_languages
 from research.rendering import render_markdown
 from research.services import review
 from research.ui_strings import js_strings
@@ -66,6 +66,16 @@ def duration_text(task) -> str:
         "waited": seconds_text(waited),
         "worked": seconds_text(worked),
     }
+
+
+@register.simple_tag
+def plan_translations(task):
+    return search_languages.plan_translations(task)
+
+
+@register.simple_tag
+def step_queries(step):
+    return search_languages.step_queries(step)
 
 
 @register.filter

@@ -127,7 +127,11 @@ def test_a_research_start_queues_its_question_like_any_other_on_commit(
     assert sorted(sent) == [("bloom", (request_log.pk,)), ("bloom", (chat_row.pk,)), ("research", (task.pk,))]
 
 
-def test_a_research_run_leaves_its_question_to_the_job(transactional_db, personas, llm):
+def test_a_research_run_leaves_its_question_to_the_job(transactional_db, personas, llm, monkeypatch):
+    # The jobs are caught before the broker: a worker another test left on this run's Valkey must
+    # not be the one that answers them (the run itself must not classify).
+    sent = []
+    monkeypatch.setattr(jobs, "send", lambda name, *args, countdown=None: sent.append((name, args)))
     task, request_log = lifecycle.task_start(
         user=personas.student, channel=personas.channel, question="比較學習分析與布魯姆分類法", queue=False
     )
@@ -137,6 +141,7 @@ def test_a_research_run_leaves_its_question_to_the_job(transactional_db, persona
     request_log.refresh_from_db()
     assert task.status == "completed"
     assert llm.calls("bloom") == [] and request_log.bloom_attempts == 0
+    assert (jobs.CLASSIFY_BLOOM, (request_log.pk,)) in sent
 
 
 def test_a_failed_job_queues_its_retry_after_the_delay(db, personas, llm, monkeypatch):

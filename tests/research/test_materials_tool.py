@@ -38,7 +38,16 @@ def test_it_returns_cited_passages_with_file_page_and_link(personas, index_file)
     assert "知情同意書" in top.text and len(top.snippet) <= 302
     assert top.meta["material_id"] == material.pk and top.meta["page"] == 2 and top.meta["score"] > 0
     passages = result.data["passages"]
-    assert passages[0] == {"file": "handout.pdf", "page": 2, "passage": top.text, "score": top.meta["score"]}
+    assert passages[0] == {
+        "file": "handout.pdf",
+        "page": 2,
+        "passage": top.text,
+        "score": top.meta["score"],
+        # no glossary term of the file is in the query: it searched as written only
+        "found_by": [{"query": 0, "by": "as_written", "rank": 1}],
+    }
+    assert result.data["queries"] == [{"text": "IRB 知情同意", "language": "zh", "by": "as_written"}]
+    assert result.data["unreached_languages"] == ["en"]
     assert len(passages) <= 2
 
 

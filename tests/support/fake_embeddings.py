@@ -2,7 +2,12 @@
 
 Vectors are deterministic bag-of-words hashes (each word adds 1 to a dimension chosen by its
 hash, then the vector is normalised), so texts sharing words are close, as with a real model.
-It records every request, and can be told to fail or to answer the wrong dimension."""
+It records every request, and can be told to fail or to answer the wrong dimension.
+
+Given `concepts` ({surface form: concept}, in any language), it stands in for a multilingual model
+(bge-m3, multilingual-e5): a Chinese term found in the text and an English word of the table both
+count as their concept, so "預警儀表板" and "early-warning dashboard" land on the same dimension.
+Only the table's terms cross languages: the double shows the wiring, not a model's quality."""
 
 from __future__ import annotations
 
@@ -14,17 +19,28 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def bag_of_words_vector(text: str, dimension: int) -> list[float]:
+def bag_of_words_vector(text: str, dimension: int, concepts: dict[str, str] | None = None) -> list[float]:
     vector = [0.0] * dimension
-    for word in re.findall(r"\w+", text.lower()):
+    words = re.findall(r"\w+", text.lower())
+    if concepts:
+        lowered = text.lower()
+        # Multi-word and Chinese surface forms are found in the text; single words by themselves.
+        found = [
+            c
+            for surface, c in concepts.items()
+            if (" " in surface or "-" in surface or not surface.isascii()) and surface in lowered
+        ]
+        words = found + [concepts.get(w, w) for w in words if w.isascii()]
+    for word in words:
         vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % dimension] += 1.0
     norm = math.sqrt(sum(x * x for x in vector)) or 1.0
     return [x / norm for x in vector]
 
 
 class FakeEmbeddingServer:
-    def __init__(self, dimension: int = 32) -> None:
+    def __init__(self, dimension: int = 32, concepts: dict[str, str] | None = None) -> None:
         self.dimension = dimension
+        self.concepts = concepts
         self.requests: list[dict] = []
         self.fail_with: int | None = None  # HTTP status to answer instead of vectors
         self.answer_dimension: int | None = None  # answer vectors of another size
@@ -49,7 +65,11 @@ class FakeEmbeddingServer:
                 inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 size = server.answer_dimension or server.dimension
                 data = [
-                    {"object": "embedding", "index": i, "embedding": bag_of_words_vector(text, size)}
+                    {
+                        "object": "embedding",
+                        "index": i,
+                        "embedding": bag_of_words_vector(text, size, server.concepts),
+                    }
                     for i, text in enumerate(inputs)
                 ]
                 data.reverse()  # real servers may answer out of order; clients must sort by index

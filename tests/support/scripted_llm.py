@@ -33,6 +33,7 @@ ROLE_MARKERS = [
     ("planner", "You are the planner"),
     ("action", "You are the researcher"),
     ("reflection", "You are the reflection step"),
+    ("translation", "You translate search queries"),
     ("claims", "You are the claims step"),
     ("synthesizer", "You are the writer"),
     ("verifier", "You are the verifier"),
@@ -854,6 +855,10 @@ class ScriptedLLM:
             }
         if role == "bloom":
             return {"content": json.dumps({"level": "analyze", "confidence": 0.8, "rationale": "scripted"})}
+        if role == "translation":
+            from tests.support import scripted_translation
+
+            return {"content": json.dumps(scripted_translation.reply(_user_text(body)), ensure_ascii=False)}
         if role == "entailment":
             payload = re.search(r"<observations>\n(.*)\n</observations>", _user_text(body), re.S)
             items = json.loads(payload.group(1)) if payload else []
@@ -1018,6 +1023,10 @@ def main() -> None:  # pragma: no cover - used by bench scripts
         choices=sorted(QUIRKS),
         help="behave like a server with this quirk",
     )
+    parser.add_argument("--complexity", default="moderate", choices=["simple", "moderate", "complex"])
+    parser.add_argument(
+        "--prefer", action="append", default=[], help="call this tool first when it is offered (repeatable)"
+    )
     args = parser.parse_args()
     server = ScriptedLLM(
         Scenario(
@@ -1025,6 +1034,8 @@ def main() -> None:  # pragma: no cover - used by bench scripts
             action_rounds=args.action_rounds,
             tools_per_round=args.tools_per_round,
             sufficient_after=args.sufficient_after,
+            complexity=args.complexity,
+            preferred_tools=args.prefer,
         )
     ).start(args.port)
     server.quirk(*args.quirk)
