@@ -109,6 +109,11 @@ CONFLICTS_DECIDE = _permission(
     "conflicts.decide", CHANNEL, "decide an unresolved conflict of a report: a side prevails, or unsettleable"
 )
 ANALYTICS_READ = _permission("analytics.read", CHANNEL, "open the channel's dashboard")
+STUDENTS_NAMED = _permission(
+    "analytics.student_names",
+    CHANNEL,
+    "see the students' usernames in the channel's dashboard and its CSV (who opens it without this sees a pseudonym per student)",
+)
 
 # In a study.
 STUDIES_READ = _permission(
@@ -207,6 +212,7 @@ ROLES: dict[str, Role] = {
                     MATERIALS_MANAGE,
                     MEMBERS_MANAGE,
                     CONSENT_READ_PERIODS,
+                    STUDENTS_NAMED,
                 }
             ),
         ),

@@ -17,9 +17,10 @@ from django.views.decorators.http import require_GET, require_POST
 from channels_app.access import can
 from channels_app.channel_settings import DeepResearchSettingsForm
 from channels_app.models import Channel, ChatLog
-from channels_app.roles import CHANNEL_CONFIGURE, CHANNEL_USE
+from channels_app.roles import ANALYTICS_READ, CHANNEL_CONFIGURE, CHANNEL_USE
+from research.presentation import CONTEXT_LABELS
 from research.selectors import get_visible_task, quota_view
-from research.services import context, judge
+from research.services import context, follow_up, judge
 from uedu_dr.errors import ServiceError
 from uedu_dr.ratelimits import enforce_rate
 
@@ -48,9 +49,12 @@ def chat(request, slug):
 def _chat_page(request, channel, *, error: str = "", draft: str = "", status: int = 200):
     page = conversation(request.user, channel)
     context = {
+        # "Ask a follow-up" on a result page: the research the composer attaches to what is sent.
+        "follow_up": follow_up.attachable(request.user, channel, request.GET.get("follow_up")),
         "channel": channel,
         "page": page,
         "can_manage": can(request.user, CHANNEL_CONFIGURE, channel),  # the settings link
+        "can_read_results": can(request.user, ANALYTICS_READ, channel),  # the dashboard link
         "error": error,
         "draft": draft,
         "quota": quota_view(request.user) if channel.deep_research_enabled else None,
@@ -87,7 +91,8 @@ def send(request, slug):
     try:
         # Each message costs one or two LLM calls: a per-user rate limit like the API's.
         enforce_rate(request, "classroomgpt.chat", settings.UEDU_CHAT_RATE, fail_closed=True)
-        exchange = send_chat_message(user=request.user, channel=channel, message=text)
+        attached = follow_up.attachable(request.user, channel, request.POST.get("follow_up"))
+        exchange = send_chat_message(user=request.user, channel=channel, message=text, follow_up_of=attached)
     except AssistantUnavailable as exc:
         if _is_fetch(request):
             return render(
@@ -146,7 +151,11 @@ def clarify(request, slug):
         advice = context.check_context(question, channel, user=request.user)
         if not advice["needs_clarification"]:
             return HttpResponse(status=204)
-        return render(request, "chat/_clarify_fields.html", {"questions": advice["questions"]})
+        fields = [
+            {"key": q["key"], "label": CONTEXT_LABELS.get(q["key"], q["key"]), "default": q["default"]}
+            for q in advice["questions"]
+        ]
+        return render(request, "chat/_clarify_fields.html", {"fields": fields})
 
     return _advice(request, ask)
 
@@ -184,7 +193,12 @@ def channel_settings(request, slug):
             messages.success(request, _("Settings saved."))
             return redirect("channel_settings", slug=channel.slug)
     status = 400 if form.errors else 200
-    return render(request, "channels_app/settings.html", {"channel": channel, "form": form}, status=status)
+    context = {
+        "channel": channel,
+        "form": form,
+        "can_read_results": can(request.user, ANALYTICS_READ, channel),
+    }
+    return render(request, "channels_app/settings.html", context, status=status)
 
 
 @login_required

@@ -69,7 +69,12 @@ class ChatExchange:
 
 
 def send_chat_message(
-    *, user, channel: Channel, message: str, registry: ToolRegistry = REGISTRY
+    *,
+    user,
+    channel: Channel,
+    message: str,
+    registry: ToolRegistry = REGISTRY,
+    follow_up_of: ResearchTask | None = None,
 ) -> ChatExchange:
     """Store the message, ask the model (one round of tools at most), store the answer with the
     sources its markers point at. `registry` is the product's shared tool registry unless a caller
@@ -79,11 +84,16 @@ def send_chat_message(
     channel's web rules and the admin's pins in the tool context, the observed-URL rule for
     fetch_url, the teacher's usage rules on every call; and it is paid for like research: the
     user's daily chat budget (429) and the platform's daily cap (503) are checked, and the worst
-    case reserved, before anything is stored or sent."""
+    case reserved, before anything is stored or sent.
+
+    `follow_up_of`: the research the student follows up on (follow_up.attachable allowed it): its
+    question and answer lead the conversation, and its sources are the ones [N] may cite."""
     message = validate_question(message)
     check_member(user, channel)
     language = question_language(message)
-    history = conversation_context(user, channel)  # before the new row, which goes in last
+    history = conversation_context(
+        user, channel, attach=follow_up_of
+    )  # before the new row, which goes in last
     messages = [
         {"role": "system", "content": system_prompt(channel)},
         *history,
@@ -106,7 +116,9 @@ def send_chat_message(
             toolbox=toolbox,
             student_text="\n".join(m["content"] for m in messages if m["role"] == "user"),
             seen_urls=earlier_source_urls(user, channel),
-            earlier_citations=latest_research_citations(user, channel),
+            earlier_citations=list(follow_up_of.citations_json or [])
+            if follow_up_of
+            else latest_research_citations(user, channel),
         )
         try:
             answer, citations = turn.answer(client, messages)
@@ -274,6 +286,6 @@ def earlier_source_urls(user, channel: Channel) -> set[str]:
     return urls
 
 
-def conversation_context(user, channel: Channel) -> list[dict]:
+def conversation_context(user, channel: Channel, *, attach: ResearchTask | None = None) -> list[dict]:
     """The student's recent turns in this channel as chat messages (research.services.follow_up)."""
-    return follow_up.conversation_messages(user, channel)
+    return follow_up.conversation_messages(user, channel, attach=attach)

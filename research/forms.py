@@ -6,6 +6,8 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from channels_app.models import ChatLog
+from research.channel_dashboard import UNCLASSIFIED
 from research.services import review
 
 
@@ -24,5 +26,20 @@ class ReviewQueueFilter(forms.Form):
     reviewed = forms.BooleanField(label=_("Include researches already reviewed"), required=False)
 
 
-class DashboardDayForm(forms.Form):
-    day = forms.DateField(label=_("Day"), required=False, input_formats=["%Y-%m-%d"])
+class DashboardFilter(forms.Form):
+    """The channel dashboard's period, Bloom filter and page (and its CSV's table)."""
+
+    period = forms.ChoiceField(
+        label=_("Period"),
+        required=False,
+        choices=[("7", _("Last 7 days")), ("30", _("Last 30 days")), ("term", _("This term"))],
+    )
+    bloom = forms.ChoiceField(
+        label=_("Bloom level"),
+        required=False,
+        choices=[("", _("All levels")), *ChatLog.Bloom.choices, (UNCLASSIFIED, _("Not classified"))],
+    )
+    page = forms.IntegerField(required=False, min_value=1)
+    table = forms.ChoiceField(
+        required=False, choices=[("questions", _("Questions")), ("topics", _("What the materials miss"))]
+    )

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.utils.translation import gettext_lazy as _
+from pgvector.django import VectorField
 
 from agent.engine.verification import PLAN_HEADING
 from channels_app.models import Channel
@@ -35,8 +36,10 @@ class ResearchTask(models.Model):
         TERMINAL = "terminal", _("Finished")
 
     class TriggerMode(models.TextChoices):
-        FORCED = "forced", _("Forced (magnifier button)")
-        AUTO = "auto", _("Auto (accepted suggestion)")
+        # One term per mode in both languages: manual is the student's own click (手動), automatic
+        # the judge's suggestion the student accepted (自動). The values stay as the API knows them.
+        FORCED = "forced", _("Manual (magnifier button)")
+        AUTO = "auto", _("Automatic (accepted suggestion)")
 
     task_uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     user = models.ForeignKey(
@@ -87,6 +90,19 @@ class ResearchTask(models.Model):
         verbose_name=_("reviewed by"),
     )
     reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
+    # When the last of the report's unresolved conflicts got a reviewer's decision: a decision
+    # is a review too, so the research leaves the review queue (services.conflict_decisions).
+    conflicts_decided_at = models.DateTimeField(_("conflicts decided at"), null=True, blank=True)
+    # The finished research this one follows up on ("ask a follow-up" on its result page): its
+    # answer and sources go to the prompts with the conversation (services.follow_up).
+    follow_up_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="follow_ups",
+        verbose_name=_("follows up on"),
+    )
     # A replay re-runs a stored task's reasoning against its recorded tool results.
     replay_of = models.ForeignKey(
         "self",
@@ -587,3 +603,64 @@ class ConflictDecision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task_id} {self.conflict_key[:8]}: {self.decision}"
+
+
+class MaterialCoverage(models.Model):
+    """Whether the channel's own materials answered a completed research: the parts it was asked
+    in (the plan's sub-questions, or the question as a whole when the plan had none), how many of
+    them rest on at least one fact from a channel material, and which material pages its facts
+    cite. Written once per research, after it completes (research.services.material_coverage);
+    the teacher's dashboard reads these rows instead of the reports themselves."""
+
+    task = models.OneToOneField(
+        ResearchTask, on_delete=models.CASCADE, primary_key=True, related_name="material_coverage"
+    )
+    channel = models.ForeignKey("channels_app.Channel", on_delete=models.CASCADE, related_name="+")
+    asked_at = models.DateTimeField(_("asked"))  # the research's created_at: the dashboard's ranges
+    parts = models.PositiveSmallIntegerField(_("parts"), default=0)
+    answered = models.PositiveSmallIntegerField(_("parts the materials answered"), default=0)
+    # [[material id, page], …]: the channel material pages the report's facts rest on, each once.
+    cited_pages = models.JSONField(_("material pages cited"), default=list, blank=True)
+    recorded_at = models.DateTimeField(_("recorded"), auto_now=True)
+
+    class Meta:
+        db_table = "deep_research_material_coverage"
+        indexes = [models.Index(fields=["channel", "asked_at"], name="coverage_channel_asked")]
+        verbose_name = _("material coverage")
+        verbose_name_plural = _("material coverage")
+
+    def __str__(self) -> str:
+        return f"{self.task_id}: {self.answered}/{self.parts}"
+
+
+class MaterialGap(models.Model):
+    """One part of a completed research that no channel material answered: a sub-question (the
+    model's words, `by_model`) or the student's question, with its embedding and the topic it was
+    grouped into (the first gap of that topic; research.topics)."""
+
+    coverage = models.ForeignKey(MaterialCoverage, on_delete=models.CASCADE, related_name="gaps")
+    channel = models.ForeignKey("channels_app.Channel", on_delete=models.CASCADE, related_name="+")
+    asked_at = models.DateTimeField(_("asked"))
+    part = models.SmallIntegerField(_("sub-question"))  # index into the plan; -1: the question
+    text = models.TextField(_("text"))
+    by_model = models.BooleanField(_("written by the AI"), default=True)
+    language = models.CharField(_("language"), max_length=2)
+    # Untyped, like the material chunks' (channels_app.vector_index): its size follows the model.
+    embedding = VectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True)
+    topic = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="members"
+    )
+
+    class Meta:
+        db_table = "deep_research_material_gaps"
+        ordering = ["asked_at", "pk"]
+        indexes = [
+            models.Index(fields=["channel", "asked_at"], name="gap_channel_asked"),
+            models.Index(fields=["channel", "topic"], name="gap_channel_topic"),
+        ]
+        verbose_name = _("material gap")
+        verbose_name_plural = _("material gaps")
+
+    def __str__(self) -> str:
+        return f"{self.coverage_id}#{self.part}: {self.text[:60]}"

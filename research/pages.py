@@ -4,8 +4,6 @@ goes through the visibility rule; whoever may not see a task gets 404."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -15,7 +13,6 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.http import urlencode
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -25,7 +22,7 @@ from agent.engine import vocabulary as V
 from channels_app.access import can
 from channels_app.roles import CONFLICTS_DECIDE, RESEARCH_REVIEW
 from research import selectors
-from research.forms import DashboardDayForm, ReviewNoteForm, ReviewQueueFilter
+from research.forms import ReviewNoteForm, ReviewQueueFilter
 from research.models import AnswerFeedback, ConflictDecision, ResearchTask
 from research.presentation import (
     answer_view,
@@ -68,7 +65,6 @@ def _result_page(
     task: ResearchTask,
     *,
     review_form: ReviewNoteForm | None = None,
-    decision_error: str = "",
     status: int = 200,
 ):
     reviewer = review.can_review(request.user, task)
@@ -104,7 +100,8 @@ def _result_page(
         "question_row": question_row(task.pk),
         "review_form": review_form if reviewer else None,
         "decision_conflicts": decision_conflicts,
-        "decision_error": decision_error,
+        # A decision the service refused, back from decide_conflict with what was entered.
+        "decision_form": _refused_decision(request, task) if reviewer else None,
         "decision_reason_max": conflict_decisions.MAX_REASON,
         "feedback_rows": list(task.feedback.select_related("user").order_by("-created_at"))
         if reviewer
@@ -138,6 +135,22 @@ def review_note(request, task_uuid):
     return _result_page(request, task, review_form=form, status=400)
 
 
+# Where a refused decision waits for the result page it returns to, and which field each of the
+# service's refusals is about ("" for the form as a whole: an unknown conflict).
+_DECISION_FORM = "research.refused_decision"
+_DECISION_FIELDS = {
+    "empty_reason": "reason",
+    "reason_too_long": "reason",
+    "bad_side": "choice",
+    "bad_decision": "choice",
+}
+
+
+def _refused_decision(request, task: ResearchTask) -> dict | None:
+    state = request.session.pop(_DECISION_FORM, None)
+    return state if state and state.get("task") == str(task.task_uuid) else None
+
+
 @login_required
 @require_POST
 def decide_conflict(request, task_uuid):
@@ -161,7 +174,19 @@ def decide_conflict(request, task_uuid):
             reason=request.POST.get("reason", ""),
         )
     except ServiceError as exc:
-        return _result_page(request, task, decision_error=str(exc.message), status=exc.status)
+        # Back to the result page (Post/Redirect/Get: its own address, which a reload does not
+        # post again), with the refusal beside the field it is about and what was entered.
+        key = request.POST.get("conflict_key", "")
+        field = _DECISION_FIELDS.get(exc.code, "")
+        request.session[_DECISION_FORM] = {
+            "task": str(task.task_uuid),
+            "key": key,
+            "field": field,
+            "message": str(exc.message),
+            "reason": request.POST.get("reason", "")[: conflict_decisions.MAX_REASON * 2],
+        }
+        anchor = f"#decide-{key[:16]}" if field else "#decide-title"
+        return redirect(reverse("research_result", args=[task.task_uuid]) + anchor)
     messages.success(request, gettext("Decision saved."))
     return redirect(reverse("research_result", args=[task.task_uuid]) + "#conflicts")
 
@@ -183,31 +208,6 @@ def review_queue(request):
             "page": page,
             "include_reviewed": include_reviewed,
             "dashboard_channels": selectors.dashboard_channels(request.user),
-        },
-    )
-
-
-@login_required
-@require_GET
-def channel_dashboard(request, slug):
-    """A channel's researches of one day (?day=YYYY-MM-DD, today by default) for its teacher and
-    the Super TAs who may read its students' results."""
-    channel = selectors.dashboard_channel(request.user, slug)
-    form = DashboardDayForm(request.GET or None)
-    if request.GET and not form.is_valid():
-        return render(
-            request, "research/channel_dashboard.html", {"channel": channel, "form": form}, status=400
-        )
-    day = (form.cleaned_data.get("day") if form.is_bound else None) or timezone.localdate()
-    context = selectors.channel_dashboard(channel, day)
-    return render(
-        request,
-        "research/channel_dashboard.html",
-        {
-            **context,
-            "form": form,
-            "previous_day": day - timedelta(days=1),
-            "next_day": day + timedelta(days=1),
         },
     )
 

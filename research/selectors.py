@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
-from django.db.models import Avg, Case, Count, DecimalField, F, Q, QuerySet, Subquery, Sum, Value, When
+from django.db.models import Case, Count, DecimalField, F, Q, QuerySet, Subquery, Sum, Value, When
 from django.http import Http404
 from django.utils import timezone
 
@@ -18,7 +18,7 @@ from channels_app.models import Channel, ChatLog
 from channels_app.roles import ANALYTICS_READ, RESEARCH_READ_RESULTS
 from quotas.models import CostReservation
 from quotas.services import cost_status, quota_status
-from research.models import AnswerFeedback, ResearchMetrics, ResearchTask
+from research.models import AnswerFeedback, ResearchTask
 from research.services.settlement import worst_case_cost
 from uedu_dr.errors import ServiceError
 
@@ -192,57 +192,6 @@ def dashboard_channel(user, slug: str):
 def dashboard_channels(user) -> QuerySet[Channel]:
     """The channels whose dashboards the user may open (for links; dashboard_channel decides)."""
     return channels_where(user, ANALYTICS_READ).order_by("name")
-
-
-def _rate(part: int, whole: int) -> float | None:
-    return round(part / whole, 3) if whole else None
-
-
-def channel_dashboard(channel, day) -> dict:
-    """One channel's researches started on one day (replays, which are evaluation records, left
-    out): how many, how many completed and how many reached a limit (and their rates among the
-    finished ones), the questions' Bloom levels, the mean citation coverage of the completed
-    answers (research.services.quality's metrics) and what they cost."""
-    start = timezone.make_aware(datetime.combine(day, time.min))
-    tasks = ResearchTask.objects.filter(
-        channel=channel, is_replay=False, created_at__gte=start, created_at__lt=start + timedelta(days=1)
-    )
-    totals = tasks.aggregate(
-        researches=Count("pk"),
-        finished=Count("pk", filter=Q(finished_at__isnull=False)),
-        completed=Count("pk", filter=Q(status=ResearchTask.Status.COMPLETED)),
-        limit_hits=Count("pk", filter=Q(finished_at__isnull=False) & ~Q(limit_hit="")),
-        cost=Sum("cost_usd"),
-    )
-    levels = dict(
-        ChatLog.objects.filter(deep_research_task__in=tasks, kind=ChatLog.Kind.REQUEST)
-        .exclude(bloom_level="")
-        .order_by()
-        .values_list("bloom_level")
-        .annotate(n=Count("pk"))
-    )
-    coverage = ResearchMetrics.objects.filter(
-        task__in=tasks, status=ResearchTask.Status.COMPLETED, citation_coverage__isnull=False
-    ).aggregate(mean=Avg("citation_coverage"), answers=Count("pk"))
-    return {
-        "channel": channel,
-        "day": day,
-        "researches": totals["researches"],
-        "finished": totals["finished"],
-        "completed": totals["completed"],
-        "completion_rate": _rate(totals["completed"], totals["finished"]),
-        "limit_hits": totals["limit_hits"],
-        "limit_hit_rate": _rate(totals["limit_hits"], totals["finished"]),
-        # Every level, in Bloom's order, so a day without "create" shows 0 rather than nothing.
-        "bloom": [
-            {"level": level, "label": label, "count": levels.get(level, 0)}
-            for level, label in ChatLog.Bloom.choices
-        ],
-        "unclassified": totals["researches"] - sum(levels.values()),
-        "citation_coverage": round(coverage["mean"], 3) if coverage["mean"] is not None else None,
-        "coverage_answers": coverage["answers"],
-        "cost_usd": totals["cost"] or 0,
-    }
 
 
 def passages_by_number(task: ResearchTask) -> dict[int, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from research.services import bloom, lifecycle, runner
+from research.services import bloom, lifecycle, material_coverage, runner
 from uedu_dr import jobs
 
 # Celery enforces these only in the prefork pool; in the threads pool the engine's own clock
@@ -55,3 +55,9 @@ def classify_bloom(chat_log_id: int) -> None:
 def retry_failed_bloom() -> dict:
     """The periodic sweep (beat schedule "retry-failed-bloom-classifications")."""
     return dict(bloom.backfill(limit=settings.UEDU_BLOOM_SWEEP_BATCH))
+
+
+@shared_task(ignore_result=True)
+def record_material_coverage() -> dict:
+    """The periodic sweep (beat schedule "record-material-coverage")."""
+    return material_coverage.sweep(limit=settings.UEDU_COVERAGE_SWEEP_BATCH)

@@ -1,13 +1,20 @@
 from django.urls import path
 
-from . import pages
+from . import dashboard_pages, pages
 
 urlpatterns = [
     path("my", pages.my_history, name="research_my"),
     path("notifications", pages.notification_settings, name="research_notifications"),
     path("review", pages.review_queue, name="research_review_queue"),
     path("feedback", pages.feedback_list, name="research_feedback"),
-    path("channel/<slug:slug>/dashboard", pages.channel_dashboard, name="research_channel_dashboard"),
+    path(
+        "channel/<slug:slug>/dashboard", dashboard_pages.channel_dashboard, name="research_channel_dashboard"
+    ),
+    path(
+        "channel/<slug:slug>/dashboard.csv",
+        dashboard_pages.channel_dashboard_csv,
+        name="research_channel_dashboard_csv",
+    ),
     path("task/<uuid:task_uuid>", pages.result, name="research_result"),
     path("task/<uuid:task_uuid>/answer.md", pages.download, name="research_download"),
     path("task/<uuid:task_uuid>/outcome", pages.outcome_fragment, name="research_outcome"),

@@ -154,6 +154,13 @@ def _material(p, name: str, *, stored: bool = True) -> Material:
 # --------------------------------------------------------------------------- the guards
 
 
+def _awaiting_review_queue(client, w, user):
+    """The API's review queue, with the world's research awaiting review again: a guard asked
+    before may have decided its conflict or written a note, which is a review and takes it out."""
+    ResearchTask.objects.filter(pk=w.task.pk).update(reviewed_at=None, conflicts_decided_at=None)
+    return client.get("/api/deep_research/review_queue")
+
+
 @dataclass(frozen=True)
 class Guard:
     """One place a permission guards: `ask(client, world, user)` makes the request (or calls the
@@ -442,7 +449,7 @@ GUARDS: dict[str, list[Guard]] = {
         Guard("feedback page", get(lambda w: "/deep_research/feedback"), anywhere=True),
         Guard(
             "API review queue",
-            get(lambda w: "/api/deep_research/review_queue"),
+            _awaiting_review_queue,
             denied=frozenset({200}),
             shows=lambda w: str(w.task.task_uuid),
         ),
@@ -492,7 +499,21 @@ GUARDS: dict[str, list[Guard]] = {
         ),
     ],
     roles.ANALYTICS_READ: [
-        Guard("dashboard", get(lambda w: f"/deep_research/channel/{w.channel.slug}/dashboard"))
+        Guard("dashboard", get(lambda w: f"/deep_research/channel/{w.channel.slug}/dashboard")),
+        Guard("dashboard CSV", get(lambda w: f"/deep_research/channel/{w.channel.slug}/dashboard.csv")),
+        Guard(
+            "dashboard CSV of gaps",
+            get(lambda w: f"/deep_research/channel/{w.channel.slug}/dashboard.csv?table=topics"),
+        ),
+    ],
+    # Whoever opens the dashboard without it reads the questions under a pseudonym per student.
+    roles.STUDENTS_NAMED: [
+        Guard(
+            "students named on the dashboard",
+            get(lambda w: f"/deep_research/channel/{w.channel.slug}/dashboard"),
+            denied=frozenset({200, 404}),
+            shows=lambda w: f"<td>{w.task.user.username}</td>",
+        ),
     ],
     roles.STUDIES_READ: [
         admin_list("governance/study"),

@@ -2,6 +2,8 @@ from django.conf import settings
 from django.conf.urls.static import static
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.staticfiles.storage import staticfiles_storage
+from django.shortcuts import redirect
 from django.urls import include, path
 from django.views.i18n import set_language
 from drf_spectacular.views import SpectacularAPIView
@@ -10,8 +12,15 @@ from uedu_dr import health
 from uedu_dr.login_throttle import throttle_password_reset
 from uedu_dr.password_reset import LinkSafePasswordResetForm
 
+
+def favicon(request):
+    """What a browser asks for when a response names no icon (a CSV, the API's JSON): the site's."""
+    return redirect(staticfiles_storage.url("favicon.svg"), permanent=True)
+
+
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
+    path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/deep_research/", include("research.api.urls")),

@@ -35,6 +35,11 @@ class StartSerializer(StrictSerializer):
         required=False,
         help_text="time_range, subject, entities, metrics, source_language, source_preference",
     )
+    follow_up = serializers.UUIDField(
+        required=False,
+        allow_null=True,
+        help_text="a completed research of this channel that you may read, which this one follows up on",
+    )
 
 
 class ContextCheckSerializer(StrictSerializer):

@@ -26,6 +26,7 @@ from research.services import (
     conflict_decisions,
     context,
     feedback,
+    follow_up,
     judge,
     lifecycle,
     plan_review,
@@ -103,6 +104,13 @@ def start(request: Request):
     body.is_valid(raise_exception=True)
     enforce_rate(request, "deep_research.start", settings.UEDU_DR_RATE_START, fail_closed=True)
     channel = _member_channel(request.user, body.validated_data["channel_id"])
+    attached = None
+    if body.validated_data.get("follow_up"):
+        attached = follow_up.attachable(request.user, channel, body.validated_data["follow_up"])
+        if attached is None:
+            raise ServiceError(
+                "invalid", _("follow_up must be a completed research of this channel that you may read.")
+            )
     # A streaming start takes its stream slot first: a refusal must come before a task exists.
     slot = None if wants_json(request) else _stream_slot(request.user)
     task, request_log = lifecycle.task_start(
@@ -111,6 +119,7 @@ def start(request: Request):
         question=body.validated_data["question"],
         trigger_mode=body.validated_data["trigger_mode"],
         context=body.validated_data.get("context"),
+        follow_up_of=attached,
     )
     if wants_json(request):
         return Response({"task_uuid": str(task.task_uuid), "request_log_id": request_log.pk}, status=201)

@@ -2,7 +2,10 @@
 the channel (its owner, its Super TAs with an NDA on file, platform admins) chooses the side that prevails
 or marks the conflict as one the sources cannot settle, with a reason. Each decision is a new row
 (the audit record); the newest per conflict is the one shown. The student is told by e-mail,
-through the same preference as the finished-research e-mail."""
+through the same preference as the finished-research e-mail.
+
+A decision is a review: once every unresolved conflict of a research has one, the research leaves
+the review queue (`ResearchTask.conflicts_decided_at`), as it does when a reviewer writes a note."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import logging
 
 from django.conf import settings
 from django.core.mail import send_mail
+from django.db import transaction
 from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -77,9 +81,17 @@ def decide(
         raise ServiceError(
             "reason_too_long", _("The reason is too long (at most %(n)d characters).") % {"n": MAX_REASON}
         )
-    row = ConflictDecision.objects.create(
-        task=task, conflict_key=key, decision=decision, side=side, reason=reason, decided_by=user
-    )
+    with transaction.atomic():
+        # Decisions on one research one at a time, so that whichever decides its last conflict
+        # sees every other decision and closes the review.
+        ResearchTask.objects.select_for_update().filter(pk=task.pk).values_list("pk").first()
+        row = ConflictDecision.objects.create(
+            task=task, conflict_key=key, decision=decision, side=side, reason=reason, decided_by=user
+        )
+        if set(unresolved_conflicts(task)) <= set(current_decisions(task)):
+            ResearchTask.objects.filter(pk=task.pk, conflicts_decided_at__isnull=True).update(
+                conflicts_decided_at=row.decided_at
+            )
     # After the row: a mail failure is logged in there and cannot lose the decision.
     tell_the_student(task.pk)
     return row

@@ -17,7 +17,8 @@ MAX_VALUE = 200
 
 
 def check_context(question: str, channel: Channel, *, user) -> dict:
-    """{needs_clarification, questions: [{key, question, default}]} — advice only, for a member of
+    """{needs_clarification, questions: [{key, question, default}]}, one question per key (the
+    model's `question` is its own words: pages label a field by its key) — advice only, for a member of
     `channel`, metered against the platform's daily cap and the user's share of it on `user`'s
     behalf (503 when the cap is reached, 429 when the share is used)."""
     check_member(user, channel)
@@ -31,10 +32,17 @@ def check_context(question: str, channel: Channel, *, user) -> dict:
         raise ServiceError(
             "context_unavailable", _("The clarification service is unavailable right now."), status=503
         ) from exc
-    questions = [
-        {k: q[k][:MAX_VALUE] if isinstance(q[k], str) else q[k] for k in ("key", "question", "default")}
-        for q in data["questions"]
-    ]
+    # One field per key, the first the model gave: a weak model asks the same thing twice.
+    questions, keys = [], set()
+    for q in data["questions"]:
+        if q["key"] not in keys:
+            keys.add(q["key"])
+            questions.append(
+                {
+                    k: q[k][:MAX_VALUE] if isinstance(q[k], str) else q[k]
+                    for k in ("key", "question", "default")
+                }
+            )
     return {"needs_clarification": bool(data["needs_clarification"] and questions), "questions": questions}
 
 

@@ -45,10 +45,12 @@ def task_start(
     trigger_mode: str = "forced",
     queue: bool = True,
     context: dict | None = None,
+    follow_up_of: ResearchTask | None = None,
 ) -> tuple[ResearchTask, ChatLog]:
     """Create the task and its request row, then queue it once the rows are committed.
 
-    `queue=False` leaves it queued for a caller that runs it in-process (the evaluation)."""
+    `queue=False` leaves it queued for a caller that runs it in-process (the evaluation).
+    `follow_up_of`: the research it follows up on, as services.follow_up.attachable allowed it."""
     question = validate_question(question)
     if trigger_mode not in ResearchTask.TriggerMode.values:
         raise ServiceError("bad_trigger_mode", _("trigger_mode must be 'forced' or 'auto'."))
@@ -65,6 +67,7 @@ def task_start(
             language=question_language(question),
             context_json=context,
             plan_review_mode=channel.plan_review,
+            follow_up_of=follow_up_of,
         )
         request_log = ChatLog.objects.create(
             channel=channel,

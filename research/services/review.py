@@ -1,6 +1,7 @@
 """Human review of tasks whose conflicts stayed unresolved: whoever holds research.review in the
 channel (its owner, its Super TAs with an NDA on file, platform admins) sees them in a review queue
-and can add a note that the result page shows."""
+and can add a note that the result page shows, or decide the conflicts
+(services.conflict_decisions); either takes the research out of the queue."""
 
 from __future__ import annotations
 
@@ -31,11 +32,17 @@ def reviews_any_channel(user) -> bool:
     return can(user, RESEARCH_REVIEW)
 
 
+def awaiting_review_q() -> Q:
+    """Researches whose sources disagree and that nobody has reviewed yet: no reviewer note, and
+    not every unresolved conflict decided (a decision is a review: services.conflict_decisions)."""
+    return Q(needs_review=True, reviewed_at__isnull=True, conflicts_decided_at__isnull=True)
+
+
 def review_queue(user, *, include_reviewed: bool = False) -> QuerySet[ResearchTask]:
     tasks = ResearchTask.objects.filter(needs_review=True).select_related("channel", "user", "reviewed_by")
     tasks = tasks.filter(reviewer_channels_filter(user))
     if not include_reviewed:
-        tasks = tasks.filter(reviewed_at__isnull=True)
+        tasks = tasks.filter(awaiting_review_q())
     return tasks.order_by("-created_at")
 
 

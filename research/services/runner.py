@@ -39,6 +39,7 @@ from . import (
     credibility,
     events,
     follow_up,
+    material_coverage,
     notifications,
     plan_review,
     quality,
@@ -534,6 +535,7 @@ def finish(
         # Last in the transaction: the terminal event is visible (at commit) right after it is stored.
         events.record_event(task.pk, task.task_uuid, TERMINAL[result.status](**data))
         transaction.on_commit(lambda: notifications.research_finished(task))  # the e-mail, if asked for
+        material_coverage.record_after_commit(task)  # what the channel's materials answered
     return True
 
 

@@ -6,6 +6,7 @@ import json
 
 from django import template
 from django.utils.html import format_html, json_script
+from django.utils.translation import gettext
 
 from research import presentation, search_languages
 from research.rendering import render_markdown
@@ -48,6 +49,36 @@ def progress_limits():
 def ui_strings():
     """The translated texts the page's scripts show, as a JSON data block (not executable)."""
     return json_script(js_strings(), "ui-strings")
+
+
+def seconds_text(seconds: float) -> str:
+    """A length of time as a reader wants it: tenths under ten seconds (a research over a fast
+    model takes less than one, which a whole number showed as "0 s"), whole seconds under a
+    minute, then minutes and seconds."""
+    if seconds < 10:
+        return gettext("%(s)s s") % {"s": f"{seconds:.1f}"}
+    if seconds < 60:
+        return gettext("%(s)s s") % {"s": round(seconds)}
+    minutes, rest = divmod(round(seconds), 60)
+    return gettext("%(m)s min %(s)s s") % {"m": minutes, "s": f"{rest:02d}"}
+
+
+@register.simple_tag
+def duration_text(task) -> str:
+    """How long the student waited from the question to the outcome, and, when the queue or a
+    plan review made that noticeably longer, how long the research itself worked ("" while it
+    has not finished)."""
+    if task.finished_at is None:
+        return ""
+    waited = max(0.0, (task.finished_at - task.created_at).total_seconds())
+    worked = task.duration_seconds
+    # Rows written by hand (imports, fixtures) may have finished "before" they were asked.
+    if worked is None or waited <= worked or waited - worked < max(2.0, 0.1 * waited):
+        return seconds_text(worked if worked is not None else waited)
+    return gettext("%(waited)s (researching: %(worked)s)") % {
+        "waited": seconds_text(waited),
+        "worked": seconds_text(worked),
+    }
 
 
 @register.simple_tag

@@ -46,6 +46,14 @@
     });
   }
 
+  /* Whether any of the element shows between the top of the window and the top of the sticky
+     composer (the channel page's), i.e. where the reader can see it. */
+  function inView(el) {
+    var box = el.getBoundingClientRect(), composer = document.getElementById("composer");
+    var bottom = composer ? composer.getBoundingClientRect().top : window.innerHeight;
+    return box.bottom > 0 && box.top < bottom;
+  }
+
   /* An HTML fragment's first element, from its markup. */
   function parse(html) {
     var template = document.createElement("template");
@@ -102,5 +110,11 @@
     if (question && !window.confirm(question)) event.preventDefault();
   });
 
-  window.Uedu = { t: t, request: request, act: act, parse: parse, fragment: fragment, clock: clock, row: row };
+  // A skip link focuses its target (following the link only scrolls to it).
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest(".skip-link"), target = link && document.querySelector(link.getAttribute("href"));
+    if (target) { event.preventDefault(); target.focus(); }
+  });
+
+  window.Uedu = { t: t, request: request, act: act, parse: parse, fragment: fragment, clock: clock, row: row, inView: inView };
 })();

@@ -47,6 +47,22 @@
     if (!isNaN(this.created)) this.show("elapsed", U.clock(Math.max(0, Math.round((Date.now() - this.created) / 1000))));
   };
 
+  /* The step meter appears once the plan has set the budget (the hard limit is not what this
+     research may use), and shows "Steps n" without a total if a research goes past it. */
+  ProgressCard.prototype.setBudget = function (steps) {
+    this.budget = steps;
+    this.role("progress").max = steps;
+    this.show("max-steps", steps);
+    this.role("steps-meter").hidden = this.role("progress").hidden = false;
+  };
+
+  ProgressCard.prototype.showStep = function (round) {
+    this.show("steps", round);
+    this.role("steps-meter").hidden = false;
+    this.role("steps-of").hidden = !this.budget || round > this.budget;
+    this.role("progress").value = Math.min(round, this.budget || 0);
+  };
+
   ProgressCard.prototype.setPhase = function (key, params) {
     this.role("phase").textContent = U.t("phase." + key, params);
     this.el.setAttribute("data-phase", key);
@@ -63,7 +79,7 @@
     plan_complete: function (data) {
       var limits = data.limits || {}, label = U.t("complexity." + data.complexity);
       this.listSubquestions(data.sub_questions);
-      if (limits.max_steps) this.show("max-steps", (this.role("progress").max = limits.max_steps));
+      if (limits.max_steps) this.setBudget(limits.max_steps);
       // The planner's complexity sets the research's budgets (agent.engine.types.DEFAULT_BUDGETS).
       this.show("max-tool-calls", limits.max_tool_calls || "");
       this.role("tool-budget").hidden = !limits.max_tool_calls;
@@ -72,7 +88,7 @@
       this.setPhase("researching", { round: 1 });
     },
     action_thinking: function (data) {
-      this.show("steps", (this.role("progress").value = data.round));
+      this.showStep(data.round);
       this.setPhase("researching", { round: data.round });
     },
     action_dispatch: function (data) {
@@ -142,7 +158,10 @@
     this.stream.close();
     if (document.hidden && this.el.getAttribute("data-owner") === "true") notify(type, this.el.getAttribute("data-question"));
     U.fragment(this.el.getAttribute("data-outcome-url"), 4).then(function (node) {
+      var watched = U.inView(this.el);
       this.el.replaceWith(node);
+      // The page decides whether to scroll to it (chat.js: the channel page's "new answer" pill).
+      node.dispatchEvent(new CustomEvent("uedu:outcome", { bubbles: true, detail: { watched: watched } }));
       window.htmx.process(node); // the answer's feedback and acknowledgement are htmx fragments
       attach(node.parentNode || document);
     }.bind(this), function () { this.show("connection", U.t("load_failed"), true); }.bind(this));

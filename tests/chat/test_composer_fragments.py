@@ -4,6 +4,8 @@ when they have nothing to say, and chat.js shows exactly what they render."""
 
 from __future__ import annotations
 
+import json
+
 from django.db import transaction
 
 from quotas import services as quotas
@@ -56,19 +58,38 @@ def test_an_empty_question_gets_the_apis_readable_error_which_the_page_takes_as_
         assert response.json()["error"]["message"] == "Please type a question."
 
 
-def test_a_vague_question_gets_its_clarify_fields_prefilled(client, personas, llm):
+def test_a_vague_question_gets_its_clarify_fields_prefilled_and_labelled_in_the_readers_language(
+    client, personas, llm
+):
     client.force_login(personas.student)
     response = post(client, personas, "clarify", VAGUE)
     assert response.status_code == 200
     html = response.content.decode()
-    assert (
-        '<label class="clarify-field" for="clarify-time_range">Which years should the research cover?</label>'
-        in html
-    )
+    # The scripted model asks in English; the page labels the field itself, in the reader's language.
+    assert '<label class="clarify-field" for="clarify-time_range">時間範圍</label>' in html
+    assert "Which years" not in html
     assert (
         '<input type="text" maxlength="200" id="clarify-time_range" name="time_range" value="2021-2026">'
         in html
     )
+    english = post(client, personas, "clarify", VAGUE, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert '<label class="clarify-field" for="clarify-time_range">Time range</label>' in english
+
+
+def test_a_model_that_asks_the_same_thing_twice_gets_one_field(client, personas, llm):
+    twice = {
+        "needs_clarification": True,
+        "questions": [
+            {"key": "time_range", "question": "Student's question:", "default": "2021-2026"},
+            {"key": "time_range", "question": "Student's question:", "default": "2024"},
+            {"key": "subject", "question": "Student's question:", "default": "學習分析"},
+        ],
+    }
+    llm.on("context", lambda body: {"content": json.dumps(twice)})
+    client.force_login(personas.student)
+    html = post(client, personas, "clarify", VAGUE).content.decode()
+    assert html.count('name="time_range"') == 1 and 'value="2021-2026"' in html and 'value="2024"' not in html
+    assert html.count("<label") == 2 and "Student&#x27;s question" not in html and "Student's" not in html
 
 
 def test_a_complete_question_needs_no_clarification(client, personas, llm):

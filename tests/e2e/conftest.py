@@ -1,8 +1,10 @@
 """Browser tests: Playwright (sync API) driving Debian's chromium against the live stack
 (daphne + a Celery worker + the scripted LLM), logged in through the real login form.
 
-Every page a test opens is watched: a JavaScript error, a Content-Security-Policy violation or a
-request to any host but the test server fails the test."""
+Every page a test opens is watched: a JavaScript error, any other console error, a
+Content-Security-Policy violation, a response with an HTTP error status (a missing favicon is one)
+or a request to any host but the test server fails the test. A test that provokes an error status
+on purpose says so first: `page.watch.expect_status(404, "/deep_research/task/")`."""
 
 from __future__ import annotations
 
@@ -59,17 +61,36 @@ def browser():
 
 
 class Watch:
-    """What a page did that it should not: script errors, CSP violations, requests elsewhere."""
+    """What a page did that it should not: script and console errors, CSP violations, error
+    responses the test did not announce, requests elsewhere."""
 
     def __init__(self, origin: str):
         self.origin = origin
         self.errors: list[str] = []
         self.foreign_requests: list[str] = []
+        self.error_responses: list[tuple[int, str]] = []
+        self.expected: list[tuple[int, str]] = []
 
     def attach(self, page: Page) -> None:
         page.on("pageerror", lambda error: self.errors.append(f"pageerror: {error}"))
         page.on("console", self._console)
         page.on("request", self._request)
+        page.on("response", self._response)
+
+    def expect_status(self, status: int, path: str) -> None:
+        """The test provokes `status` from a URL whose path contains `path`: not a failure."""
+        self.expected.append((status, path))
+
+    def _response(self, response) -> None:
+        if response.status >= 400:
+            self.error_responses.append((response.status, response.url))
+
+    def unexpected_responses(self) -> list[str]:
+        return [
+            f"{status} {url}"
+            for status, url in self.error_responses
+            if not any(status == s and path in urlsplit(url).path for s, path in self.expected)
+        ]
 
     def _console(self, message) -> None:
         if message.type == "error" or "Content Security Policy" in message.text:
@@ -108,13 +129,15 @@ def open_as(browser, live):
     for context in contexts:
         context.close()
     for watch in watches:
-        # An HTTP error status the test provoked on purpose (404, 429, …) is logged by the browser too.
+        # The browser logs every error response as a console error too: the responses are
+        # checked themselves, against what the test announced.
         unexpected = [
             e
             for e in watch.errors
             if "Failed to load resource: the server responded with a status of" not in e
         ]
         assert not unexpected, unexpected
+        assert not watch.unexpected_responses(), watch.unexpected_responses()
         assert not watch.foreign_requests, watch.foreign_requests
 
 

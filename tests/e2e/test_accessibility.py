@@ -83,6 +83,7 @@ def test_every_page_around_a_research_passes_axe_core(open_as, personas, llm):
     teacher.goto(f"/channels/{personas.channel.slug}/settings/")
     expect(teacher.locator("#id_deep_research_enabled")).to_be_checked()
     assert_accessible(teacher, "the channel settings")
+    teacher.watch.expect_status(400, "/settings/")  # the refused value comes back with its message
     teacher.locator("#id_auto_suggest_threshold").fill("1.5")
     teacher.locator("form.settings button[type=submit]").click()
     expect(teacher.locator(".field.has-error .error")).to_be_visible()
@@ -127,7 +128,13 @@ def assert_no_sideways_scrolling(page: Page) -> None:
     width = page.evaluate(
         "({scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth})"
     )
-    assert width["scroll"] <= width["client"], width
+    if width["scroll"] > width["client"]:  # name what sticks out, so the failure says where to look
+        wide = page.evaluate(
+            """() => [...document.querySelectorAll('body *')]
+                .filter(el => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+                .slice(0, 5).map(el => el.outerHTML.slice(0, 100))"""
+        )
+        raise AssertionError(f"wider than the screen: {width}, {wide}")
 
 
 def assert_tap_targets(page: Page, *selectors: str) -> None:

@@ -286,6 +286,7 @@ def test_a_used_up_quota_is_explained_and_the_question_stays_in_the_box(open_as,
     page = open_as(personas.student)
     chat(page, personas)
     expect(page.locator("#dr-quota")).to_have_text("今日研究次數已用完")
+    page.watch.expect_status(429, "/api/deep_research/start")
     page.click("#dr-toggle")
     page.fill("#message", COMPLEX)
     page.click("#send")
@@ -298,6 +299,7 @@ def test_a_used_up_quota_is_explained_and_the_question_stays_in_the_box(open_as,
 def test_an_empty_message_gets_a_readable_error(open_as, personas, llm):
     page = open_as(personas.student)
     chat(page, personas)
+    page.watch.expect_status(400, "/send")
     page.fill("#message", "   ")
     page.click("#send")
     expect(page.locator("#composer-alert")).to_have_text("請輸入問題。")

@@ -23,6 +23,7 @@ def test_the_teacher_turns_deep_research_off_and_the_button_disappears_for_stude
     teacher.get_by_role("link", name="頻道設定").click()
     expect(teacher.locator("h2")).to_have_text("6. Deep Research（深度研究模式）")
     threshold = teacher.locator("#id_auto_suggest_threshold")
+    teacher.watch.expect_status(400, "/settings/")  # the refused value comes back with its message
     threshold.fill("1.5")
     teacher.get_by_role("button", name="儲存").click()
     expect(teacher.locator(".field.has-error .error")).to_have_text("門檻不可大於 1。")
@@ -41,6 +42,7 @@ def test_the_teacher_turns_deep_research_off_and_the_button_disappears_for_stude
     expect(student.locator("#dr-toggle")).to_have_count(0)
     expect(student.locator("#dr-quota")).to_have_count(0)
 
+    student.watch.expect_status(404, "/settings/")
     response = student.goto(f"/channels/{personas.channel.slug}/settings/")
     assert response.status == 404
 
@@ -73,6 +75,7 @@ def test_the_result_page_is_shared_with_the_teacher_and_hidden_from_other_studen
     expect(teacher.locator("[data-action=acknowledge]")).to_have_count(0)  # only the asker acknowledges
 
     other = open_as(personas.other_student)
+    other.watch.expect_status(404, path)
     assert other.goto(path).status == 404
     assert other.goto(f"{path}/answer.md").status == 404
 

@@ -50,7 +50,7 @@ def test_an_under_specified_question_is_clarified_first_and_a_complete_one_start
     card = page.locator("#clarify")
     expect(card).to_be_visible()
     expect(card).to_contain_text("開始研究前，再確認一兩個細節")
-    field = card.get_by_label("Which years should the research cover?")  # the scripted model's question
+    field = card.get_by_label("時間範圍")  # labelled by the page, whatever language the model asked in
     expect(field).to_have_value("2021-2026")  # its suggested default, pre-filled
     assert not ResearchTask.objects.exists()  # nothing starts before the student answers
     shot(page, "chat-clarify-card")

@@ -102,6 +102,7 @@ def test_a_conflicted_research_reaches_the_review_queue_and_the_student_reads_th
     super_ta.locator(".queue-row a").click()
     review = super_ta.locator("#review")
     expect(review).to_contain_text("尚未有人審閱")
+    super_ta.watch.expect_status(400, "/review")
     review.get_by_role("button", name="儲存備註").click()  # empty first: explained, nothing stored
     expect(review.locator(".error")).to_have_text("請輸入備註。")
     assert ResearchTask.objects.get(pk=task.pk).review_note == ""
@@ -196,6 +197,7 @@ def test_the_teacher_switches_plan_review_and_the_web_domain_lists(open_as, pers
     teacher = open_as(personas.teacher)
     teacher.goto(f"/channels/{personas.channel.slug}/settings/")
     teacher.locator("#id_plan_review").select_option("required")
+    teacher.watch.expect_status(400, "/settings/")  # a URL is no domain: refused, nothing lost
     teacher.locator("#id_web_allowed_domains").fill("edu.tw\nhttps://papers.example/list")
     teacher.locator("#id_web_denied_domains").fill("spam.example")
     teacher.get_by_role("button", name="儲存").click()

@@ -186,13 +186,16 @@ def test_bad_input_is_a_clear_400_and_stores_nothing(client, personas, body, cod
     assert not ConflictDecision.objects.exists() and not mail.outbox
 
 
-def test_bad_input_on_the_page_is_explained_with_a_400(client, personas):
+def test_bad_input_on_the_page_returns_to_the_result_page_with_the_reason(client, personas):
+    """tests/web/test_review_closing.py shows where the page says it."""
     task = conflicted(personas)
     client.force_login(personas.teacher)
     response = page_post(client, task, conflict_key=KEY, choice="7", reason="x")
-    assert response.status_code == 400
-    assert "The decision was not saved:" in response.content.decode()
-    assert "Choose one of the conflict" in response.content.decode()
+    assert response.status_code == 302 and response["Location"].startswith(
+        f"/deep_research/task/{task.task_uuid}#"
+    )
+    assert "Choose one of the conflict" in client.get(response["Location"], **EN).content.decode()
     response = page_post(client, task, conflict_key="nope", choice="0", reason="x")
-    assert response.status_code == 400 and "no unresolved conflict with that key" in response.content.decode()
+    page = client.get(response["Location"], **EN).content.decode()
+    assert "The decision was not saved:" in page and "no unresolved conflict with that key" in page
     assert not ConflictDecision.objects.exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -511,6 +512,36 @@ CELERY_BEAT_SCHEDULE["retry-failed-bloom-classifications"] = {
     "task": "research.tasks.retry_failed_bloom",
     "schedule": 60.0 * UEDU_BLOOM_SWEEP_MINUTES,
 }
+
+# What the channel's materials answered in each completed research, for the teacher's dashboard
+# (research.services.material_coverage): recorded when a research completes; the sweep records
+# what that missed (and, once, every research that completed before), oldest first, in batches.
+UEDU_COVERAGE_SWEEP_MINUTES = _positive_int("UEDU_COVERAGE_SWEEP_MINUTES", 10)
+UEDU_COVERAGE_SWEEP_BATCH = _positive_int("UEDU_COVERAGE_SWEEP_BATCH", 200)
+CELERY_BEAT_SCHEDULE["record-material-coverage"] = {
+    "task": "research.tasks.record_material_coverage",
+    "schedule": 60.0 * UEDU_COVERAGE_SWEEP_MINUTES,
+}
+
+
+def _term_starts(raw: str) -> tuple[tuple[int, int], ...]:
+    """MM-DD,MM-DD,…: the days a teaching term begins, every year."""
+    starts = []
+    for item in raw.split(","):
+        try:
+            month, day = (int(part) for part in item.strip().split("-"))
+            date(2024, month, day)  # a leap year: 02-29 is a day too
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"UEDU_TERM_STARTS must be days of the year as MM-DD separated by commas, got {raw!r}"
+            ) from None
+        starts.append((month, day))
+    return tuple(sorted(set(starts)))
+
+
+# The teacher's dashboard's "this term": since the latest of these days (Taiwan's universities:
+# the spring term from February, the autumn term from August).
+UEDU_TERM_STARTS = _term_starts(env.str("UEDU_TERM_STARTS", default="02-01,08-01"))
 
 # Research data governance: the IRB approval whose informed-consent framework a channel adopts
 # when its teacher switches Deep Research on (governance.consent).

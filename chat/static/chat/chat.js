@@ -48,8 +48,32 @@
     $("conversation").appendChild(node);
     window.UeduResearch.attach(node);
     window.htmx.process(node); // its Bloom badge and answer controls are htmx fragments
-    node.scrollIntoView({ block: "nearest" });
+    show(node);
   }
+
+  /* Bring a new turn or answer to the reader: its top at the top of the window, so that the
+     sticky composer, which covers the bottom of the page, hides none of its beginning. */
+  function show(node) { node.scrollIntoView({ block: "start" }); }
+
+  /* A research's answer replaced its progress card: if the reader was watching the card, show
+     the answer; if they had scrolled elsewhere, offer it with the "new answer" pill instead. */
+  var pill = $("new-answer"), waiting = null;
+  page.addEventListener("uedu:outcome", function (event) {
+    if (event.detail && event.detail.watched) return show(event.target);
+    waiting = event.target;
+    pill.hidden = false;
+  });
+  pill.addEventListener("click", function () {
+    pill.hidden = true;
+    if (!waiting) return;
+    var turn = waiting.closest(".turn") || waiting;
+    show(waiting);
+    turn.focus({ preventScroll: true }); // the turn is the answer's tab stop
+    waiting = null;
+  });
+  window.addEventListener("scroll", function () {
+    if (waiting && U.inView(waiting)) { pill.hidden = true; waiting = null; }
+  }, { passive: true });
 
   function submit() {
     if (busy) return;
@@ -104,6 +128,7 @@
   function doStart(mode, context) {
     var payload = { question: box.value, channel_id: Number(page.getAttribute("data-channel-id")), trigger_mode: mode };
     if (context) payload.context = context;
+    if (form.elements.follow_up) payload.follow_up = form.elements.follow_up.value; // "ask a follow-up" on a result page
     call("starting", page.getAttribute("data-start-url"), payload).then(function (result) {
       window.htmx.trigger(document.body, "quota-changed"); // the quota line (chat/_quota.html) fetches itself again
       if (result.status !== 201) return showAlert(result.message); // quota, rate limit, platform cap, bad input: the API's own words
@@ -123,6 +148,7 @@
     toggle.addEventListener("click", function () { setResearchMode(!researchMode()); });
   }
   page.addEventListener("click", function (event) {
+    if (event.target.closest('#follow-up [data-action="detach"]')) { $("follow-up").remove(); return box.focus(); }
     var action = event.target.closest("#suggestion [data-action], #clarify [data-action]");
     var name = action && action.getAttribute("data-action"), context = null;
     if (!action || busy) return;
@@ -141,6 +167,66 @@
   document.addEventListener("htmx:load", function (event) {
     if ($("conversation").contains(event.target)) window.UeduResearch.attach(event.target);
   });
+
+  /* One tab stop per turn: a long conversation is otherwise dozens of Tab presses between the
+     top of the page and the message box. A finished turn is one stop, named by its question;
+     Enter puts its links and buttons in the tab order until the focus leaves the turn, Escape
+     returns to the turn. A running research's turn keeps its controls (Cancel, the plan review)
+     in the order. Without this script every control is tabbable, as on any page. */
+  var CONTROLS = "a[href], button, input, select, textarea, summary, [tabindex]";
+  function controls(turn) {
+    return Array.prototype.filter.call(turn.querySelectorAll(CONTROLS), function (el) { return el !== turn; });
+  }
+  function enter(turn) {
+    turn.setAttribute("data-open", "");
+    controls(turn).forEach(function (el) {
+      if (!el.hasAttribute("data-tab")) return;
+      if (el.getAttribute("data-tab")) el.setAttribute("tabindex", el.getAttribute("data-tab"));
+      else el.removeAttribute("tabindex");
+      el.removeAttribute("data-tab");
+    });
+  }
+  function park(turn) {
+    if (turn.querySelector(".dr-card")) { turn.removeAttribute("tabindex"); return enter(turn); }
+    turn.removeAttribute("data-open");
+    turn.tabIndex = 0;
+    turn.setAttribute("aria-describedby", "turn-hint");
+    var question = turn.querySelector(".bubble.question");
+    if (question) turn.setAttribute("aria-labelledby", question.id);
+    controls(turn).forEach(function (el) {
+      if (!el.hasAttribute("data-tab")) el.setAttribute("data-tab", el.getAttribute("tabindex") || "");
+      el.tabIndex = -1;
+    });
+  }
+  function turnOf(node) { return node && node.closest ? node.closest("#conversation > .turn") : null; }
+  function settle() { // new turns and swapped-in controls follow their turn's state
+    $("conversation").querySelectorAll(":scope > .turn").forEach(function (turn) {
+      if (turn.hasAttribute("data-open") && !turn.querySelector(".dr-card")) enter(turn); else park(turn);
+    });
+  }
+  $("conversation").addEventListener("keydown", function (event) {
+    var turn = turnOf(event.target);
+    if (!turn) return;
+    if (event.target === turn && event.key === "Enter") {
+      event.preventDefault();
+      enter(turn);
+      if (controls(turn)[0]) controls(turn)[0].focus();
+    } else if (event.target !== turn && event.key === "Escape" && turn.hasAttribute("data-open")) {
+      park(turn);
+      turn.focus();
+    }
+  });
+  $("conversation").addEventListener("focusin", function (event) {
+    var turn = turnOf(event.target);
+    if (turn && event.target !== turn && !turn.hasAttribute("data-open")) enter(turn); // a click, a link to an anchor
+  });
+  $("conversation").addEventListener("focusout", function (event) {
+    var turn = turnOf(event.target);
+    // Only when the focus moves elsewhere: a control swapped out by htmx leaves it nowhere.
+    if (turn && event.relatedTarget && !turn.contains(event.relatedTarget) && !turn.querySelector(".dr-card")) park(turn);
+  });
+  new MutationObserver(settle).observe($("conversation"), { childList: true, subtree: true });
+  settle();
 
   if ($("conversation").lastElementChild) $("conversation").lastElementChild.scrollIntoView({ block: "nearest" });
 })();
