@@ -105,3 +105,54 @@ def test_no_lie_is_served_by_the_api_and_none_stating_a_figure_year_name_or_nega
     assert not leaked, f"the page shows the planted {leaked} outside the AI's blocks"
     leaked = [h for h in leaked_holes(html, lang) if h not in AI_ONLY]
     assert not leaked, f"the page shows the planted {leaked}"
+
+
+def test_no_lie_reaches_the_text_surfaces_the_chat_or_the_e_mail_outside_the_ais_blocks(
+    client, personas, planted, llm, mailoutbox
+):
+    """The surfaces the page and the API do not cover: the Markdown download, the terminal's report
+    (manage.py deep_research), the chat log's reply row and its bubble on the channel page, the
+    notification e-mail, and a chat follow-up whose model states a lie with the research's [1]."""
+    from io import StringIO
+
+    from channels_app.models import ChatLog
+    from chat.services import send_chat_message
+    from research.management.commands.deep_research import Command
+    from research.services import notifications
+    from tests.support.planted import HOLES
+
+    lang, task = planted
+
+    def outside_labelled_quotes(text: str) -> str:
+        return "\n".join(text_outside_model("\n".join(text_outside_model(text, EN_LABEL)), ZH_LABEL))
+
+    client.force_login(personas.student)
+    texts = {"the Markdown download": client.get(f"/deep_research/task/{task.task_uuid}/answer.md")}
+    assert texts["the Markdown download"].status_code == 200
+    texts["the Markdown download"] = texts["the Markdown download"].content.decode()
+    terminal = Command(stdout=StringIO())
+    terminal._report(task)
+    texts["the terminal's report"] = terminal.stdout.getvalue()
+    replies = ChatLog.objects.filter(deep_research_task=task).exclude(content="")
+    texts["the chat log's reply row"] = "\n".join(replies.values_list("content", flat=True))
+    personas.student.email = "student@example.edu"
+    personas.student.save(update_fields=["email"])
+    notifications.set_email_when_done(personas.student, True)
+    task.refresh_from_db()
+    assert notifications.research_finished(task)
+    texts["the notification e-mail"] = mailoutbox[-1].body
+    for where, text in texts.items():
+        assert "1,200" in text, f"{where} lost what the sources say"
+        leaked = leaked_holes(outside_labelled_quotes(text), lang)
+        assert not leaked, f"{where} carries the planted {leaked} outside the AI's quotes"
+        assert [h for h in leaked_holes(text, lang) if h not in AI_ONLY] == [], where
+
+    # A chat follow-up: the model writes a lie and gives it the research's citation marker.
+    lie = f"{HOLES[lang]['item name']} {HOLES[lang]['item negation']} {HOLES[lang]['translation number']} [1]"
+    llm.on("chat", lambda body: {"content": f"{lie}."})
+    send_chat_message(user=personas.student, channel=task.channel, message="And then?")
+    page = client.get(f"/channels/{task.channel.slug}/").content.decode()
+    # the lie is on the page, as the assistant's own words (so the scan below can see it)
+    assert {"item name", "item negation"} <= set(leaked_holes(page, lang))
+    leaked = leaked_holes(page_outside_model(page), lang)
+    assert not leaked, f"the channel page shows the planted {leaked} outside the AI's blocks"
