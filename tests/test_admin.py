@@ -53,6 +53,6 @@ def test_the_research_lists_blank_limit_filter_is_a_named_link_that_filters(admi
     url = reverse("admin:research_researchtask_changelist")
     page = admin_client.get(url).content.decode()
     assert '<a href="?limit_hit=">未觸及上限</a>' in page
-    assert '<a href="?limit_hit=max_steps">max_steps</a>' in page
+    assert '<a href="?limit_hit=max_steps">步數上限</a>' in page  # the limit, worded by the vocabulary
     filtered = admin_client.get(url + "?limit_hit=").content.decode()
     assert str(within.task_uuid) in filtered and str(out_of_steps.task_uuid) not in filtered

@@ -86,7 +86,7 @@ def world(personas, llm, settings):
     # The research every content guard is about: another student's, with an unresolved conflict.
     task = conflicted(SimpleNamespace(student=p.other_student, channel=p.channel))
     ResearchStep.objects.create(
-        task=task, index=1, phase="action", tool_name="search_channel_materials", args={}
+        task=task, index=task.steps.count() + 1, phase="action", tool_name="search_channel_materials", args={}
     )
     ResearchEvent.objects.create(task=task, seq=100, type="completed", data={})
     feedback = AnswerFeedback.objects.create(
