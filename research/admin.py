@@ -39,6 +39,8 @@ from . import vocabulary_labels
 from .models import (
     AnswerFeedback,
     FailureCase,
+    MaterialCoverage,
+    MaterialGap,
     NotificationPreference,
     ResearchClaim,
     ResearchEvent,
@@ -217,6 +219,31 @@ class ResearchEventAdmin(_TaskContentAdmin):
     list_filter = ["type"]
     search_fields = ["task__task_uuid", "type"]
     list_select_related = ["task"]
+
+
+@admin.register(MaterialCoverage)
+class MaterialCoverageAdmin(_TaskContentAdmin):
+    """Read-only: written once per completed research (research.services.material_coverage) for
+    the teacher's dashboard; shown to explain its figures."""
+
+    channel_path = "channel"
+    list_display = ["task", "channel", "asked_at", "answered", "parts"]
+    list_select_related = ["task", "channel"]
+    search_fields = ["task__task_uuid"]
+
+
+@admin.register(MaterialGap)
+class MaterialGapAdmin(_TaskContentAdmin):
+    """Read-only: the parts of a research no channel material answered, as the dashboard groups them."""
+
+    channel_path = "channel"
+    list_display = ["text", "channel", "asked_at", "by_model", "language"]
+    list_select_related = ["channel"]
+    search_fields = ["text"]
+    exclude = ["embedding"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields if f.name != "embedding"]
 
 
 class AuditRecordsAdmin(ReadOnlyRecords, PlatformPermissionOnly, GuardedModelAdmin):
