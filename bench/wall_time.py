@@ -27,8 +27,9 @@ the proxy saw. Per research:
                        planning, evidence, claims, verification, writing); `other` for types this
                        bench does not know
   model_s_by_role      the seconds of each role's calls (the transcript)
-  verified_facts       the supported statements of the claim ledger (texts), compared between
-                       the versions: `same_verified_facts`
+  verified_facts       the sources that the claim ledger's verified facts rest on, compared
+                       between the versions: `same_verified_facts` (the versions word a fact
+                       differently: a model's checked sentence before, the source's spans now)
 
 Target (on the hosted preset): the current checkout's mean wall time ≤ 60 % of the baseline's,
 with the same verified facts for every question. Only judged when a baseline is given; the
@@ -338,6 +339,8 @@ class Version:
             DJANGO_SETTINGS_MODULE="uedu_dr.settings.production",
             SECRET_KEY=secrets.token_urlsafe(48),
             ALLOWED_HOSTS="127.0.0.1",
+            # the bench sends no mail (production refuses the console backend unless told)
+            UEDU_ALLOW_CONSOLE_EMAIL="1",
         )
 
     def research(self, question: str) -> dict:
@@ -387,13 +390,25 @@ def measure(database_url: str, task_uuid: str, calls: list[Call]) -> dict:
             "SELECT role, sum(seconds), count(*) FROM deep_research_transcript WHERE task_id = %s GROUP BY role",
             [task_id],
         ).fetchall()
+        # A verified fact is known by the sources it rests on: the versions word facts differently
+        # (1.x: the model's sentence checked against a located quote; 2.x: the source's own spans),
+        # so "the same facts" means the same sources stand behind the verified ones.
+        (cited,) = conn.execute(
+            "SELECT citations_json FROM deep_research_tasks WHERE id = %s", [task_id]
+        ).fetchone()
+        source_of = {
+            c.get("number", n): c.get("url") or c.get("title") for n, c in enumerate(cited or [], start=1)
+        }
         facts = sorted(
-            text
-            for (text,) in conn.execute(
-                "SELECT text FROM deep_research_claims WHERE task_id = %s AND verdict = 'supported' "
-                "AND kind IN ('sentence', 'cell')",
-                [task_id],
-            ).fetchall()
+            {
+                str(source_of.get(number, number))
+                for (numbers,) in conn.execute(
+                    "SELECT citations FROM deep_research_claims WHERE task_id = %s AND verdict = 'supported' "
+                    "AND action <> 'dropped' AND kind IN ('sentence', 'cell', 'fact')",
+                    [task_id],
+                ).fetchall()
+                for number in numbers or []
+            }
         )
     phases: dict[str, float] = {}
     for (_, before), (kind, at) in zip(events, events[1:]):
