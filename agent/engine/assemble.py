@@ -9,6 +9,7 @@ a report that fails either is a bug, and the research fails rather than show it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from . import report_types as R
@@ -65,8 +66,14 @@ class Assembled:
     verification: dict
 
 
+# An address written into a title ("Dashboards\" url=\"https://…\""): a source's metadata that
+# poses as another source's link. The report links a source by its own url field only.
+_ADDRESS_IN_TITLE = re.compile(r"(?:[a-z][a-z0-9+.-]*:)?//[^\s<>\"']+|www\.[^\s<>\"']+", re.I)
+
+
 def _title(source: Source) -> str:
-    return scrub_links(source.title, set())[0].strip()[:200] or source.url or source.source_tool
+    title = _ADDRESS_IN_TITLE.sub("", scrub_links(source.title, set())[0])
+    return title.strip()[:200] or source.url or source.source_tool
 
 
 def _snippet(run: RunContext, source_id: int, source: Source) -> str:

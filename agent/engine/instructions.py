@@ -110,7 +110,9 @@ _PATTERNS = [
     ),
     (
         "forged_markup",
-        r"<\s*/?\s*(source|observations|system|assistant|instructions?)\b|‹/?(source|observations)|###[^#\n]{0,40}###",
+        r"<\s*/?\s*(source|observations|system|assistant|instructions?)\b|‹/?(source|observations)|###[^#\n]{0,40}###"
+        # a quote that closes one attribute of the source tag and opens another (title="x" url="…")
+        r"|[\"“”]\s*(url|id|title|tier|number|origin)\s*=\s*[\"“”]",
     ),
 ]
 _COMPILED = [(code, re.compile(pattern, re.I)) for code, pattern in _PATTERNS]
