@@ -111,6 +111,7 @@ def test_without_redis_the_process_bound_still_holds(settings, monkeypatch, capl
     monkeypatch.setattr(
         parse_slots, "_client", redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
     )
+    monkeypatch.setattr(parse_slots, "_client_location", settings.CACHES["default"]["LOCATION"])
     holder = in_background(3)
     assert parse(0, wait=0) == ("busy",)
     holder.join(30)

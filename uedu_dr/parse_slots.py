@@ -33,6 +33,7 @@ _lock = threading.Lock()
 _semaphore: threading.BoundedSemaphore | None = None
 _semaphore_size = 0
 _client: redis.Redis | None = None
+_client_location = ""
 
 # Drop the lapsed, then add ours if there is room: one atomic step, so two processes never both
 # take the last slot.
@@ -57,12 +58,13 @@ def _process_semaphore() -> threading.BoundedSemaphore:
 
 
 def _redis() -> redis.Redis:
-    global _client
+    global _client, _client_location
+    location = settings.CACHES["default"]["LOCATION"]
     with _lock:
-        if _client is None:
-            _client = redis.Redis.from_url(
-                settings.CACHES["default"]["LOCATION"], socket_timeout=2, socket_connect_timeout=2
-            )
+        # a changed cache setting (tests override it) gets a client of its own
+        if _client is None or _client_location != location:
+            _client = redis.Redis.from_url(location, socket_timeout=2, socket_connect_timeout=2)
+            _client_location = location
         return _client
 
 

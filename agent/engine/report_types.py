@@ -27,7 +27,7 @@ model tagged for and against it, the judgement's stance from those facts by tier
 unresolved conflicts.
 
 Stored reports keep their version; `from_json` reads this version and `report_legacy.from_v1`
-turns a 1.x report (claims with located quotes) into this shape, so every stored report renders.
+(which imports this module, never the reverse) turns a 1.x report (claims with located quotes) into this shape, so every stored report renders.
 """
 
 from __future__ import annotations
@@ -402,12 +402,13 @@ class Report:
 
     @classmethod
     def from_json(cls, data: dict) -> Report:
-        """A stored report of any version: 2.x read as is, 1.x converted (report_legacy)."""
+        """A stored report of this version (2.x). A 1.x report is converted by
+        `report_legacy.from_v1` (research/legacy_reports.typed_report reads either)."""
         version = str((data or {}).get("schema_version") or "")
         if not version.startswith("2."):
-            from .report_legacy import from_v1
-
-            return from_v1(data or {})
+            raise ValueError(
+                f"report schema {version or '(none)'} is not 2.x: convert it with report_legacy.from_v1"
+            )
         return _build(cls, data)
 
 

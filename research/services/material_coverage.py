@@ -2,7 +2,7 @@
 the rows behind the teacher's dashboard ("what the materials fail to answer", "most-cited pages").
 
 A research is asked in parts: the plan's sub-questions, or the question as a whole when the plan
-has none (every report stored before the span design: `Report.from_json` turns a 1.x report into
+has none (every report stored before the span design: `legacy_reports.typed_report` turns a 1.x report into
 one section for the whole question). A part is **answered by the materials** when its section of
 the report holds at least one fact whose source is a channel material (`Source.tool` is the
 materials tool) and that no settled conflict superseded. Every fact of a report is a span of its
@@ -37,6 +37,7 @@ from django.urls import Resolver404, resolve
 from agent.engine.report_types import Report
 from agent.tools.materials import search_channel_materials
 from channels_app import embeddings
+from research.legacy_reports import typed_report
 from research.models import MaterialCoverage, MaterialGap, ResearchTask
 from research.topics import Text, TopicIndex, language_of
 
@@ -134,13 +135,12 @@ def record(task_id: int) -> MaterialCoverage | None:
     task = (
         ResearchTask.objects.select_related("channel")
         .filter(pk=task_id, status=ResearchTask.Status.COMPLETED, is_replay=False)
-        .only("pk", "created_at", "report_json", "channel", "channel__slug")
+        .only("pk", "created_at", "report_json", "verification_json", "channel", "channel__slug")
         .first()
     )
     if task is None or MaterialCoverage.objects.filter(task_id=task_id).exists():
         return None
-    report_json = task.report_json or {}
-    report = Report.from_json(report_json) if report_json else None
+    report = typed_report(task) if task.report_json else None
     parts = parts_of(report) if report else []
     gaps = [p for p in parts if not p.answered]
     vectors, model = _embed([g.text for g in gaps])

@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 
 from agent.engine.report_legacy import ClaimQuote, from_v1, legacy_conflict_key
-from agent.engine.report_types import Location, Report, integrity_problems, validate
+from agent.engine.report_types import Location, integrity_problems, validate
 from tests.support import report_examples as X
 
 
 def test_a_1x_report_becomes_a_typed_report_whose_facts_are_its_located_quotes():
     data = X.v1_report()
-    report = Report.from_json(data)
+    report = from_v1(data)
     assert report.schema_version == "2.0" and report.language == "en"
     assert integrity_problems(report) == []
     validate(report.to_json())
@@ -35,7 +35,7 @@ def test_a_1x_report_becomes_a_typed_report_whose_facts_are_its_located_quotes()
 
 
 def test_no_model_written_text_of_a_1x_report_becomes_a_fact():
-    report = Report.from_json(X.v1_report())
+    report = from_v1(X.v1_report())
     facts = json.dumps(
         {"spans": [s.text for s in report.spans], "sources": [s.title for s in report.sources]},
         ensure_ascii=False,
@@ -62,7 +62,7 @@ def test_no_model_written_text_of_a_1x_report_becomes_a_fact():
 
 def test_a_1x_conflict_keeps_its_key_and_its_sides_as_spans():
     data = X.v1_report()
-    report = Report.from_json(data)
+    report = from_v1(data)
     (conflict,) = report.conflicts
     assert conflict.key == legacy_conflict_key(data["conflicts"][0])
     assert (conflict.found_by, conflict.status) == ("values", "unresolved")
@@ -82,7 +82,7 @@ def test_a_side_quote_that_is_not_in_its_source_drops_the_conflict_and_a_flagged
     data = X.v1_report()
     data["conflicts"][0]["sides"][1]["quotes"][0]["text"] = "NVIDIA's revenue collapsed."
     data["citations"][0]["flagged"] = True
-    report = Report.from_json(data)
+    report = from_v1(data)
     assert report.conflicts == []
     assert ("contradiction", "no_spans") in [(n.kind, n.reason) for n in report.not_shown]
     assert not any(s.source == 1 for s in report.spans)
@@ -120,14 +120,14 @@ def test_limitation_codes_are_renamed_or_dropped_and_consulted_sources_kept():
 
 
 def test_an_empty_or_1_0_report_converts_without_facts():
-    assert Report.from_json({}).facts == []
+    assert from_v1({}).facts == []
     old = X.v1_report()
     old["schema_version"] = "1.0"
     for citation in old["citations"]:
         citation.pop("quote"), citation.pop("location")
     for side in old["conflicts"][0]["sides"]:
         side.pop("quotes")
-    report = Report.from_json(old)
+    report = from_v1(old)
     assert report.facts == [] and report.spans == [] and len(report.sources) == 3
 
 

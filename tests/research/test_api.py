@@ -108,7 +108,10 @@ def test_quota_exhausted_is_a_429_with_retry_after(db, personas, start, settings
 
 def test_the_rate_limit_is_a_429_not_a_403(db, personas, start, settings):
     settings.UEDU_DR_RATE_START = "2/m"
-    settings.CACHES["default"]["KEY_PREFIX"] = f"rate-{personas.student.pk}-{id(settings)}"
+    # A new dict: the settings fixture restores what is assigned, not what is changed in place
+    # (a prefix changed in place stayed for every later test of the run).
+    prefix = f"rate-{personas.student.pk}-{id(settings)}"
+    settings.CACHES = {**settings.CACHES, "default": {**settings.CACHES["default"], "KEY_PREFIX": prefix}}
     codes = [
         start(
             personas.teacher, question="比較學習分析與布魯姆分類法", channel_id=personas.channel.pk

@@ -9,6 +9,7 @@ import dataclasses
 from django.utils import translation
 
 from agent.engine import report_types as R
+from agent.engine.report_legacy import from_v1
 from research.charts import report_charts
 from tests.support import report_examples as X
 
@@ -90,7 +91,7 @@ def test_one_value_alone_and_a_report_without_values_draw_nothing():
 
 def test_a_1x_report_is_charted_from_the_values_parsed_from_its_quotes():
     with translation.override("en"):
-        (chart,) = report_charts(R.Report.from_json(X.v1_report()))
+        (chart,) = report_charts(from_v1(X.v1_report()))
     assert (chart.kind, chart.unit, chart.title) == (
         "currency",
         "USD",

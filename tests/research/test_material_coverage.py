@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.engine.report_types import Report, integrity_problems
+from agent.engine.report_legacy import from_v1
+from agent.engine.report_types import integrity_problems
 from research.models import MaterialCoverage, MaterialGap, ResearchTask
 from research.services import material_coverage
 from research.services.material_coverage import cited_pages, parts_of
@@ -216,6 +217,6 @@ def test_a_report_stored_in_schema_1_is_read_as_one_part():
         ],
         "findings": [{"claims": [{"id": 1, "citations": [1]}]}],
     }
-    report = Report.from_json(v1)
+    report = from_v1(v1)
     assert [(p.index, p.answered) for p in parts_of(report)] == [(-1, True)]
     assert cited_pages(report, "course-a") == [[7, "3"]]
