@@ -66,8 +66,11 @@ def test_the_ledger_records_every_fact_with_its_tier_and_its_sources_weight(llm)
 def test_a_report_resting_only_on_web_sources_says_so(llm):
     llm.reset(Scenario(preferred_tools=["web_search"], tools_per_round=3, complexity="simple"))
     llm.on("selector", selecting(lambda i, t: (0, "none") if "consent" in t else None))
-    result, _ = run(llm, question="Does student data use need consent?", language="en")
-    (row,) = result.verification["claims"]
+    # (a question no course material shares a term with: else the search ranking adds its spans
+    # beside the model's one fact, to three, and the report no longer rests on the web alone)
+    result, _ = run(llm, question="Is consent needed?", language="en")
+    rows = result.verification["claims"]
+    (row,) = rows
     assert row["web_only"] is True and row["tiers"] == ["web"]
     assert row["confidence"] == pytest.approx(0.6)  # the web tier's weight
     # the report says so (the page words it in the reader's language; the report holds codes)

@@ -137,7 +137,8 @@ def test_a_research_cites_the_pdf_page_it_used(site, loopback_allowed, llm):
     )
 
     assert result.status == "completed", result.error
-    (fact,) = result.report["facts"]
+    # the model's one fact (the search ranking adds its own beside it, to three, labelled so)
+    (fact,) = [f for f in result.report["facts"] if f["selected_by"] == "model"]
     cited = [c for c in result.citations if c.number == fact["source"]]
     assert [(c.locator, c.url) for c in cited] == [("spacing.pdf p. 2", f"{url}#page=2")]
     assert "30 percent" in cited[0].quote and cited[0].number == 1
