@@ -273,8 +273,14 @@ def test_replay_from_a_results_file_compares_two_configurations_side_by_side(
     )
     assert overall["delta"] == pytest.approx(overall["after"] - overall["before"], abs=0.01)
     assert overall["delta"] < 0
-    for category in ("course", "catalogue", "analyst"):
-        assert comparison["by_category"][category]["claim_precision"]["delta"] < 0
+    # The catalogue's items are left out: there the search ranking tops a faithful model's one or
+    # two facts up to three (agent/engine/selection.py: MIN_FACTS), and those spans cost it about
+    # as much precision as pointing at everything (docs/selection.md).
+    for category in ("course", "analyst"):
+        assert comparison["by_category"][category]["claim_precision"]["delta"] < 0, (
+            category,
+            comparison["by_category"],
+        )
     assert "replay: scripted-faithful (before) vs scripted-verbose (after)" in table
     print(table)
     line = next(line for line in table.splitlines() if line.startswith("claim.prec") and "overall" in line)
