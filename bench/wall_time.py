@@ -393,8 +393,8 @@ def measure(database_url: str, task_uuid: str, calls: list[Call]) -> dict:
         # A verified fact is known by the sources it rests on: the versions word facts differently
         # (1.x: the model's sentence checked against a located quote; 2.x: the source's own spans),
         # so "the same facts" means the same sources stand behind the verified ones.
-        (cited,) = conn.execute(
-            "SELECT citations_json FROM deep_research_tasks WHERE id = %s", [task_id]
+        cited, report = conn.execute(
+            "SELECT citations_json, report_json FROM deep_research_tasks WHERE id = %s", [task_id]
         ).fetchone()
         source_of = {
             c.get("number", n): c.get("url") or c.get("title") for n, c in enumerate(cited or [], start=1)
@@ -431,6 +431,11 @@ def measure(database_url: str, task_uuid: str, calls: list[Call]) -> dict:
         "prompt_tokens": sum(c.prompt_tokens for c in calls),
         "completion_tokens": sum(c.completion_tokens for c in calls),
         "verified_facts": facts,
+        # what the report says limited it (codes): why a version chose fewer facts, or none
+        "limitations": sorted(
+            str(x.get("code")) if isinstance(x, dict) else str(x)
+            for x in (report or {}).get("limitations") or []
+        ),
     }
 
 
