@@ -136,7 +136,7 @@ def test_a_research_cites_the_pdf_page_it_used(site, loopback_allowed, llm):
         limits=Limits(),
     )
 
-    assert result.status == "completed", result.error
+    assert result.outcome == "completed", result.error
     (fact,) = result.report["facts"]
     cited = [c for c in result.citations if c.number == fact["source"]]
     assert [(c.locator, c.url) for c in cited] == [("spacing.pdf p. 2", f"{url}#page=2")]
