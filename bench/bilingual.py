@@ -71,7 +71,7 @@ def main() -> int:
         from agent.tools import load
         from agent.tools.registry import ToolContext
         from channels_app.retrieval import hybrid_search
-        from research.services.runner import question_language
+        from research.services.questions import question_language
         from tests.support.bilingual_slice import (
             build_channel,
             cross_language_slice,

@@ -29,8 +29,7 @@ from research.citation_view import Passages
 from research.models import ResearchTask
 from research.services import assistant_policy, follow_up
 from research.services.lifecycle import check_member
-from research.services.questions import validate_question
-from research.services.runner import question_language
+from research.services.questions import question_language, validate_question
 from uedu_dr.bounded_process import refuse_when_busy
 from uedu_dr.errors import ServiceError
 

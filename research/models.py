@@ -12,7 +12,9 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import VectorField
 
 from agent.engine.verification import PLAN_HEADING
+from agent.engine.vocabulary import STOP_REASONS
 from channels_app.models import Channel
+from research import vocabulary_labels
 
 
 class ResearchTask(models.Model):
@@ -69,7 +71,10 @@ class ResearchTask(models.Model):
     cost_usd = models.DecimalField(_("cost (USD)"), max_digits=10, decimal_places=6, default=0)
     duration_seconds = models.FloatField(_("duration (s)"), null=True, blank=True)
     limit_hit = models.CharField(_("limit hit"), max_length=32, blank=True)
-    stop_reason = models.CharField(_("stop reason"), max_length=32, blank=True)
+    # Why the research ended (agent.engine.vocabulary.STOP_REASONS); "" while it has not.
+    stop_reason = models.CharField(
+        _("stop reason"), max_length=32, blank=True, choices=vocabulary_labels.choices(STOP_REASONS)
+    )
     invalid_citations_removed = models.PositiveIntegerField(_("invalid citations removed"), default=0)
     error = models.TextField(_("error"), blank=True)
 
@@ -223,7 +228,7 @@ class ResearchStep(models.Model):
         RUNNING = "running", _("Running")
         OK = "ok", _("Done")
         ERROR = "error", _("Tool error")
-        # Interrupted by the research's end (research.services.runner.close_open_steps).
+        # Interrupted by the research's end (research.services.ending.close_open_steps).
         FAILED = "failed", _("Interrupted (research failed)")
         CANCELLED = "cancelled", _("Interrupted (research cancelled)")
 

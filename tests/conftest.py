@@ -266,7 +266,7 @@ def _every_report_is_checked(monkeypatch):
 
     def checked(self):
         result = original(self)
-        if result.status == "completed":
+        if result.outcome == "completed":
             validate(result.report)
             report = Report.from_json(result.report)
             assert integrity_problems(report) == [], integrity_problems(report)

@@ -198,7 +198,7 @@ class LimitHit(Event):
     limit: Any
 
 
-# The end of a task (research.services.runner.finish, lifecycle's cancel and failures).
+# The end of a task (research.services.ending.end_task, whoever ends it).
 
 
 @dataclass(frozen=True)

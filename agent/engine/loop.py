@@ -51,7 +51,7 @@ class ResearchRun:
         plan: Plan | None = None,
         spent_seconds: float = 0.0,
     ):
-        """`stop_after_plan`: return a "planned" result once the plan is made (the product then
+        """`stop_after_plan`: return once the plan is made, with the outcome "planned" (the product then
         waits for the student's review without holding a worker). `plan`: a plan made (and maybe
         edited) earlier; the run skips planning and starts gathering evidence for it.
         `spent_seconds`: the time an earlier part of the same research already used, which counts
@@ -91,7 +91,7 @@ class ResearchRun:
             ctx.note_limits()  # a limit the planning reached is reported now; gathering will not start
             if self.stop_after_plan:
                 ctx.checkpoint(enforce_limits=False)  # a cancel during planning ends the run here
-                return self._result("planned", "plan_review")
+                return self._result(OUTCOMES.planned, STOP_REASONS.plan_review)
             gatherer = Gatherer(ctx, self.tools)
             stop_reason = self.evidence_phase(gatherer)
             counter = self.counter_search(gatherer) if self.wants_counter_search() else CounterSearch()
@@ -114,9 +114,9 @@ class ResearchRun:
             ctx.note_limits()
             assembled = assemble(ctx, self.found, counter, self.limitations() + self.found.limitations)
         except Cancelled:
-            return self._result("cancelled", "cancelled")
+            return self._result(OUTCOMES.cancelled, STOP_REASONS.cancelled)
         except PhaseFailed as exc:
-            return self._result("failed", f"{exc.phase}_failed", error=str(exc))
+            return self._result(OUTCOMES.failed, f"{exc.phase}_failed", error=str(exc))
         finally:
             if gatherer is not None:
                 gatherer.close()
@@ -136,7 +136,7 @@ class ResearchRun:
             )
         )
         return self._result(
-            "completed",
+            OUTCOMES.completed,
             stop_reason,
             citations=assembled.citations,
             verification=record,
@@ -492,7 +492,7 @@ class ResearchRun:
 
     def _result(
         self,
-        status,
+        outcome,
         stop_reason,
         *,
         citations=None,
@@ -502,9 +502,9 @@ class ResearchRun:
     ) -> ResearchResult:
         ctx = self.ctx
         if stop_reason not in STOP_REASONS:
-            stop_reason = "internal_error"  # a phase with no failure of its own in the vocabulary
+            stop_reason = STOP_REASONS.internal_error  # a phase with no failure of its own in the vocabulary
         return ResearchResult(
-            status=OUTCOMES.check(status),
+            outcome=OUTCOMES.check(outcome),
             stop_reason=STOP_REASONS.check(stop_reason),
             plan=ctx.plan.as_json() if ctx.plan.sub_questions else {},
             answer="",

@@ -250,9 +250,10 @@ class Citation:
 
 @dataclass
 class ResearchResult:
-    # "planned": the run stopped after planning as asked (stop_after_plan); nothing is finished.
-    status: Literal["completed", "failed", "cancelled", "planned"]
-    stop_reason: str
+    # One of vocabulary.OUTCOMES: "planned" when the run stopped after planning as asked
+    # (stop_after_plan; nothing is finished), else how it ended.
+    outcome: str
+    stop_reason: str  # one of vocabulary.STOP_REASONS
     plan: dict = field(default_factory=dict)
     answer: str = ""
     citations: list[Citation] = field(default_factory=list)

@@ -43,6 +43,14 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self.terms)
 
+    def __getattr__(self, name: str) -> str:
+        """A declared value by name (`STOP_REASONS.cancelled`), so code names a term without
+        writing it as a literal: a misspelt or undeclared one fails where it is written."""
+        by_value = self.__dict__.get("_by_value", {})
+        if name in by_value:
+            return name
+        raise AttributeError(f"{name!r} is not a {self.__dict__.get('name', 'vocabulary')} value")
+
     @property
     def values(self) -> list[str]:
         return [t.value for t in self.terms]

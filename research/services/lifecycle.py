@@ -10,8 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from agent.engine import ResearchResult
-from agent.engine.events import Cancelled, Failed, TaskCreated
+from agent.engine.events import TaskCreated
 from channels_app.access import can
 from channels_app.models import Channel, ChatLog
 from channels_app.roles import RESEARCH_CANCEL_ANY
@@ -19,11 +18,10 @@ from research.models import ResearchTask
 from uedu_dr import jobs
 from uedu_dr.errors import ServiceError
 
-from . import admission, events, plan_review, settlement, start_limits, transitions
+from . import admission, ending, events, plan_review, settlement, start_limits, transitions
 from .context import clean_context
 from .membership import check_member
-from .questions import validate_question
-from .runner import carried_meter, close_open_steps, finish, question_language, write_response_log
+from .questions import question_language, validate_question
 
 log = logging.getLogger(__name__)
 
@@ -111,33 +109,23 @@ def enqueue(task_id: int) -> None:
 
 
 def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
-    """The owner (or a platform admin) cancels. A queued task ends at once; a running one is
-    flagged and the engine stops at its next check, keeping the steps already done."""
+    """The owner (or a platform admin) cancels. A task no worker runs (queued, or waiting for its
+    plan review) ends at once; a running one is flagged and the engine stops at its next check,
+    keeping the steps already done, and its runner ends it."""
     if task.user_id != user.pk and not can(user, RESEARCH_CANCEL_ANY):
         raise ServiceError(
             "not_owner", _("Only the person who started this research can cancel it."), status=403
         )
     if task.phase == ResearchTask.Phase.TERMINAL:
         raise ServiceError("already_finished", _("This research has already finished."), status=409)
-    with transaction.atomic():
-        if transitions.cancel_queued(task.pk):
-            task.refresh_from_db()
-            response = write_response_log(task)
-            events.record_event(
-                task.pk, task.task_uuid, Cancelled(response_log_id=response.pk, stop_reason="cancelled")
-            )
-            settlement.settle(task)
-        elif transitions.claim_for_cancel(task.pk):
-            # Waiting for its plan review, no worker runs it: end it here, as a worker would.
-            task.refresh_from_db()
-            finish(
-                task,
-                ResearchResult(status="cancelled", stop_reason="cancelled", plan=task.plan_json),
-                carried_meter(task),
-                duration=task.duration_seconds or 0.0,
-            )
-        else:
-            transitions.request_cancel(task.pk)
+    # Each end below is a compare-and-set from its phase: at most one of them moves the task, and
+    # a continuation claimed meanwhile makes it a running task, flagged like any other.
+    ended = any(
+        ending.end_task(task, ending.cancelled(), from_phase=phase)
+        for phase in (ResearchTask.Phase.QUEUED, ResearchTask.Phase.AWAITING_PLAN_REVIEW)
+    )
+    if not ended:
+        transitions.request_cancel(task.pk)
     task.refresh_from_db()
     return task
 
@@ -145,33 +133,10 @@ def task_cancel(*, user, task: ResearchTask) -> ResearchTask:
 def fail_task(task_id: int, error: str, *, from_phase: str) -> bool:
     """End a task as failed if it is still in `from_phase` (a ResearchTask.Phase): the reaper
     and enqueue failures."""
-    with transaction.atomic():
-        if not transitions.fail(task_id, error, from_phase=from_phase):
-            return False
-        task = ResearchTask.objects.get(pk=task_id)
-        if task.started_at:
-            task.duration_seconds = _working_seconds(task)
-            # Its calls were made and paid for: settle at what the transcript recorded, not $0.
-            task.cost_usd = settlement.transcript_cost(task)
-            task.save(update_fields=["duration_seconds", "cost_usd"])
-        close_open_steps(task, "failed")
-        response = write_response_log(task)
-        events.record_event(
-            task.pk,
-            task.task_uuid,
-            Failed(error=error, response_log_id=response.pk, stop_reason="platform_failure"),
-        )
-        settlement.settle(task)
-    return True
-
-
-def _working_seconds(task: ResearchTask) -> float:
-    """Time the research ran, leaving out a wait for its plan review (no worker ran it then)."""
-    if task.plan_continued_at:
-        return (task.duration_seconds or 0.0) + (task.finished_at - task.plan_continued_at).total_seconds()
-    if task.plan_review_deadline:
-        return task.duration_seconds or 0.0  # failed while waiting: its first part
-    return (task.finished_at - task.started_at).total_seconds()
+    task = ResearchTask.objects.select_related("user").filter(pk=task_id).first()
+    if task is None:  # deleted meanwhile (with its channel)
+        return False
+    return ending.end_task(task, ending.platform_failure(task, error), from_phase=from_phase)
 
 
 def reap_stale_tasks() -> dict:

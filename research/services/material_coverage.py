@@ -17,7 +17,7 @@ channel's topics are read and extended under a transaction-level advisory lock o
 two researches finishing together cannot start the same topic twice.
 
 When: right after a research completes, in the worker that finished it, after its commit
-(`record_after_commit`, called by runner.finish), so a failure here (the embedding service down)
+(`record_after_commit`, called by ending.end_task), so a failure here (the embedding service down)
 never touches the research; `sweep` (the beat schedule, and `manage.py record_material_coverage`
 for all at once) records every completed research that has no row yet, oldest first, which also
 fills the rows of researches that completed before this existed. A research whose report is

@@ -44,7 +44,7 @@ def research_finished(task: ResearchTask) -> bool:
     have an address. Returns whether a message was sent; a mail server failure is logged, never
     raised (the research itself is done and stored).
 
-    `task`: the row as finish() just stored it, its owner loaded with it. Nothing is read again
+    `task`: the row as end_task() just stored it, its owner loaded with it. Nothing is read again
     but whether the owner asked, and only for an outcome worth telling to someone with an address:
     nearly every research ends without an e-mail."""
     if task.status not in NEWS or not task.user.email or not email_when_done(task.user_id):

@@ -28,7 +28,7 @@ UNSUPPORTED = {
 
 def store(task: ResearchTask, result: ResearchResult) -> None:
     """Write the ledger and the metrics; flag unresolved conflicts for human review. Inside the
-    caller's transaction (finish()) no savepoint of its own: a failure rolls all of it back."""
+    caller's transaction (end_task()) no savepoint of its own: a failure rolls all of it back."""
     with transaction.atomic(savepoint=False):
         ResearchClaim.objects.filter(task=task).delete()
         claims = ResearchClaim.objects.bulk_create(

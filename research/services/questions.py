@@ -11,6 +11,15 @@ from django.utils.translation import gettext as _
 from uedu_dr.errors import ServiceError
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def question_language(question: str) -> str:
+    """Answer in the language the student asked in."""
+    letters = [c for c in question if c.isalpha()]
+    if letters and sum(1 for c in letters if _CJK.match(c)) / len(letters) >= 0.2:
+        return "zh-hant"
+    return "en"
 
 
 def validate_question(question: str | None) -> str:

@@ -1,64 +1,36 @@
-"""Running one research inside a Celery worker: claim, run the engine, store, finish. A research
-with plan review runs in two parts (execute_task plans; continue_task researches the reviewed
-plan), with no worker held during the review (research.services.plan_review).
+"""Running one research inside a Celery worker: claim, run the engine, and end the task with what
+the engine returned (research.services.ending.end_task). A research with plan review runs in two
+parts (execute_task plans; continue_task researches the reviewed plan), with no worker held
+during the review (research.services.plan_review).
 
-Every write that ends a task is conditional on the task still running, so a duplicate delivery,
-a cancel, the reaper and the runner can race without two of them finishing the same task."""
+The end is conditional on the task still running, so a duplicate delivery, a cancel, the reaper
+and the runner can race without two of them ending the same task."""
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import threading
 import time
 from contextlib import contextmanager
-from decimal import Decimal
 
 from django.conf import settings
-from django.db import close_old_connections, connection, models, transaction
+from django.db import close_old_connections, connection
 from django.db.models import Max
-from django.utils import timezone, translation
-from django.utils.translation import gettext_lazy
 
 from agent.engine import Limits, LLMClient, ResearchInput, ResearchResult, UsageMeter, run_research
-from agent.engine.events import TERMINAL, Event, StatusChange
+from agent.engine.events import Event, StatusChange
 from agent.engine.llm import LLMError, Usage
 from agent.engine.plan import Plan
+from agent.engine.vocabulary import OUTCOMES, STOP_REASONS
 from agent.llm_factory import call_config, llm_config
 from agent.tools import REGISTRY, BoundToolbox, ToolRegistry
-from channels_app.models import ChatLog
-from research.legacy_reports import typed_report
-from research.models import ResearchStep, ResearchTask, TranscriptEntry
-from research.report_text import report_markdown
-from research.selectors import request_log_id
+from research.models import ResearchTask, TranscriptEntry
 from uedu_dr.db_pool import handed_back
 
-from . import (
-    assistant_policy,
-    credibility,
-    events,
-    follow_up,
-    material_coverage,
-    notifications,
-    plan_review,
-    quality,
-    settlement,
-    transitions,
-)
+from . import assistant_policy, credibility, ending, events, follow_up, plan_review, settlement, transitions
 from .heartbeat import monitor
 
 log = logging.getLogger(__name__)
-
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
-def question_language(question: str) -> str:
-    """Answer in the language the student asked in."""
-    letters = [c for c in question if c.isalpha()]
-    if letters and sum(1 for c in letters if _CJK.match(c)) / len(letters) >= 0.2:
-        return "zh-hant"
-    return "en"
 
 
 def engine_limits() -> Limits:
@@ -153,7 +125,7 @@ class TaskSink:
             raise
 
     def all_steps_closed(self) -> bool:
-        """Every step this sink started was finished and stored (finish() then has none to close)."""
+        """Every step this sink started was finished and stored (end_task then has none to close)."""
         return not self._open and not self._lost_writes and not self._steps
 
     def cancel_requested(self) -> bool:
@@ -252,11 +224,6 @@ def _transcript_write(first_seq: int, exchanges: list[dict]) -> events.Write:
         f"FROM next, (VALUES {values}) AS v(seq, kind, role, model, request, response, seconds)",
         params,
     )
-
-
-def _jsonable(value):
-    """Tool data may hold dates or decimals; store what JSON can hold."""
-    return json.loads(events.stored_json(value))
 
 
 def _close_connection() -> None:
@@ -375,11 +342,11 @@ def _drive(
     except events.TaskGone:
         return
     except LLMError as exc:
-        result = ResearchResult(status="failed", stop_reason="llm_unavailable", error=str(exc))
+        result = ResearchResult(OUTCOMES.failed, STOP_REASONS.llm_unavailable, error=str(exc))
     except Exception as exc:  # a bug must end the task cleanly, not leave it running
         log.exception("research task %s crashed", task.pk)
         result = ResearchResult(
-            status="failed", stop_reason="internal_error", error=f"internal error: {type(exc).__name__}"
+            OUTCOMES.failed, STOP_REASONS.internal_error, error=f"internal error: {type(exc).__name__}"
         )
     finally:
         monitor.unregister(task.pk)
@@ -389,12 +356,13 @@ def _drive(
     except Exception:  # the transcript is worth keeping, not worth failing the task over
         log.exception("could not store the transcript of task %s", task.pk)
     duration = spent_seconds + time.monotonic() - started
-    if result.status == "planned":
+    if result.outcome == OUTCOMES.planned:
         if plan_review.await_review(task, result.plan, meter.total, sink, duration=duration):
             return  # the worker thread is free; continue_task takes it from here
-        result = ResearchResult(status="cancelled", stop_reason="cancelled", plan=result.plan)
+        result = ResearchResult(OUTCOMES.cancelled, STOP_REASONS.cancelled, plan=result.plan)
     # A continuation's sink has not seen the steps of the part before it.
-    finish(task, result, meter, duration=duration, steps_closed=plan is None and sink.all_steps_closed())
+    steps_closed = plan is None and sink.all_steps_closed()
+    ending.end_task(task, ending.of_run(result, meter.total, duration=duration, steps_closed=steps_closed))
 
 
 def _last_transcript_seq(task: ResearchTask) -> int:
@@ -461,124 +429,4 @@ def _run_engine(
         stop_after_plan=stop_after_plan,
         plan=plan,
         spent_seconds=spent_seconds,
-    )
-
-
-STATUS_MESSAGES = {
-    "cancelled": gettext_lazy("Research cancelled."),
-    "failed": gettext_lazy("Research failed: %(error)s"),
-}
-
-
-def finish(
-    task: ResearchTask,
-    result: ResearchResult,
-    meter: UsageMeter,
-    *,
-    duration: float,
-    steps_closed: bool = False,
-) -> bool:
-    """Store the outcome if the task is still running. Returns whether this call finished it.
-    `steps_closed`: the caller knows that no step of the task is still marked running."""
-    usage = meter.total
-    # A run that failed before the engine had its plan keeps the plan stored before (the one
-    # the student reviewed), rather than erasing it.
-    plan = {"plan_json": _jsonable(result.plan)} if result.plan else {}
-    with transaction.atomic():
-        stored = dict(
-            status=result.status,
-            **plan,
-            final_answer=answer_text(
-                task, result.report if result.status == "completed" else None, _jsonable(result.verification)
-            ),
-            citations_json=result.citations_json(),
-            verification_json=_jsonable(result.verification),
-            report_json=_jsonable(result.report),
-            tokens_used=usage.total_tokens,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
-            cost_usd=Decimal(str(round(usage.cost_usd, 6))),
-            duration_seconds=round(duration, 3),
-            limit_hit=result.limit_hit,
-            stop_reason=result.stop_reason,
-            invalid_citations_removed=result.invalid_citations_removed,
-            error=result.error[:2000],
-            finished_at=timezone.now(),
-        )
-        if not transitions.finish(task.pk, stored):
-            return False
-        # What was just written is known; the rest of the row is read back except its large
-        # columns (the plan, the context, the question: written before the run, never changed by it).
-        for field, value in stored.items():
-            setattr(task, field, value)
-        task.refresh_from_db(fields=_fields_to_reread(stored))
-        if not steps_closed:
-            close_open_steps(task, "cancelled" if result.status == "cancelled" else "failed")
-        quality.store(task, result)
-        # A replay is an evaluation record: no source statistics, no row in anyone's chat.
-        response = None if task.is_replay else write_response_log(task)
-        if not task.is_replay:
-            credibility.record_verdicts(task, result)
-        data = {
-            "response_log_id": response.pk if response else None,
-            "stop_reason": result.stop_reason,
-            "tokens": usage.total_tokens,
-            "cost_usd": float(task.cost_usd),
-            "duration_seconds": task.duration_seconds,
-        }
-        if result.status == "completed":
-            data.update(citations=len(result.citations), limit_hit=result.limit_hit)
-        elif result.status == "failed":
-            data.update(error=result.error[:500])
-        settlement.settle(task)
-        # Last in the transaction: the terminal event is visible (at commit) right after it is stored.
-        events.record_event(task.pk, task.task_uuid, TERMINAL[result.status](**data))
-        transaction.on_commit(lambda: notifications.research_finished(task))  # the e-mail, if asked for
-        material_coverage.record_after_commit(task)  # what the channel's materials answered
-    return True
-
-
-def _fields_to_reread(stored: dict) -> list[str]:
-    large = (models.JSONField, models.TextField)
-    return [
-        f.attname
-        for f in ResearchTask._meta.concrete_fields
-        if f.attname not in stored and not f.primary_key and not isinstance(f, large)
-    ]
-
-
-def close_open_steps(task: ResearchTask, status: str) -> None:
-    """Steps a cancel or failure interrupted are kept, marked as not finished."""
-    ResearchStep.objects.filter(task=task, status="running").update(
-        status=status, error=f"interrupted ({status})"
-    )
-
-
-def answer_text(task: ResearchTask, report_json: dict | None, verification_json: dict | None = None) -> str:
-    """The answer a research stores and leaves in the chat log: its report as Markdown in the
-    research's language (research/report_text.py), the AI's words in labelled blocks; '' for a
-    research without a report."""
-    if not report_json:
-        return ""
-    report = typed_report(task, report_json, verification_json or {})
-    with translation.override(task.language or settings.LANGUAGE_CODE):
-        return report_markdown(report, question=task.user_question, base_url=settings.UEDU_SITE_URL)
-
-
-def write_response_log(task: ResearchTask) -> ChatLog:
-    """The answer (or what happened) joins the conversation, so a reload shows what was seen live."""
-    if task.status == ResearchTask.Status.COMPLETED:
-        content = task.final_answer
-    else:
-        with translation.override(task.language):  # the student's language, not the worker's
-            content = str(STATUS_MESSAGES[task.status]) % {"error": task.error or "unknown error"}
-    return ChatLog.objects.create(
-        channel_id=task.channel_id,
-        user_id=task.user_id,
-        kind=ChatLog.Kind.RESPONSE,
-        type=ChatLog.Type.DEEP_RESEARCH,
-        content=content,
-        in_reply_to_id=request_log_id(task.pk),
-        deep_research_task=task,
     )

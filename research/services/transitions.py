@@ -2,16 +2,18 @@
 
     move                 from                   to                      who asks
     claim                queued                 running                 a worker (execute_task)
-    cancel_queued        queued                 cancelled               the owner's cancel
-    fail                 queued                 failed                  enqueue (broker down), the reaper
     await_plan_review    running                awaiting_plan_review    the first part, once planned
     confirm_plan         awaiting_plan_review   (stays)                 the student's submit
     claim_continuation   awaiting_plan_review   running                 submit, deadline timer, reaper
-    claim_for_cancel     awaiting_plan_review   running, cancel flagged the owner's cancel (then finish)
-    fail                 awaiting_plan_review   failed                  the reaper (continuation never ran)
     request_cancel       running                (flag only)             the owner's cancel; the engine stops
-    finish               running                completed|failed|cancelled  the runner (or the cancel above)
-    fail                 running                failed                  the reaper (worker stopped beating)
+    end                  queued                 cancelled               the owner's cancel
+                         queued                 failed                  enqueue (broker down), the reaper
+                         awaiting_plan_review   cancelled               the owner's cancel
+                         awaiting_plan_review   failed                  the reaper (continuation never ran)
+                         running                completed|failed|cancelled  the runner
+                         running                failed                  the reaper (worker stopped beating)
+
+Every `end` is made by research.services.ending.end_task, which writes what follows it.
 
 The phases (`ResearchTask.phase`, `ResearchTask.in_phase`) are the statuses with "running" split
 in two: a task waiting for its plan review is stored as running with a deadline and no
@@ -24,8 +26,8 @@ exactly one of them is let through; the caller that was, and only it, does what 
 settlement, the answer in the chat log). Callers run these inside their own transaction when
 what follows must commit with the move.
 
-Nothing here emits events or settles cost: the services that call these do (runner, lifecycle,
-plan_review), so this module stays the short list of moves and their guards."""
+Nothing here emits events or settles cost: the services that call these do (ending, runner,
+lifecycle, plan_review), so this module stays the short list of moves and their guards."""
 
 from __future__ import annotations
 
@@ -93,50 +95,18 @@ def claim_continuation(task_id: int) -> bool:
     return bool(claimed)
 
 
-def claim_for_cancel(task_id: int) -> bool:
-    """awaiting_plan_review → running with its cancel flagged: claimed like a continuation, so
-    none can start after it; the caller then finishes it as cancelled, as a worker would."""
-    return bool(
-        ResearchTask.objects.filter(ResearchTask.in_phase(Phase.AWAITING_PLAN_REVIEW), pk=task_id).update(
-            plan_continued_at=timezone.now(), cancel_requested=True
-        )
-    )
-
-
-def cancel_queued(task_id: int) -> bool:
-    """queued → cancelled: no worker has it yet, so it ends at once."""
-    return bool(
-        ResearchTask.objects.filter(ResearchTask.in_phase(Phase.QUEUED), pk=task_id).update(
-            status=Status.CANCELLED,
-            cancel_requested=True,
-            finished_at=timezone.now(),
-            stop_reason="cancelled",
-        )
-    )
-
-
 def request_cancel(task_id: int) -> bool:
     """A running task is flagged; its engine stops at its next check and the runner finishes it."""
     return bool(ResearchTask.objects.filter(pk=task_id, status=Status.RUNNING).update(cancel_requested=True))
 
 
-def finish(task_id: int, stored: dict) -> bool:
-    """running → terminal: the runner stores the outcome (`stored`: status and result columns).
-    Conditional on the task still running, so a cancel, the reaper and a duplicate run cannot
-    finish the same task twice."""
+def end(task_id: int, stored: dict, *, from_phase: str) -> bool:
+    """→ completed, failed or cancelled (`stored`: the status and the columns stored with it), if
+    the task is still in `from_phase`. Of the callers racing to end a task (a cancel, the reaper,
+    the runner, a duplicate run) one is let through; a task never ends twice."""
     assert stored["status"] in ResearchTask.TERMINAL, stored["status"]
-    return bool(ResearchTask.objects.filter(pk=task_id, status=Status.RUNNING).update(**stored))
-
-
-def fail(task_id: int, error: str, *, from_phase: str) -> bool:
-    """→ failed, if the task is still in `from_phase`: a queued task whose message could not be
-    sent or that nobody picked up, a running one whose worker died, a due continuation that
-    never started (the reaper's and enqueue's failures; the runner's own go through finish)."""
-    return bool(
-        ResearchTask.objects.filter(ResearchTask.in_phase(from_phase), pk=task_id).update(
-            status=Status.FAILED, error=error, finished_at=timezone.now(), stop_reason="platform_failure"
-        )
-    )
+    assert from_phase != Phase.TERMINAL, from_phase
+    return bool(ResearchTask.objects.filter(ResearchTask.in_phase(from_phase), pk=task_id).update(**stored))
 
 
 # What the reaper looks at: reads, the moves above decide.

@@ -32,7 +32,7 @@ def test_no_lie_of_the_adversary_reaches_a_fact_in_either_language(llm, lang):
         is_cancelled=lambda: False,
         limits=Limits(),
     )
-    assert result.status == "completed", result.error
+    assert result.outcome == "completed", result.error
     report = result.report
     facts_and_the_rest = {k: v for k, v in report.items() if k not in AI_BLOCKS}
     everything_else = [

@@ -40,7 +40,7 @@ def test_a_model_wordy_in_every_phase_stays_within_the_limit_and_its_grace(llm):
     # (a wordy planner alone would take the whole limit: test_limits.py has that case)
     llm.reset(Scenario(usage={role: WORDY for role in ROLES if role != "planner"}))
     result, sink, meter = research(llm, Limits(max_tokens=4_000, grace_tokens=16_000))
-    assert result.status == "completed" and result.report["facts"]
+    assert result.outcome == "completed" and result.report["facts"]
     assert result.limit_hit == "max_tokens"
     assert [t for t, _ in sink.events].count("limit_hit") == 1
     assert 4_000 < meter.total_tokens <= 20_000
@@ -54,7 +54,7 @@ def test_the_reserved_usd_bounds_a_research_below_its_token_ceiling(llm):
     # tokens' ceiling (200,000 + 36,000)
     llm.reset(Scenario(usage={role: WORDY for role in ROLES}))
     result, sink, meter = research(llm, Limits(max_cost_usd=0.05))
-    assert result.status == "completed" and result.report["facts"] and result.citations
+    assert result.outcome == "completed" and result.report["facts"] and result.citations
     assert result.limit_hit == "max_tokens" and [t for t, _ in sink.events].count("limit_hit") == 1
     assert meter.total.cost_usd <= 0.05
     assert meter.total_tokens < 40_000
@@ -63,7 +63,7 @@ def test_the_reserved_usd_bounds_a_research_below_its_token_ceiling(llm):
 def test_a_research_with_room_to_spare_is_not_bounded_below_its_usual_answer_bounds(llm):
     llm.reset(Scenario())
     result, sink, _ = research(llm, Limits())
-    assert result.status == "completed" and not result.limit_hit
+    assert result.outcome == "completed" and not result.limit_hit
     bounds = {c["_role"]: c.get("max_completion_tokens") for c in llm.calls()}
     usual = client(llm).config
     for role in ("planner", "selector", "interpreter"):
@@ -99,7 +99,7 @@ def test_a_finishing_phase_with_no_time_left_is_done_by_code_or_left_out_and_the
         limits=limits,
         clock=lambda: now[0],
     )
-    assert result.status == "completed" and result.limit_hit == "max_seconds"
+    assert result.outcome == "completed" and result.limit_hit == "max_seconds"
     assert not llm.calls("interpreter")
     codes = {item["code"]: item["detail"] for item in result.report["limitations"]}
     assert codes["interpretation_failed"] == {"kind": "out_of_budget"}

@@ -70,7 +70,7 @@ def test_a_question_outside_the_materials_language_is_translated_once_and_every_
     )
     result, calls = research(llm)
 
-    assert result.status == "completed", result.error
+    assert result.outcome == "completed", result.error
     (asked,) = llm.calls("translation")  # one call for the whole research, however many searches
     assert (
         asked["response_format"]["type"] == "json_schema"
@@ -100,7 +100,7 @@ def test_materials_in_the_questions_language_only_need_no_translation(llm):
     llm.reset(Scenario(complexity="simple", tools_per_round=1))
     result, calls = research(llm, languages=("zh",))
 
-    assert result.status == "completed" and not llm.calls("translation")
+    assert result.outcome == "completed" and not llm.calls("translation")
     assert result.plan["translations"] == {}
     (search,) = [c for c in calls if c["tool"] == "course_search"]
     assert search["translations"] == [{"language": "zh", "text": QUESTION, "by": "question"}]
@@ -111,7 +111,7 @@ def test_a_failed_translation_leaves_the_search_to_the_glossary_and_the_plan_say
     llm.fail("translation", "malformed", times=2)  # the call and its one retry
     result, calls = research(llm)
 
-    assert result.status == "completed", result.error
+    assert result.outcome == "completed", result.error
     assert len(llm.calls("translation")) == 2
     assert result.plan["translations"]["status"] == "failed" and result.plan["translations"]["items"] == []
     # the report says so, by code, and carries no translation
@@ -166,7 +166,7 @@ def test_a_translation_that_says_more_than_its_question_is_not_in_the_report(llm
     )
     result, calls = research(llm)
 
-    assert result.status == "completed", result.error
+    assert result.outcome == "completed", result.error
     assert result.plan["translations"]["items"][0]["translation"] == lie
     assert result.report["plan"]["search_queries"] == []
     assert {"kind": "search_query", "reason": "lost_numbers", "span": "", "index": None} in result.report[

@@ -55,7 +55,7 @@ def test_a_new_search_tool_is_counted_as_a_search_by_its_trait(llm):
     llm.reset(Scenario(complexity="complex", tools_per_round=2))
     result, sink = run(llm, journals_registry())
 
-    assert result.status == "completed", result.error
+    assert result.outcome == "completed", result.error
     called = [s["tool_name"] for s in sink.steps.values()]
     assert called.count("lookup_journals") >= 2 and called.count("open_syllabus") >= 2
     assert result.searches == called.count("lookup_journals")

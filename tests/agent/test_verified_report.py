@@ -54,7 +54,7 @@ def test_filed_figures_are_facts_with_the_values_code_read_from_their_spans(llm)
     llm.on("action", financials_first)
     result, _ = run(llm, financials_registry())
 
-    assert result.status == "completed", result.error
+    assert result.outcome == "completed", result.error
     report = Report.from_json(result.report)
     by_text = {report.fact_text(f): f for f in report.facts}
     nvda = next(f for t, f in by_text.items() if t.startswith("NVIDIA Corp (NVDA), Revenue"))
@@ -396,7 +396,7 @@ def test_a_server_that_only_fills_the_schemas_it_is_sent_still_yields_relevant_f
         result, _ = run(server, corpus_registry(), question=question, language=language)
     finally:
         server.stop()
-    assert result.status == "completed", result.error
+    assert result.outcome == "completed", result.error
     report = Report.from_json(result.report)
     facts = report.shown_facts()
     assert len(facts) >= 3 and {f.selected_by for f in facts} == {"search_ranking"}

@@ -21,7 +21,7 @@ from agent.tools.registry import ToolContext
 from channels_app import bilingual, glossary, languages, materials
 from channels_app.models import Channel, GlossaryTerm, MaterialChunk
 from channels_app.retrieval import hybrid_search
-from research.services.runner import question_language
+from research.services.questions import question_language
 from tests.support.bilingual_slice import (
     build_channel,
     cross_language_slice,

@@ -224,7 +224,7 @@ def test_an_event_writes_the_exchanges_and_steps_reported_before_it_in_its_own_s
         (3, "writer"),
     ]
     assert ResearchStep.objects.get(task=task, index=2).error == "no course"
-    assert sink.all_steps_closed()  # finish() has no step to close
+    assert sink.all_steps_closed()  # end_task has no step to close
 
     # A task deleted meanwhile: the event's statement writes nothing, and says the task is gone.
     sink.record_llm(dict(exchange, role="critic"))
@@ -234,7 +234,7 @@ def test_an_event_writes_the_exchanges_and_steps_reported_before_it_in_its_own_s
     ResearchTask.objects.filter(pk=task.pk).delete()
     with pytest.raises(events.TaskGone):
         sink.emit(ActionThinking(round=2, purpose="evidence"))
-    assert not sink.all_steps_closed()  # a statement with writes failed: finish() must look
+    assert not sink.all_steps_closed()  # a statement with writes failed: end_task must look
     assert not TranscriptEntry.objects.filter(task_id=task.pk).exists()
     assert not ResearchStep.objects.filter(task_id=task.pk).exists()
 

@@ -17,6 +17,15 @@ from research.services import lifecycle, transitions
 Phase = ResearchTask.Phase
 
 
+def failed(error: str) -> dict:
+    return {
+        "status": "failed",
+        "error": error,
+        "finished_at": timezone.now(),
+        "stop_reason": "platform_failure",
+    }
+
+
 def new_task(personas) -> ResearchTask:
     # The admin's: these tests hold several tasks under way at once, which only the admin may
     # without a bound (research.services.start_limits), and the moves do not depend on the owner.
@@ -36,7 +45,7 @@ def phases_agree() -> None:
 def test_a_task_moves_through_its_phases_and_each_move_checks_where_it_is(db, personas):
     task = new_task(personas)
     assert task.phase == Phase.QUEUED
-    assert not transitions.fail(task.pk, "x", from_phase=Phase.RUNNING)  # not running: refused
+    assert not transitions.end(task.pk, failed("x"), from_phase=Phase.RUNNING)  # not running: refused
 
     assert transitions.claim(task.pk, model_name="m")
     assert not transitions.claim(task.pk, model_name="m")  # a second delivery is not let through
@@ -61,9 +70,11 @@ def test_a_task_moves_through_its_phases_and_each_move_checks_where_it_is(db, pe
     task.refresh_from_db()
     assert task.phase == Phase.RUNNING and task.plan_edits_json == {"sub_questions": ["a"]}
 
-    assert transitions.finish(task.pk, {"status": "completed", "finished_at": timezone.now()})
-    assert not transitions.finish(task.pk, {"status": "failed"})
-    assert not transitions.fail(task.pk, "late", from_phase=Phase.RUNNING)
+    assert transitions.end(
+        task.pk, {"status": "completed", "finished_at": timezone.now()}, from_phase=Phase.RUNNING
+    )
+    assert not transitions.end(task.pk, {"status": "failed"}, from_phase=Phase.RUNNING)
+    assert not transitions.end(task.pk, failed("late"), from_phase=Phase.RUNNING)
     task.refresh_from_db()
     assert (task.status, task.phase) == ("completed", Phase.TERMINAL)
     with translation.override("en"):
@@ -71,11 +82,11 @@ def test_a_task_moves_through_its_phases_and_each_move_checks_where_it_is(db, pe
     phases_agree()
 
 
-def test_finish_refuses_a_status_that_does_not_end_the_task(db, personas):
+def test_end_refuses_a_status_that_does_not_end_the_task(db, personas):
     task = new_task(personas)
     transitions.claim(task.pk, model_name="m")
     with pytest.raises(AssertionError):
-        transitions.finish(task.pk, {"status": "queued"})
+        transitions.end(task.pk, {"status": "queued"}, from_phase=Phase.RUNNING)
 
 
 def test_an_unanswered_review_past_its_deadline_continues_once_and_is_recorded_as_timed_out(db, personas):
@@ -92,16 +103,17 @@ def test_an_unanswered_review_past_its_deadline_continues_once_and_is_recorded_a
     assert transitions.continuations_due(timezone.now()) == []
 
 
-def test_a_cancel_while_waiting_claims_the_task_so_no_continuation_starts(db, personas):
+def test_a_cancel_while_waiting_ends_the_task_so_no_continuation_starts(db, personas):
     task = new_task(personas)
     transitions.claim(task.pk, model_name="m")
     transitions.await_plan_review(
         task.pk, deadline=timezone.now() - timedelta(seconds=1), plan={"sub_questions": []}, meter={}
     )
-    assert transitions.claim_for_cancel(task.pk)
+    cancelled = {"status": "cancelled", "stop_reason": "cancelled", "finished_at": timezone.now()}
+    assert transitions.end(task.pk, cancelled, from_phase=Phase.AWAITING_PLAN_REVIEW)
     assert not transitions.claim_continuation(task.pk)
     task.refresh_from_db()
-    assert task.cancel_requested and task.phase == Phase.RUNNING  # the caller finishes it now
+    assert task.phase == Phase.TERMINAL
 
 
 def test_the_reaper_fails_each_phase_only_from_that_phase(db, personas):
@@ -115,9 +127,9 @@ def test_the_reaper_fails_each_phase_only_from_that_phase(db, personas):
     # A task waiting for its review has no worker to beat: it is never stale.
     assert transitions.stale_running(later) == [running.pk]
     assert transitions.stuck_queued(later) == [queued.pk]
-    assert not transitions.fail(waiting.pk, "x", from_phase=Phase.RUNNING)
-    assert not transitions.fail(running.pk, "x", from_phase=Phase.AWAITING_PLAN_REVIEW)
-    assert transitions.fail(waiting.pk, "never continued", from_phase=Phase.AWAITING_PLAN_REVIEW)
+    assert not transitions.end(waiting.pk, failed("x"), from_phase=Phase.RUNNING)
+    assert not transitions.end(running.pk, failed("x"), from_phase=Phase.AWAITING_PLAN_REVIEW)
+    assert transitions.end(waiting.pk, failed("never continued"), from_phase=Phase.AWAITING_PLAN_REVIEW)
     waiting.refresh_from_db()
     assert (waiting.status, waiting.stop_reason, waiting.error) == (
         "failed",
@@ -153,7 +165,9 @@ def test_a_cancel_and_a_claim_racing_on_a_queued_task_let_exactly_one_through(tr
         won = race(
             {
                 "claim": lambda task_id=task_id: transitions.claim(task_id, model_name="m"),
-                "cancel": lambda task_id=task_id: transitions.cancel_queued(task_id),
+                "cancel": lambda task_id=task_id: transitions.end(
+                    task_id, {"status": "cancelled", "stop_reason": "cancelled"}, from_phase=Phase.QUEUED
+                ),
             }
         )
         assert sorted(won.values()) == [False, True], won

@@ -18,7 +18,7 @@ from agent.engine import report_types as R
 from agent.engine.events import TERMINAL
 from channels_app.models import ChatLog
 from research.models import ResearchStep, ResearchTask
-from research.services import events, runner
+from research.services import events, replies
 
 # --------------------------------------------------------------------------- the passages read
 
@@ -659,8 +659,8 @@ def stored_report(
     verification: dict | None = None,
 ) -> ResearchTask:
     """A completed research whose stored report is `report` (a Report, or a 1.x dict), with a
-    step that read `passages` (default: PASSAGES) and its chat rows, written as runner.finish
-    writes them (its final answer included)."""
+    step that read `passages` (default: PASSAGES) and its chat rows, written as
+    research.services.ending.end_task writes them (its final answer included)."""
     data = report.to_json() if isinstance(report, R.Report) else report
     typed = R.Report.from_json(data)
     language = language or ("en" if typed.language == "en" else "zh-hant")
@@ -699,7 +699,7 @@ def stored_report(
             ]
         },
     )
-    task.final_answer = runner.answer_text(task, data)
+    task.final_answer = replies.answer_text(task, data)
     task.save(update_fields=["final_answer"])
     ChatLog.objects.create(
         channel=channel,
@@ -709,7 +709,7 @@ def stored_report(
         content=task.user_question,
         deep_research_task=task,
     )
-    runner.write_response_log(task)
+    replies.write_response_log(task)
     events.record_event(
         task.pk, task.task_uuid, TERMINAL["completed"](response_log_id=None, stop_reason="test")
     )

@@ -18,7 +18,7 @@ from agent.engine.types import Source, ToolResult
 from agent.tools.registry import ToolContext, ToolRegistry
 from channels_app.models import ChatLog
 from research.models import ResearchTask
-from research.services import events, lifecycle, runner
+from research.services import events, lifecycle, replies, runner
 from tests.support.corpus_tools import DOCS
 
 CITATIONS = [
@@ -96,7 +96,7 @@ def stored_research(
         content=question,
         deep_research_task=task,
     )
-    runner.write_response_log(task)
+    replies.write_response_log(task)
     events.record_event(task.pk, task.task_uuid, TERMINAL[status](response_log_id=None, stop_reason="test"))
     return task
 

@@ -136,7 +136,7 @@ def test_a_research_cites_the_pdf_page_it_used(site, loopback_allowed, llm):
         limits=Limits(),
     )
 
-    assert result.status == "completed", result.error
+    assert result.outcome == "completed", result.error
     # the model's one fact (the search ranking adds its own beside it, to three, labelled so)
     (fact,) = [f for f in result.report["facts"] if f["selected_by"] == "model"]
     cited = [c for c in result.citations if c.number == fact["source"]]
