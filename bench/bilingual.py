@@ -1,4 +1,4 @@
-"""Material search across languages, on the cross-language slice of dataset v3 (issue 48).
+"""Material search across languages, on the cross-language slice of dataset v3.
 
     .venv/bin/python bench/bilingual.py [--rounds 5]
 
@@ -7,7 +7,7 @@ the product's pipeline with the local embedding model (all-MiniLM-L6-v2): 7 Chin
 whose only gold passage is English, 7 the reverse, among 35 passages in both languages. Each
 question is searched three ways, side by side in one run:
 
-- as written: `hybrid_search` with the question, the search before issue 48;
+- as written: `hybrid_search` with the question alone, in its own language;
 - glossary: the material search tool with no translation (the channel's glossary, mined from its
   files at indexing, carries the query over);
 - model translation: the engine's translation call (agent/engine/translation.py) to the scripted

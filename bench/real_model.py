@@ -1,4 +1,4 @@
-"""A research on a real model server, end to end (issue 32): llama.cpp's `llama-server` serving
+"""A research on a real model server, end to end: llama.cpp's `llama-server` serving
 Gemma 3 270M (Q4_K_M), one English and one zh-Hant research on the demo course, through daphne,
 a Celery worker and PostgreSQL, as a student would start them (the API, with a token).
 

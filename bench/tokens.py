@@ -42,10 +42,10 @@ from collections import defaultdict
 from _stack import BenchStack, uptime
 
 RATIO_TARGET = 0.5
-# At most this many prompt tokens per research (issue 42; the claims-first pipeline took 36,976 in
-# 9 calls on these questions), no more LLM calls than before claims were verified by code
-# (issue 31: 11.3 calls per research), and no fewer verified facts than the claims-first
-# pipeline showed (4 per research on the scripted model).
+# At most this many prompt tokens per research (the claims-first pipeline took 36,976 in 9 calls
+# on these questions), no more LLM calls than a pipeline whose claims a model verified (11.3 calls
+# per research), and no fewer verified facts than the claims-first pipeline showed (4 per
+# research on the scripted model).
 PROMPT_TOKENS_TARGET = 30_000
 CALLS_TARGET = 11.3
 FACTS_TARGET = 4

@@ -44,7 +44,7 @@ FTS_CONFIG = "english"
 
 # Output fields shared by every query, as Django's own expressions share theirs (class attributes):
 # a field built per expression is ~25 us, and a ranked query over six fields built ~50 of them
-# (docs/performance.md, eighth pass). `EMPTY` is the Value("") Django would build, typed up front.
+# (measured: docs/bench-history.md). `EMPTY` is the Value("") Django would build, typed up front.
 TEXT = TextField()
 EMPTY = Value("", output_field=CharField())
 _BOOLEAN = BooleanField()
@@ -101,7 +101,7 @@ class TextVector(_JoinedText):
     config="english"), which the full-text index is built on, so the index still answers it
     (`tests/catalogue/test_search_index.py`). SearchVector builds a new output field for every
     empty string and cast of every compile (a ranked query compiles it twice); this one shares
-    them (docs/performance.md, eighth pass)."""
+    them (measured: docs/bench-history.md)."""
 
     output_field = SearchVectorField()
 

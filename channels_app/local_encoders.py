@@ -8,7 +8,7 @@
   tests/channels_app/test_local_encoders.py compares the two on English, Chinese, padded
   batches and text past the 256-word-piece limit. Less CPU: a demo question encoded alone after
   a 0.5 s wait took 7.8 ms against 19.9 ms through sentence-transformers on this 2-core machine
-  (bench/embedding.py, side by side; docs/performance.md, fifth pass).
+  (bench/embedding.py, side by side; docs/bench-history.md).
 
 `load(runtime, threads, batch_size, cache_dir)` returns the ONNX encoder unless told "torch", and falls back
 to torch (with a warning in the log) when the export cannot be made or read, so a read-only disk

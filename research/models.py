@@ -375,7 +375,7 @@ class ResearchMetrics(models.Model):
     duration_seconds = models.FloatField(null=True)
     limit_hit = models.BooleanField(default=False)
     invalid_citations = models.PositiveIntegerField(default=0)
-    # Claims-first reports (issue 13): table cells count as claims in the coverage above.
+    # Claims-first (1.x) reports: table cells count as claims in the coverage above.
     table_cells = models.PositiveIntegerField(default=0)
     removed_from_body = models.PositiveIntegerField(default=0)
     removed_reasons = models.JSONField(default=dict, blank=True)  # {reason: count}

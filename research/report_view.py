@@ -174,7 +174,7 @@ class ReportView:
     computed: list[ComputedView] = field(default_factory=list)  # across sections
     search_queries: list[QueriesView] = field(default_factory=list)  # the plan's, the AI's words
     nothing_verified: bool = False
-    # The hook for a "retry with the web on" action (issue 45): the page shows it in the
+    # The hook for a "retry with the web on" action: the page shows it in the
     # nothing-verified block when a view sets it.
     retry_url: str = ""
 

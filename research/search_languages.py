@@ -1,4 +1,4 @@
-"""What the result page shows of a research's material searches across languages (issue 48): per
+"""What the result page shows of a research's material searches across languages: per
 search, every query that ran and which passages each one found (channels_app.bilingual).
 
 A query the model wrote (the researcher's own query, the AI's translation of the question) is the

@@ -1,28 +1,28 @@
 """Texts the browser scripts show, translated on the server (the scripts carry no UI text).
 
-`%(name)s` placeholders are filled in by the script."""
+`%(name)s` placeholders are filled in by the script. What the progress card shows of each event
+type (its name, and the phase it moves the card to) is declared on the event
+(agent/engine/events.py) and only translated here."""
 
 from __future__ import annotations
 
 from django.utils.translation import gettext as _
 
+from agent.engine.events import EVENTS
+
 
 def js_strings() -> dict:
     return {
         "phase": {
+            **_event_phases(),
             "queued": _("Waiting to start…"),
             "planning": _("Planning the research…"),
             "researching": _("Gathering evidence (round %(round)s)…"),
             "calling": _("Calling tools…"),
             "reflecting": _("Checking whether the evidence is enough…"),
-            # After gathering: the AI points at the sources' passages for each sub-question, code
-            # reads their figures and compares the sources, the AI interprets the facts, code
-            # assembles the report (agent/engine/events.py: claims_extracted, claims_verified,
-            # verification_done).
+            # After gathering, the AI points at the sources' passages for each sub-question; the
+            # phases after it are the finishing events' own (agent/engine/events.py).
             "selecting": _("Choosing the sources' passages for each sub-question…"),
-            "comparing": _("Reading the figures and comparing the sources…"),
-            "interpreting": _("Weighing the evidence; the AI interprets the facts…"),
-            "finishing": _("Assembling the report…"),
             "completed": _("Done"),
             "failed": _("Stopped"),
             "cancelled": _("Cancelled"),
@@ -30,27 +30,10 @@ def js_strings() -> dict:
             "awaiting_review_other": _("Waiting for the student to review the plan…"),
             "continuing": _("Continuing the research…"),
         },
-        # A name for every event type (agent.engine.events.EVENTS; checked by
-        # tests/research/test_event_registry.py): the progress card's phase line carries the last
-        # event's name as its tooltip.
-        "event": {
-            "connected": _("Connected"),
-            "heartbeat": _("Still working"),
-            "task_created": _("Research created"),
-            "status_change": _("Status changed"),
-            "plan_complete": _("Plan ready"),
-            "action_thinking": _("Choosing the next tools"),
-            "action_dispatch": _("Tools called"),
-            "action_complete": _("Tool call finished"),
-            "reflection_done": _("Evidence reviewed"),
-            "claims_extracted": _("Passages selected from the sources"),
-            "claims_verified": _("Figures compared, conflicts found"),
-            "verification_done": _("Report assembled"),
-            "limit_hit": _("Limit reached"),
-            "completed": _("Completed"),
-            "failed": _("Failed"),
-            "cancelled": _("Cancelled"),
-        },
+        # Every event type's name: the card's phase line carries the last event's as its tooltip.
+        "event": {name: _(cls.label) for name, cls in EVENTS.items()},
+        # The phase an event moves the card to, when the card's reducer does not handle it in code.
+        "event_phase": {name: cls.phase for name, cls in EVENTS.items() if cls.phase},
         "complexity": {
             "simple": _("simple"),
             "moderate": _("moderate"),
@@ -109,3 +92,8 @@ def js_strings() -> dict:
         "copy_failed": _("Copy failed; copy the address from the address bar."),
         "load_failed": _("Could not load the result; reload the page to see it."),
     }
+
+
+def _event_phases() -> dict[str, str]:
+    """The phases whose words an event declares (the msgids are marked in the engine)."""
+    return {cls.phase: _(cls.phase_text) for cls in EVENTS.values() if cls.phase and cls.phase_text}

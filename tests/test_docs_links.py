@@ -59,3 +59,15 @@ def test_the_check_sees_a_broken_link_and_ignores_code_and_external_links(tmp_pa
 
 def test_the_readme_links_into_docs():
     assert any(t.startswith("docs/") for t in relative_links(ROOT / "README.md"))
+
+
+def test_the_readme_is_a_short_map():
+    """The detail (benchmark figures, test doubles, measured models) lives in docs/; the README
+    keeps what a newcomer needs first."""
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 200
+
+
+def test_every_test_and_bench_the_readme_names_exists():
+    """A claim in the README names the test or bench that holds it; a renamed file fails here."""
+    named = re.findall(r"`((?:tests|bench)/[\w/]+\.py)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert named and [path for path in named if not (ROOT / path).is_file()] == []

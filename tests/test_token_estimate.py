@@ -19,8 +19,8 @@ def test_each_script_is_counted_at_its_own_rate():
     assert script_counts("café ω 注音ㄅ") == (3, 5, 2)  # é and ω are "other"; ㄅ is Bopomofo
     assert token_bound("學" * 1000) == 2000  # two tokens a character, bound
     assert token_bound("a" * 1000) == 400  # 2.5 characters a token
-    # The old fixed rule counted 1,000 Chinese characters as 333 tokens: a sixth of this bound,
-    # and below even the best tokenizers' one token a character.
+    # A fixed rule of three characters a token would count 1,000 Chinese characters as 333 tokens:
+    # a sixth of this bound, and below even the best tokenizers' one token a character.
     assert token_bound("學" * 1000) >= 1000 > 1000 // 3
 
 
@@ -28,7 +28,7 @@ def test_a_chinese_prompt_reserves_for_its_length_where_the_fixed_bound_undercou
     long_zh = ZH * 200  # 4,600 characters: at least 4,600 tokens with any tokenizer
     messages = [{"role": "system", "content": "You answer."}, {"role": "user", "content": long_zh}]
     bound = prompt_bound(messages)
-    assert bound >= 4_600 * 2 and bound > CALL_BOUNDS["judge"].prompt_tokens  # the old 2,000
+    assert bound >= 4_600 * 2 and bound > CALL_BOUNDS["judge"].prompt_tokens  # a fixed 2,000 would not
     assert messages_token_bound([{"role": "user", "content": ""}]) > 0  # each message's wrapping counts
     judge = CALL_BOUNDS["judge"]
     assert judge.worst_case_usd(prompt_bound(messages)) > judge.worst_case_usd(

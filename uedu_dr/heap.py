@@ -16,8 +16,8 @@ import gc
 # A worker's researches allocate and drop many short-lived containers (rows, JSON, prompts). At
 # Python's default (700 net allocations) the youngest generation was collected about twice per
 # research in a burst, 1.1–1.3 ms of CPU per research with the collections of the middle one its
-# survivors fed; at 10,000, about once per ten researches and 0.2–0.3 ms (docs/performance.md,
-# seventh pass). A cycle of young objects waits a little longer to be reclaimed: the memory held
+# survivors fed; at 10,000, about once per ten researches and 0.2–0.3 ms (measured:
+# docs/bench-history.md). A cycle of young objects waits a little longer to be reclaimed: the memory held
 # meanwhile is that of at most this many objects.
 YOUNG_GENERATION_THRESHOLD = 10_000
 

@@ -220,7 +220,7 @@ class Reply:
     """A chat completion as the server sent it (its JSON), read by the few fields the engine uses.
 
     The SDK's response model is not built: its loose construction and the transcript's dump of it
-    were ~0.35 ms of CPU per call (docs/performance.md, eighth pass), for fields read once. A
+    were ~0.35 ms of CPU per call (measured: docs/bench-history.md), for fields read once. A
     field of the wrong type reads as missing, so an odd server fails as an empty or truncated
     answer, never with a TypeError."""
 
@@ -798,7 +798,7 @@ _VALIDATORS: dict[int, tuple[dict, object]] = {}
 def _validator(schema: dict):
     """Compiled once per schema: building a validator costs more than validating with it.
     jsonschema-rs (Rust) checks a reply in a few microseconds where the pure-Python `jsonschema`
-    took ~0.3 ms per reply and ~0.7 ms per report (docs/performance.md, eighth pass)."""
+    took ~0.3 ms per reply and ~0.7 ms per report (measured: docs/bench-history.md)."""
     cached = _VALIDATORS.get(id(schema))
     if cached is None or cached[0] is not schema:
         cached = _VALIDATORS[id(schema)] = (schema, jsonschema_rs.validator_for(schema))

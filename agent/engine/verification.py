@@ -1,6 +1,6 @@
 """The codes and detail phrases of the 1.x reports (claims with quotes, checked drafts), which
 stored reports and ledger rows still carry: the page words them in the reader's language
-(research/presentation.py). The engine no longer writes them; a 2.x report speaks only the codes
+(research/presentation.py). The engine does not write them: a 2.x report speaks only the codes
 of agent/engine/vocabulary.py."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Cross-language worlds of dataset v3: a question in one language whose only gold passage is in
-the other (issue 48). Taiwanese courses teach from English handouts and slides while students ask
+the other. Taiwanese courses teach from English handouts and slides while students ask
 in Chinese, and an exchange student asks in English over Chinese handouts.
 
 Each world is one course file written in one language, which glosses its key terms once in the

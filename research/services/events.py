@@ -143,9 +143,9 @@ class _Publisher:
     (blocking) client, for sync code.
 
     Sends are fire-and-forget: the research only queues a wake-up and never waits on Redis, and a
-    lost one only delays a listener until its next table read. This used to be an asyncio loop
-    thread driving the layer's own `group_send`: a loop, a future and an async client's machinery
-    per event for what is one PUBLISH (docs/performance.md, fourth pass). The message is the one
+    lost one only delays a listener until its next table read. Not the layer's own `group_send`
+    from an asyncio loop thread: that costs a loop, a future and an async client's machinery per
+    event for what is one PUBLISH (measured: docs/bench-history.md). The message is the one
     `group_send` would publish: the layer's own serializer, on the group's channel name and shard.
     Another layer, or Redis behind Sentinel, goes through the layer's own `group_send`."""
 

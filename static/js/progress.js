@@ -68,9 +68,9 @@
     this.el.setAttribute("data-phase", key);
   };
 
-  /* The reducer: what each event of the stream does to the card. */
+  /* The reducer: what each event of the stream does to the card beyond the phase its declaration
+     names (agent/engine/events.py: `phase`, sent in the ui strings as event_phase). */
   var ON = {
-    task_created: function () { this.setPhase("queued"); },
     status_change: function (data) {
       if (data.to === "awaiting_plan_review") this.plan.open(data);
       else if (data.from === "awaiting_plan_review") this.plan.close(data);
@@ -115,11 +115,6 @@
       this.show("limit", U.t("limit_hit", { reason: U.t("limit_reason." + data.reason) }), true);
       this.setPhase("selecting");
     },
-    // The finishing phases (agent/engine/events.py): a selection round chose its passages, code
-    // compared their figures, then the AI interprets and code assembles the report.
-    claims_extracted: function () { this.setPhase("comparing"); },
-    claims_verified: function () { this.setPhase("interpreting"); },
-    verification_done: function () { this.setPhase("finishing"); },
   };
   // Never reach the card: the stream (static/js/stream.js) handles them itself.
   var STREAM_ONLY = ["connected", "heartbeat"];
@@ -131,6 +126,10 @@
     if (typeof data.tokens_used === "number") this.show("tokens", data.tokens_used.toLocaleString());
     if (STREAM_ONLY.indexOf(event.type) >= 0) return;
     if (ON.hasOwnProperty(event.type)) ON[event.type].call(this, data);
+    else {
+      var key = "event_phase." + event.type, phase = U.t(key);
+      if (phase !== key) this.setPhase(phase); // t() answers a key it does not hold with the key
+    }
     this.role("phase").title = U.t("event." + event.type);
   };
 

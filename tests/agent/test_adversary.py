@@ -1,4 +1,4 @@
-"""Issue 42's adversary on the engine alone (the real openai client against the scripted
+"""The adversary on the engine alone (the real openai client against the scripted
 server's lying model, tests/support/planted.py): its lies arrive through the plan, the selection
 and the interpretation, in English and in Chinese, and none reaches a fact. A lie that states a
 figure, a year, a name or a negation reaches nothing at all; the others may stand only in the

@@ -1,5 +1,6 @@
 """Whether a cited sentence of a chat answer is a span of its source (agent/engine/chat_spans.py):
-exactly the accepted forms, and the lies of issue 42 added to real sentences, in both languages."""
+exactly the accepted forms, and the lying model's lies (tests/support/planted.py) added to real
+sentences, in both languages."""
 
 from __future__ import annotations
 
@@ -102,7 +103,7 @@ def test_a_clause_is_located_at_its_own_characters():
 @pytest.mark.parametrize(
     "sentence",
     [
-        # a real sentence with a lie added, removed or changed (issue 42's shapes)
+        # a real sentence with a lie added, removed or changed (the shapes of tests/support/planted.py)
         "Students who took three short practice quizzes retained 62 percent of the material after one week, "
         "and the school abolished final exams [1].",
         "Students who took three short practice quizzes retained 72 percent of the material after one week [1].",

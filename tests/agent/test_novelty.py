@@ -1,6 +1,7 @@
 """The check on model-written items (agent/engine/novelty.py): an AI-labelled block carries no
 figure, year, name or negation that its spans lack, in English and Chinese; and a translation of
-a span keeps its numbers and names. The lies are the issue's shapes (issue 42) in other words."""
+a span keeps its numbers and names. The lies are the lying model's shapes
+(tests/support/planted.py) in other words."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Bilingual material search (issue 48): chunks and channels record their languages, files give
+"""Bilingual material search: chunks and channels record their languages, files give
 the channel a glossary, and a search in one language also runs in the channel's other languages,
 from the engine's model translation or else the glossary, fused by RRF.
 
 The cross-language slice of dataset v3 (questions whose only gold passage is in the other
 language) is searched over one channel holding every file of the slice and the demo course's
-materials, with the real local embedding model: as written (the search before this work), with
+materials, with the real local embedding model: as written (the question in its own language), with
 the glossary alone, and with the scripted model's translations asked for by the engine's own
 translation call over HTTP."""
 
@@ -240,7 +240,7 @@ def test_the_cross_language_slice_is_found_with_translations_and_with_the_glossa
     box = _toolbox(channel)
     golds = [g for _, g in items]
 
-    # the search before issue 48: the question as written, both sides of one hybrid search
+    # the question as written, in its own language only: both sides of one hybrid search
     as_written = [[p.text for p in hybrid_search(channel.pk, item.question, 5)] for item, _ in items]
 
     by_glossary, glossary_queries = [], 0

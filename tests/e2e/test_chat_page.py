@@ -139,6 +139,7 @@ def test_the_student_watches_tool_calls_arrive_and_follows_a_citation(open_as, p
     gate): the page opened mid-research catches up from the stored events, then follows live."""
     gate = threading.Event()
     reflected = hold(llm, "reflection")  # keeps the card up after the tool calls, until the test has looked
+    interpreting = hold(llm, "interpreter")
     task, here = start_here(
         monkeypatch, gated_registry(gate), user=personas.student, channel=personas.channel, question=COMPLEX
     )
@@ -166,6 +167,13 @@ def test_the_student_watches_tool_calls_arrive_and_follows_a_citation(open_as, p
     expect(steps.nth(1).locator(".step-duration")).to_have_text(re.compile(r"^\d+\.\d s$"))
     expect(card.locator("[data-role=connection]")).to_be_hidden()
     reflected.set()
+    # The phase claims_verified declares (agent/engine/events.py), in the reader's language, with
+    # the event's own label as the phase line's tooltip.
+    phase = card.locator("[data-role=phase]")
+    expect(phase).to_have_text("正在權衡證據；AI 正在詮釋事實…")
+    expect(card).to_have_attribute("data-phase", "interpreting")
+    expect(phase).to_have_attribute("title", "已比較數字並找出衝突")
+    interpreting.set()
     here.join()
     task.refresh_from_db()
     assert task.status == "completed" and len(task.citations_json) >= 2

@@ -1,4 +1,4 @@
-"""A citation opens the exact words it stands for (issue 31): on the demo course, a research over
+"""A citation opens the exact words it stands for: on the demo course, a research over
 the course materials runs through a Celery worker; on its result page a citation marker opens
 its entry with the quote highlighted inside its passage, and "open the material at this place"
 shows the material's page with the same words marked. Server-rendered, under the strict CSP.

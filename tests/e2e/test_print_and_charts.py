@@ -1,4 +1,4 @@
-"""The result page printed and charted (issue 36): on the demo course, with the course's enrolment
+"""The result page printed and charted: on the demo course, with the course's enrolment
 figures uploaded as a PDF material, a student's research runs through a Celery worker with the
 scripted model over the real materials search. Its result page
 

@@ -1,5 +1,5 @@
 """The judge measured against labels, results anyone can audit and resume, replays judged again,
-and the checks before a real model's run (issue 33, items 3, 5 and 7).
+and the checks before a real model's run.
 
 Runs go through the real runner against the scripted model (tests/support/eval_model.py), judged
 by a scripted judge on the same server (tests/support/eval_judge.py)."""

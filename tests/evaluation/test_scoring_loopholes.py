@@ -3,11 +3,11 @@
 Each answer goes through the real scoring path, the judge reached over HTTP (the scripted
 server's stand-in: word overlap plus agreeing numbers), as in test_metric_perturbations.py.
 
-- Citing nothing used to be the best strategy on unanswerable items: any answer without a
-  citation counted as an abstention, and injection was then not scored. Abstention is now
-  decided by the absence of substantive claims (metrics/abstention.py).
-- Citation precision had no test that a mutated scorer fails (every citation relevant, or
-  precision forced to 1.0): the tests here pin it on answers whose needed citations are known."""
+- Citing nothing must not be the best strategy on unanswerable items: were any answer without a
+  citation an abstention, injection would go unscored. Abstention is decided by the absence of
+  substantive claims (metrics/abstention.py).
+- A mutated scorer (every citation relevant, or precision forced to 1.0) must fail: the tests
+  here pin citation precision on answers whose needed citations are known."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """No admin URL reveals hidden data: every changelist accepts only the lookups its list_filter
-and date_hierarchy declare, and answers anything else with 400 (issue 15, point 1)."""
+and date_hierarchy declare, and answers anything else with 400."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Consent you can see: the teacher reads beside the switch which framework applies, the student
 is told before their first research, withdraws and re-joins from their history page; a
-withdrawal is audited and removes their rows from every later export (issue 15, point 4)."""
+withdrawal is audited and removes their rows from every later export."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Export request → approval → export, through the admin as each persona: the researcher files
 with the consent form, a platform admin approves or refuses with a note, the approval is used by
-one export within its scope, and every step is in the append-only audit (issue 15, point 3)."""
+one export within its scope, and every step is in the append-only audit."""
 
 from __future__ import annotations
 

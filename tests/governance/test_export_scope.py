@@ -1,6 +1,6 @@
 """What an export holds follows the consent text: only learners who used Deep Research in the
 period; CSV cells a spreadsheet would run as formulas are neutralised; names are redacted in both
-languages, including people outside the study's channels (issue 15, point 5)."""
+languages, including people outside the study's channels."""
 
 from __future__ import annotations
 

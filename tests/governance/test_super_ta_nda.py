@@ -1,6 +1,6 @@
 """A Super TA reads students' research only while a signed NDA for that channel is on file;
 without it they are an ordinary TA — on every page, API endpoint, stream and admin screen
-(issue 15, point 2; the rule lives in channels_app.access)."""
+(the rule lives in channels_app.access)."""
 
 from __future__ import annotations
 

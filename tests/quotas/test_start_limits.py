@@ -50,7 +50,8 @@ def refused(response, code: str, status: int = 429) -> bool:
 
 
 def test_two_accounts_cannot_hold_the_platform_and_a_third_student_still_starts(api, personas, settings):
-    """The issue's scenario, at its $100 cap and the default prices ($3.54 reserved per start)."""
+    """Two accounts trying to hold the platform, at a $100 cap and the default prices ($3.54
+    reserved per start)."""
     settings.UEDU_DEEP_RESEARCH_DAILY_CAP_USD = Decimal("100")
     assert settlement.worst_case_cost() == Decimal("3.54")
     channel = personas.channel

@@ -1,4 +1,4 @@
-"""Issue 48 on the real path: the demo course (an English/Chinese handout, a Chinese DOCX, slides),
+"""Questions answered only in the other language, on the real path: the demo course (an English/Chinese handout, a Chinese DOCX, slides),
 the product's search tool, the runner, and a scripted model that searches only with the question
 as written. A Chinese question reaches and cites the English passage that answers it, and an
 English question the Chinese one, through the engine's translation; with the translation call
@@ -26,7 +26,7 @@ ZH_QUESTION = "典型的預警儀表板結合哪三種訊號？"
 EN_PASSAGE = "A typical early-warning dashboard combines three signals"
 EN_QUESTION = "When the teacher is also the researcher, who should collect the consent forms?"
 ZH_PASSAGE = "教師兼研究者時，應由第三方收取同意書"
-# The weakest model the issue names: it searches the course materials once, with the question as
+# The weakest model worth serving: it searches the course materials once, with the question as
 # written, and is done.
 AS_WRITTEN = Scenario(
     complexity="simple", preferred_tools=["search_channel_materials"], tools_per_round=1, action_rounds=1

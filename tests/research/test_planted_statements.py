@@ -1,4 +1,4 @@
-"""Issue 42's adversary on the real stack: a lying model (tests/support/planted.py) plants its lies
+"""The adversary on the real stack: a lying model (tests/support/planted.py) plants its lies
 through the plan, the selection and the interpretation, in English and in Chinese; the research
 runs through the real runner on the test database. No lie reaches a fact on any surface: the
 stored report outside the AI's blocks, the stored citations, the verification record, the

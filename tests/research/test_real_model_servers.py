@@ -1,4 +1,4 @@
-"""What a real local model server does to a research (issue 32), reproduced by the scripted
+"""What a real local model server does to a research, reproduced by the scripted
 server through the real openai client: a slow model that streams steadily, a server that goes
 silent, a context window of 4,096 tokens, chat-template tokens in replies, and a weak model's
 failed plan and action turns. The cases that matter end to end run a research on the real stack
@@ -88,7 +88,7 @@ def test_a_server_that_goes_silent_times_out_after_the_silence_limit_not_the_cal
 
 
 def test_each_attempt_gets_the_configured_limit_not_a_share_of_it(server):
-    """The old client gave each of 3 attempts a third of the timeout: 1 s of 3 here."""
+    """Each attempt gets the whole timeout, not a third of it (1 s of 3 here, too short for ~2 s)."""
     server.scenario.chunk_chars, server.scenario.chunk_seconds = 40, 0.2  # ~2 s in all
     server.on("chat", long_answer)
     llm = client(server, silence_seconds=1.0, timeout=3.0, max_retries=2)

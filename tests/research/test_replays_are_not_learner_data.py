@@ -1,5 +1,5 @@
 """A replay is an evaluation record owned by the platform admin who ran it: it never reaches the
-student's chat, history, follow-up context, export or the source statistics (issue 15, point 6)."""
+student's chat, history, follow-up context, export or the source statistics."""
 
 from __future__ import annotations
 

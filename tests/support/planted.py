@@ -1,4 +1,4 @@
-"""A lying model (issue 42's adversary), in English and in Traditional Chinese.
+"""A lying model (the adversary), in English and in Traditional Chinese.
 
 Switched on with `Scenario(invent="en")` or `Scenario(invent="zh")` on the scripted server: the
 planner, the selection step and the interpreter each plant lies, one shape per hole, each with its

@@ -232,7 +232,7 @@ class Scenario:
     # The selection call also marks its first two chosen spans of different sources as contradicting.
     contradict: bool = False
     # "en" or "zh": the planner, the selector and the interpreter plant a lie of every shape of
-    # tests/support/planted.py (issue 42's adversary).
+    # tests/support/planted.py (the adversary).
     invent: str = ""
     # "schema_filler": know nothing of the prompts; fill the JSON Schema each request sends.
     mode: str = ""

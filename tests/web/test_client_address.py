@@ -25,7 +25,7 @@ from uedu_dr.client_address import TrustedProxies, client_ip, parse_trusted_prox
 
 LOGIN = "/accounts/login/"
 PROXY = "10.0.0.254"
-# The issue's chain: the client wrote "198.51.100.99, 1.1.1.1, \"" and the proxy appended the
+# The attack: the client wrote "198.51.100.99, 1.1.1.1, \"" and the proxy appended the
 # client's real address; the peer is the proxy. A lenient parse let the quote swallow what follows.
 QUOTE_TRICK = '198.51.100.99, 1.1.1.1, ", 203.0.113.7'
 BOTH_FORMS = [parse_trusted_proxies("1"), parse_trusted_proxies("10.0.0.0/24")]
@@ -168,7 +168,7 @@ def test_healthz_details_go_only_to_a_loopback_that_is_the_connection_itself(cli
     settings.REDIS_URL = "redis://127.0.0.1:1/0"  # a failing part, so there are details to hide
     settings.UEDU_HEALTHZ_CACHE_SECONDS = 0
     settings.UEDU_TRUSTED_PROXIES = parse_trusted_proxies("1")
-    # The issue's probe: loopback first, the quote, the proxy's append.
+    # The probe: loopback first, the quote, the proxy's append.
     assert not details_shown(
         client, REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR='127.0.0.1, 1.1.1.1, ", 203.0.113.7'
     )

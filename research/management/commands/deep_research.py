@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import translation
 
+from agent.engine.events import EVENTS, short
 from agent.llm_factory import llm_configured
 from channels_app.models import Channel
 from research.models import ResearchTask
@@ -101,64 +102,11 @@ class Command(BaseCommand):
         )
 
 
-def _calls(data: dict) -> str:
-    return ", ".join(f"{c['tool']}({_short(c['args'])})" for c in data.get("calls", []))
-
-
-def _status_change(data: dict) -> str:
-    line = f"{data.get('from')} → {data.get('to')}"
-    if data.get("deadline"):
-        line += f" (until {data['deadline']})"
-    return line
-
-
-def _ended(data: dict) -> str:
-    line = f"stop={data.get('stop_reason')} tokens={data.get('tokens')} cost=${data.get('cost_usd')}"
-    return line + (f" error: {data['error']}" if data.get("error") else "")
-
-
-# One line for every stored event type (agent.engine.events.EVENTS; connected and heartbeat are
-# never stored). tests/research/test_event_registry.py fails when a type has no line here. The
-# model's words (its sub-questions, what its reflection found missing) follow "AI:", as the
-# report's Markdown puts them in a labelled quote.
-SUMMARIES = {
-    "task_created": lambda d: d.get("question", ""),
-    "status_change": _status_change,
-    "plan_complete": lambda d: f"{d.get('complexity')}; AI: " + " | ".join(d.get("sub_questions", [])),
-    "action_thinking": lambda d: f"round {d.get('round')} ({d.get('purpose')})",
-    "action_dispatch": _calls,
-    "action_complete": lambda d: (
-        f"{d.get('tool')} {d.get('status')} {d.get('duration_ms')} ms, {d.get('sources', 0)} sources"
-    ),
-    "reflection_done": lambda d: (
-        "sufficient" if d.get("sufficient") else "AI: missing " + "; ".join(d.get("missing", []))
-    ),
-    "claims_extracted": lambda d: (
-        f"{d.get('claims')} passages selected ({d.get('by_ranking') or 0} by search ranking, "
-        f"{d.get('figures')} with values) from {d.get('sources')} sources"
-    ),
-    "claims_verified": lambda d: (
-        f"{d.get('claims')} facts, {d.get('conflicts')} conflicts ({d.get('unresolved')} unresolved)"
-    ),
-    "verification_done": lambda d: (
-        f"report assembled: {d.get('status')}, {d.get('citations')} sources cited, "
-        f"{d.get('not_verified') or 0} not shown"
-    ),
-    "limit_hit": lambda d: f"{d.get('reason')}: {d.get('value')} of {d.get('limit')}",
-    "completed": _ended,
-    "failed": _ended,
-    "cancelled": _ended,
-}
-
-
 def _summary(type: str, data: dict) -> str:
-    summary = SUMMARIES.get(type)
-    return summary(data) if summary else _short(data)
-
-
-def _short(value) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 100 else text[:97] + "…"
+    """An event's line: its declaration's summary (agent.engine.events), or its data cut short for
+    a type this version does not declare (an older stored row)."""
+    declared = EVENTS.get(type)
+    return declared.summary(data) if declared else short(data)
 
 
 def _dump(task: ResearchTask, event_types: list[str]) -> str:
