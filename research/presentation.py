@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.urls import reverse
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -18,6 +19,7 @@ from django.utils.translation import gettext_lazy
 from agent.engine import novelty, verification
 from agent.engine import vocabulary as V
 from agent.engine.report_types import Report
+from research import report_wording as W
 from research.charts import Chart, report_charts
 from research.citation_view import CitationView, Passages, citation_views
 from research.models import AnswerFeedback, ResearchClaim, ResearchMetrics, ResearchTask
@@ -25,6 +27,7 @@ from research.rendering import render_markdown
 from research.report_text import report_markdown
 from research.report_view import ReportView, report_view
 from research.selectors import FeedbackGiven, feedback_given
+from research.services import retry
 from research.services.conflict_decisions import report_with_decisions
 from research.services.feedback import MAX_NOTE as FEEDBACK_NOTE_MAX
 from research.services.plan_review import MAX_CHARS, MAX_SUB_QUESTIONS
@@ -66,6 +69,10 @@ def answer_view(task: ResearchTask, user, report: Report | None = None) -> Answe
     if report is not None:
         view.report = report_view(report, anchor=anchor, passages=Passages(task))
         view.citations = view.report.citations
+        if view.report.nothing_verified and task.web_tools is False:
+            view.report.why.append(str(W.SEARCHED_WITHOUT_WEB))
+            if retry.offered(user, task):
+                view.report.retry_url = reverse("research_retry_with_web", args=[task.task_uuid])
     else:
         view.citations = citation_views(task.citations_json, anchor)
         view.legacy_html = render_markdown(
@@ -136,6 +143,7 @@ def task_markdown(task: ResearchTask, *, page_url: str = "", base_url: str = "")
         legacy_answer="" if task.report_json else task.final_answer,
         legacy_citations=None if task.report_json else task.citations_json,
         limit_hit=task.limit_hit,
+        searched_without_web=task.web_tools is False,
         page_url=page_url,
         base_url=base_url or settings.UEDU_SITE_URL,
     )

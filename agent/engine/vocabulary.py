@@ -222,6 +222,7 @@ NOT_SHOWN_REASONS = Vocabulary(
     Term("no_spans", _("cites no passage")),
     Term("lost_numbers", _("the translation loses or changes a number or a name")),
     Term("over_limit", _("more than the report shows")),
+    Term("repeats_question", _("repeats the question or another suggestion")),
     # A report of schema 1.x listed what its writer wrote and the checks could not verify.
     Term("unverified", _("could not be verified from its sources")),
 )
