@@ -201,6 +201,10 @@ def test_the_retry_with_the_web_on_starts_a_new_research_when_the_server_allows_
         form = retry_form(page)
         assert form and 'method="post"' in form and "csrfmiddlewaretoken" in form
         assert WORDS[lang]["retry"] in form
+    # the answer's bubble in the chat offers it too
+    chat = browser.get(f"/channels/{channel.slug}/", **EN).content.decode()
+    assert f'action="/deep_research/task/{task.task_uuid}/retry_with_web"' in retry_form(chat)
+    assert "csrfmiddlewaretoken" in retry_form(chat)
 
     # the teacher sees the research but it is not theirs: no action, and 403 in words
     teacher = Client(enforce_csrf_checks=True)
