@@ -121,3 +121,7 @@ def test_a_nothing_verified_result_page_fits_a_phone_and_retries_with_the_web_on
     new = ResearchTask.objects.exclude(pk=task.pk).get(user=personas.student)
     assert new.web_tools is True and new.user_question == task.user_question
     assert_no_sideways_scrolling(page)
+    # the history lists both, and fits the phone too
+    page.goto("/deep_research/my")
+    expect(page.locator(".history-row")).to_have_count(2)
+    assert_no_sideways_scrolling(page)
