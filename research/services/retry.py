@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from research.legacy_reports import typed_report
 from research.models import ResearchTask
 from uedu_dr.errors import ServiceError
 
@@ -18,8 +19,11 @@ from . import lifecycle
 
 
 def _nothing_verified(task: ResearchTask) -> bool:
-    report = task.report_json or {}
-    return bool(report) and not any(section.get("facts") for section in report.get("sections") or [])
+    """The report states no fact (what the page calls "nothing could be verified")."""
+    if not task.report_json:
+        return False
+    report = typed_report(task)
+    return not any(report.fact(i) for section in report.sections for i in section.facts)
 
 
 def _refusal(user, task: ResearchTask) -> ServiceError | None:

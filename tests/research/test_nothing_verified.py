@@ -24,6 +24,7 @@ from quotas.models import CostReservation
 from research.management.commands.deep_research import Command
 from research.models import ResearchTask
 from research.services import lifecycle, runner
+from tests.support import report_examples as X
 from tests.support.model_blocks import page_model_blocks, page_outside_model
 from tests.support.scripted_llm import Scenario, interpret_from_facts
 
@@ -241,6 +242,17 @@ def test_the_retry_with_the_web_on_starts_a_new_research_when_the_server_allows_
     assert refused.status_code == 403
     assert "Deep Research is not enabled in this channel." in refused.content.decode()
     assert ResearchTask.objects.count() == 2
+    # a research whose report has facts is not retried
+    Channel.objects.filter(pk=channel.pk).update(deep_research_enabled=True)
+    answered = X.stored_report(student, channel, X.english_report())
+    ResearchTask.objects.filter(pk=answered.pk).update(web_tools=False)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    refused = browser.post(
+        f"/deep_research/task/{answered.task_uuid}/retry_with_web", {"csrfmiddlewaretoken": token}, **EN
+    )
+    assert refused.status_code == 400
+    assert "Only a finished research that verified nothing can be retried" in refused.content.decode()
+    assert ResearchTask.objects.count() == 3
     # a research that ran with the web is not offered it again
     Channel.objects.filter(pk=channel.pk).update(deep_research_enabled=True)
     ResearchTask.objects.filter(pk=task.pk).update(web_tools=True)
