@@ -19,7 +19,6 @@ from django.utils.translation import gettext_lazy
 from agent.engine import novelty, verification
 from agent.engine import vocabulary as V
 from agent.engine.report_types import Report
-from research import report_wording as W
 from research.charts import Chart, report_charts
 from research.citation_view import CitationView, Passages, citation_views
 from research.models import AnswerFeedback, ResearchClaim, ResearchMetrics, ResearchTask
@@ -69,10 +68,8 @@ def answer_view(task: ResearchTask, user, report: Report | None = None) -> Answe
     if report is not None:
         view.report = report_view(report, anchor=anchor, passages=Passages(task))
         view.citations = view.report.citations
-        if view.report.nothing_verified and task.web_tools is False:
-            view.report.why.append(str(W.SEARCHED_WITHOUT_WEB))
-            if retry.offered(user, task):
-                view.report.retry_url = reverse("research_retry_with_web", args=[task.task_uuid])
+        if view.report.nothing_verified and retry.offered(user, task):
+            view.report.retry_url = reverse("research_retry_with_web", args=[task.task_uuid])
     else:
         view.citations = citation_views(task.citations_json, anchor)
         view.legacy_html = render_markdown(
@@ -143,7 +140,6 @@ def task_markdown(task: ResearchTask, *, page_url: str = "", base_url: str = "")
         legacy_answer="" if task.report_json else task.final_answer,
         legacy_citations=None if task.report_json else task.citations_json,
         limit_hit=task.limit_hit,
-        searched_without_web=task.web_tools is False,
         page_url=page_url,
         base_url=base_url or settings.UEDU_SITE_URL,
     )

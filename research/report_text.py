@@ -52,10 +52,9 @@ def model_block(kind: str, lines: list[str], indent: str = "") -> list[str]:
 
 
 class _Writer:
-    def __init__(self, report: Report, base_url: str, searched_without_web: bool = False):
+    def __init__(self, report: Report, base_url: str):
         self.report = report
         self.base_url = base_url
-        self.searched_without_web = searched_without_web
         self.translations = {t.span: t for t in report.translations.items if t.text}
         self.lines: list[str] = []
 
@@ -335,8 +334,6 @@ class _Writer:
             "",
         )
         reasons = [W.limitation_text(item) for item in self.report.limitations if item.code != "no_facts"]
-        if self.searched_without_web:
-            reasons.append(str(W.SEARCHED_WITHOUT_WEB))
         if reasons:
             self.add(_("Why:"), "", *[f"- {r}" for r in reasons], "")
 
@@ -378,10 +375,9 @@ def _legacy_sources(citations: list[dict], base_url: str) -> list[str]:
     return [heading(_("Sources")), "", *lines, ""] if lines else []
 
 
-def report_lines(report: Report, *, base_url: str = "", searched_without_web: bool = False) -> list[str]:
-    """The report's parts as Markdown lines, titled in the active language. `searched_without_web`:
-    the research ran without the web tools (a reason more when nothing was verified)."""
-    return _Writer(report, base_url, searched_without_web).write()
+def report_lines(report: Report, *, base_url: str = "") -> list[str]:
+    """The report's parts as Markdown lines, titled in the active language."""
+    return _Writer(report, base_url).write()
 
 
 def report_markdown(
@@ -391,7 +387,6 @@ def report_markdown(
     legacy_answer: str = "",
     legacy_citations: list[dict] | None = None,
     limit_hit: str = "",
-    searched_without_web: bool = False,
     page_url: str = "",
     base_url: str = "",
 ) -> str:
@@ -408,7 +403,7 @@ def report_markdown(
             "",
         ]
     if report is not None:
-        lines += report_lines(report, base_url=base_url, searched_without_web=searched_without_web)
+        lines += report_lines(report, base_url=base_url)
     elif legacy_answer.strip():
         # Its own Markdown, every line inside the labelled quote (no line can leave it).
         lines += model_block(_("Answer"), [line.rstrip() for line in legacy_answer.strip().splitlines()])

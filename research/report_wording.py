@@ -27,10 +27,6 @@ from research.vocabulary_labels import order, text
 # blockquote in the text renderings). One msgid, so a scanner can find every block by it.
 MODEL_LABEL = gettext_lazy("Written by the AI — not the sources' words")
 SUGGESTION_LABEL = gettext_lazy("Questions the AI suggests")
-# Why a research that verified nothing may have missed: it ran without the web tools
-# (ResearchTask.web_tools is False; a fact about the task, not the report, so the task's
-# renderings add it to the report's reasons).
-SEARCHED_WITHOUT_WEB = gettext_lazy("The web was not searched: the web tools were off for this research.")
 
 
 def section_heading(sub_question: int) -> str:
@@ -244,6 +240,7 @@ def _limitation_templates(detail: dict) -> dict[str, str]:
             "%(sources)s source(s) contained instructions addressed to an AI; they were not used as evidence."
         ),
         "no_sources": _("No source that could be cited was found."),
+        "no_web_tools": _("The web was not searched: the web tools were off for this research."),
         "no_facts": _(
             "No passage of the sources found could be verified as answering the question, so the report states no fact."
         ),

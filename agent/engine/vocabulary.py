@@ -238,6 +238,7 @@ LIMITATIONS = Vocabulary(
     Term("instructions_in_sources", _("instructions in sources")),
     Term("no_sources", _("no sources")),
     Term("no_facts", _("nothing verified")),
+    Term("no_web_tools", _("the web not searched")),
     Term("selection_failed", _("the AI's selection failed")),
     Term("selected_by_search_ranking", _("selected by search ranking")),
     Term("selection_not_run", _("no time for selection")),

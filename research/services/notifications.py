@@ -65,7 +65,6 @@ def research_finished(task: ResearchTask) -> bool:
                 typed_report(task),
                 question=task.user_question,
                 limit_hit=task.limit_hit,
-                searched_without_web=task.web_tools is False,
                 base_url=settings.UEDU_SITE_URL,
             )
             body += "\n\n" + "=" * 40 + "\n\n" + report

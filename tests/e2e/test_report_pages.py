@@ -99,18 +99,15 @@ def test_a_nothing_verified_result_page_fits_a_phone_and_retries_with_the_web_on
     task = X.stored_report(personas.student, personas.channel, X.nothing_verified_report(lang))
     ResearchTask.objects.filter(pk=task.pk).update(web_tools=False)
     Channel.objects.filter(pk=personas.channel.pk).update(web_tools_enabled=True)
-    words = {
-        "en": ("The web was not searched", "Retry with the web on"),
-        "zh": ("沒有搜尋網路", "開啟網路搜尋後重試"),
-    }[lang]
+    retry = {"en": "Retry with the web on", "zh": "開啟網路搜尋後重試"}[lang]
     page = open_as(personas.student, viewport=PHONE, locale=locale)
     page.goto(f"/deep_research/task/{task.task_uuid}")
     nothing = page.locator(".report-nothing")
     expect(nothing).to_be_visible()
     expect(nothing.locator(".consulted a")).to_have_count(2)
-    expect(nothing.locator(".nothing-why")).to_contain_text(words[0])
+    expect(nothing.locator(".nothing-why li").first).to_be_visible()
     expect(nothing.locator('.suggestions[data-by="model"] li')).to_have_count(2)
-    button = nothing.get_by_role("button", name=words[1])
+    button = nothing.get_by_role("button", name=retry)
     expect(button).to_be_visible()
     assert_no_sideways_scrolling(page)
     assert_accessible(page, f"a nothing-verified result page ({lang}, phone)")
