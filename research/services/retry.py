@@ -47,7 +47,10 @@ def _refusal(user, task: ResearchTask) -> ServiceError | None:
 
 
 def offered(user, task: ResearchTask) -> bool:
-    """Whether the page shows the action to this user (the same rule the POST checks)."""
+    """Whether the page shows the action to this user (the same rule the POST checks; the cheap
+    parts first, as the chat asks it of every nothing-verified answer it shows)."""
+    if task.web_tools is not False or not task.channel.web_tools_enabled:
+        return False
     return _refusal(user, task) is None
 
 
