@@ -108,6 +108,11 @@ class ResearchTask(models.Model):
         related_name="follow_ups",
         verbose_name=_("follows up on"),
     )
+    # Whether the research may use the web tools: the channel's setting when it started, which
+    # its run keeps (research.services.assistant_policy). A nothing-verified research that ran
+    # without them is offered a retry with the web on once its channel allows it
+    # (research.services.retry). None: started before this was recorded.
+    web_tools = models.BooleanField(_("web tools on"), null=True, blank=True)
     # A replay re-runs a stored task's reasoning against its recorded tool results.
     replay_of = models.ForeignKey(
         "self",

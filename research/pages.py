@@ -34,8 +34,9 @@ from research.presentation import (
     task_report,
 )
 from research.selectors import get_visible_task, question_row, user_tasks
-from research.services import analytics, conflict_decisions, feedback, notifications, review
+from research.services import analytics, conflict_decisions, feedback, notifications, retry, review
 from research.vocabulary_labels import text as label
+from uedu_dr.error_pages import refusal
 from uedu_dr.errors import ServiceError
 from uedu_dr.ratelimits import enforce_rate
 
@@ -262,6 +263,21 @@ def misuse_flag(request, task_uuid):
     else:
         messages.success(request, gettext("Misuse flag saved."))
     return redirect(reverse("research_result", args=[task.task_uuid]) + "#misuse")
+
+
+@login_required
+@require_POST
+def retry_with_web(request, task_uuid):
+    """A nothing-verified research that ran without the web starts again with the web on
+    (services.retry checks who may and when); the student follows the new one in the chat."""
+    task = _task_or_404(request, task_uuid)
+    try:
+        enforce_rate(request, "deep_research.start", settings.UEDU_DR_RATE_START, fail_closed=True)
+        new = retry.retry_with_web(user=request.user, task=task)
+    except ServiceError as exc:
+        return refusal(request, exc.status, exc.code, str(exc.message))
+    messages.success(request, gettext("A new research with the web on has started."))
+    return redirect(reverse("channel_chat", args=[new.channel.slug]))
 
 
 def task_url(task: ResearchTask) -> str:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.urls import reverse
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -25,6 +26,7 @@ from research.rendering import render_markdown
 from research.report_text import report_markdown
 from research.report_view import ReportView, report_view
 from research.selectors import FeedbackGiven, feedback_given
+from research.services import retry
 from research.services.conflict_decisions import report_with_decisions
 from research.services.feedback import MAX_NOTE as FEEDBACK_NOTE_MAX
 from research.services.plan_review import MAX_CHARS, MAX_SUB_QUESTIONS
@@ -66,6 +68,8 @@ def answer_view(task: ResearchTask, user, report: Report | None = None) -> Answe
     if report is not None:
         view.report = report_view(report, anchor=anchor, passages=Passages(task))
         view.citations = view.report.citations
+        if view.report.nothing_verified and retry.offered(user, task):
+            view.report.retry_url = reverse("research_retry_with_web", args=[task.task_uuid])
     else:
         view.citations = citation_views(task.citations_json, anchor)
         view.legacy_html = render_markdown(

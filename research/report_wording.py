@@ -240,6 +240,7 @@ def _limitation_templates(detail: dict) -> dict[str, str]:
             "%(sources)s source(s) contained instructions addressed to an AI; they were not used as evidence."
         ),
         "no_sources": _("No source that could be cited was found."),
+        "no_web_tools": _("The web was not searched: the web tools were off for this research."),
         "no_facts": _(
             "No passage of the sources found could be verified as answering the question, so the report states no fact."
         ),

@@ -28,4 +28,5 @@ urlpatterns = [
     path("task/<uuid:task_uuid>/review", pages.review_note, name="research_review_note"),
     path("task/<uuid:task_uuid>/conflicts/decide", pages.decide_conflict, name="research_decide_conflict"),
     path("task/<uuid:task_uuid>/misuse", pages.misuse_flag, name="research_misuse_flag"),
+    path("task/<uuid:task_uuid>/retry_with_web", pages.retry_with_web, name="research_retry_with_web"),
 ]

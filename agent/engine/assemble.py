@@ -298,6 +298,8 @@ def _report_limitations(
         out.append({"code": "no_sources", "detail": {}})
     elif not shown:
         out.append({"code": "no_facts", "detail": {"sources": len(run.registry)}})
+    if not shown and not run.web_offered:
+        out.append({"code": "no_web_tools", "detail": {}})
     if counter.ran and len(run.registry) and not report.counter_evidence.facts:
         out.append({"code": "no_counter_evidence", "detail": {"searches": counter.searches}})
     unresolved = [c for c in report.conflicts if c.status == "unresolved"]

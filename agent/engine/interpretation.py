@@ -100,6 +100,15 @@ def checked_text(
     return text, ""
 
 
+def _same_question(text: str, questions: list[str]) -> bool:
+    """Whether a suggestion is one of `questions` again (letters and digits compared, case aside)."""
+
+    def key(words: str) -> str:
+        return re.sub(r"[\W_]+", "", words.casefold())
+
+    return key(text) in {key(q) for q in questions}
+
+
 def _adds_a_name(original: str, translation: str) -> bool:
     """A translation into English of a Chinese span that writes a Latin name the span does not
     (translation_keeps checks the names of English originals): without a dictionary code cannot
@@ -241,6 +250,8 @@ def interpret(
     grounds = [run.inp.question] + [fact_text[i] for i in fact_ids]
     for n, raw in enumerate((data.get("suggestions") or [])[: schemas.MAX_SUGGESTIONS]):
         text, reason = checked_text(run, plain(raw, out), grounds, out)
+        if not reason and text and _same_question(text, [run.inp.question, *out.suggestions]):
+            reason = "repeats_question"  # offered as a narrower question, it would be a dead end
         if reason:
             out.dropped.append(Dropped("suggestion", reason, index=n))
         elif text:

@@ -65,6 +65,7 @@ class ResearchRun:
             clock=clock,
             credibility=credibility,
             tool_traits=tools.traits,
+            web_offered=any(getattr(tools.traits(name), "tier", "") == "web" for name in tools.names()),
         )
         self.ctx.started -= spent_seconds
         self.tools = tools

@@ -62,6 +62,9 @@ class RunContext:
     # The toolbox's declared traits of a tool by name (None: not offered): the engine tells tools
     # apart by these, never by their names.
     tool_traits: Callable[[str], ToolTraits | None] = lambda name: None
+    # Whether the toolbox offers a tool of the web tier (a research without one never searched
+    # the web: the report says so when it verifies nothing).
+    web_offered: bool = False
     registry: SourceRegistry = field(default_factory=SourceRegistry)
     plan: Plan = field(default_factory=Plan)
     counters: Counters = field(default_factory=Counters)

@@ -230,6 +230,7 @@ NOT_SHOWN_REASONS = Vocabulary(
     Term("no_spans", _("cites no passage")),
     Term("lost_numbers", _("the translation loses or changes a number or a name")),
     Term("over_limit", _("more than the report shows")),
+    Term("repeats_question", _("repeats the question or another suggestion")),
     # A report of schema 1.x listed what its writer wrote and the checks could not verify.
     Term("unverified", _("could not be verified from its sources")),
 )
@@ -245,6 +246,7 @@ LIMITATIONS = Vocabulary(
     Term("instructions_in_sources", _("instructions in sources")),
     Term("no_sources", _("no sources")),
     Term("no_facts", _("nothing verified")),
+    Term("no_web_tools", _("the web not searched")),
     Term("selection_failed", _("the AI's selection failed")),
     Term("selected_by_search_ranking", _("selected by search ranking")),
     Term("selection_not_run", _("no time for selection")),

@@ -29,12 +29,17 @@ TEACHER_RULES = (
 )
 
 
-def tool_context(*, user_id: int, channel: Channel, language: str) -> ToolContext:
+def tool_context(
+    *, user_id: int, channel: Channel, language: str, web_tools: bool | None = None
+) -> ToolContext:
+    """`web_tools`: what a research recorded when it started (ResearchTask.web_tools); one that
+    started without the web keeps to that even if the channel switched it on since, and none gets
+    it once the channel switched it off."""
     return ToolContext(
         user_id=user_id,
         channel_id=channel.pk,
         channel_slug=channel.slug,
-        web_tools_enabled=channel.web_tools_enabled,
+        web_tools_enabled=channel.web_tools_enabled and web_tools is not False,
         language=language,
         allowed_domains=channel.allowed_domains,
         denied_domains=tuple(dict.fromkeys(channel.denied_domains + credibility.denied_domains())),

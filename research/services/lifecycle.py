@@ -66,6 +66,7 @@ def task_start(
             context_json=context,
             plan_review_mode=channel.plan_review,
             follow_up_of=follow_up_of,
+            web_tools=channel.web_tools_enabled,
         )
         request_log = ChatLog.objects.create(
             channel=channel,

@@ -370,7 +370,9 @@ def _last_transcript_seq(task: ResearchTask) -> int:
 
 
 def toolbox_for(task: ResearchTask, registry: ToolRegistry = REGISTRY):
-    ctx = assistant_policy.tool_context(user_id=task.user_id, channel=task.channel, language=task.language)
+    ctx = assistant_policy.tool_context(
+        user_id=task.user_id, channel=task.channel, language=task.language, web_tools=task.web_tools
+    )
     return registry.bind(ctx, after_call=_close_connection)
 
 

@@ -430,7 +430,8 @@ def test_no_sources_means_no_invented_answer(llm):
     assert result.outcome == "completed"
     assert result.answer == "" and result.citations == []
     assert result.report["facts"] == [] and result.report["sources"] == []
-    assert [x["code"] for x in result.report["limitations"]] == ["no_sources"]
+    # nothing found, and (no tool at all) no web tool offered: the report says both
+    assert [x["code"] for x in result.report["limitations"]] == ["no_sources", "no_web_tools"]
     assert llm.calls("selector") == [] and llm.calls("interpreter") == []
     assert result.verification["status"] == "no_sources"
 

@@ -1,14 +1,19 @@
 """The report of spans in a real browser (Chromium on the live stack), over the fixture reports of
 tests/support/report_examples.py, in both languages: on a 390 x 844 phone nothing is wider than
-the screen and conflicts stack; on a laptop a conflict's sides stand side by side; a fact's [N]
+the screen and conflicts stack, and a nothing-verified result page fits too and retries with the
+web on; on a laptop a conflict's sides stand side by side; a fact's [N]
 opens its source with the span highlighted inside its passage; every AI block shows its label;
 axe-core finds nothing; printed, the AI's blocks keep their frame and the references are there."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
+from channels_app.models import Channel
+from research.models import ResearchTask
 from tests.e2e.conftest import LAPTOP, PHONE, shot
 from tests.e2e.test_accessibility import assert_no_sideways_scrolling
 from tests.support import report_examples as X
@@ -82,3 +87,38 @@ def test_nothing_verified_on_a_phone_links_its_sources_and_offers_questions(open
     expect(answer.locator(".consulted a")).to_have_count(2)
     expect(answer.locator('.suggestions[data-by="model"] li')).to_have_count(2)
     assert_accessible(page, "a nothing-verified answer in the chat (phone)")
+
+
+@pytest.mark.parametrize("lang, locale", [("en", "en-GB"), ("zh", "zh-TW")])
+def test_a_nothing_verified_result_page_fits_a_phone_and_retries_with_the_web_on(
+    open_as, personas, lang, locale
+):
+    """The research ran without the web; the channel allows it now: the owner's result page says
+    why, links the sources, shows the AI's questions and the retry form, whose button starts the
+    new research with the web on and brings the student back to the chat."""
+    task = X.stored_report(personas.student, personas.channel, X.nothing_verified_report(lang))
+    ResearchTask.objects.filter(pk=task.pk).update(web_tools=False)
+    Channel.objects.filter(pk=personas.channel.pk).update(web_tools_enabled=True)
+    retry = {"en": "Retry with the web on", "zh": "開啟網路搜尋後重試"}[lang]
+    page = open_as(personas.student, viewport=PHONE, locale=locale)
+    page.goto(f"/deep_research/task/{task.task_uuid}")
+    nothing = page.locator(".report-nothing")
+    expect(nothing).to_be_visible()
+    expect(nothing.locator(".consulted a")).to_have_count(2)
+    expect(nothing.locator(".nothing-why li").first).to_be_visible()
+    expect(nothing.locator('.suggestions[data-by="model"] li')).to_have_count(2)
+    button = nothing.get_by_role("button", name=retry)
+    expect(button).to_be_visible()
+    assert_no_sideways_scrolling(page)
+    assert_accessible(page, f"a nothing-verified result page ({lang}, phone)")
+    shot(page, f"nothing-verified-phone-{lang}", full_page=True)
+
+    button.click()
+    page.wait_for_url(re.compile(rf".*/channels/{personas.channel.slug}/$"))
+    new = ResearchTask.objects.exclude(pk=task.pk).get(user=personas.student)
+    assert new.web_tools is True and new.user_question == task.user_question
+    assert_no_sideways_scrolling(page)
+    # the history lists both, and fits the phone too
+    page.goto("/deep_research/my")
+    expect(page.locator(".history-row")).to_have_count(2)
+    assert_no_sideways_scrolling(page)

@@ -72,6 +72,8 @@ def test_when_nothing_relevant_is_found_the_research_completes_and_says_so(
     (limitation,) = [x for x in report["limitations"] if x["code"] == "no_facts"]
     consulted = [s["title"] for s in report["sources"]]
     assert limitation["detail"]["sources"] == len(consulted) and "Learning analytics overview" in consulted
+    # the corpus offers a web tool: the report does not say the web was not searched
+    assert "no_web_tools" not in {x["code"] for x in report["limitations"]}
     assert report["suggestions"]["items"]  # narrower questions the student could ask instead
     # the stored answer is not empty: it says so, in the research's language
     assert {"en": "## Nothing could be verified", "zh": "## 無法驗證任何內容"}[lang] in task.final_answer

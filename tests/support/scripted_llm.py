@@ -1012,8 +1012,8 @@ def translate(text: str, to: str = "") -> str:
 
 def interpret_from_facts(body: dict) -> dict:
     """A plausible interpreter that adds nothing: reasoning and an assumption made of the facts'
-    own first words, a suggestion made of the question's words, and a dictionary translation of
-    each span it is asked to translate."""
+    own first words, two suggestions made of the question's words, and a
+    dictionary translation of each span it is asked to translate."""
     text = observations_of(body)
     facts = FACT_LINE.findall(text)
     items = []
@@ -1021,7 +1021,16 @@ def interpret_from_facts(body: dict) -> dict:
         head = " ".join(words.split()[:8]) if " " in words else words[:20]
         items.append({"kind": "assumption" if n == 2 else "reasoning", "text": head, "facts": [int(fact_id)]})
     question = question_of(body).rstrip("?？ ")
-    suggestions = [f"{question}?"] if question else []
+    # Two narrower questions made of its words.
+    if not question:
+        suggestions = []
+    elif re.search(r"[\u3400-\u9fff]", question):
+        suggestions = [f"課程教材如何說明{question}？", f"哪些來源討論{question}？"]
+    else:
+        suggestions = [
+            f"{question}, according to the course materials?",
+            f"Which sources discuss this: {question}?",
+        ]
     translations = []
     listed = text.split("Spans to translate into", 1)
     if len(listed) == 2:
