@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('research', '0016_material_coverage_and_decided_reviews'),
+        ('research', '0017_stop_reason_choices'),
     ]
 
     operations = [
