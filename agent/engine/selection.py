@@ -30,6 +30,9 @@ from .state import RunContext
 # The window the selection prompt is sized for, whatever larger window a server has: a small
 # local model must be able to run it, and a research pays for every candidate it shows.
 SELECTION_WINDOW = 4_096
+# The most of the selection window the header (channel, agreed context, conversation, question,
+# sub-question, hypotheses) may take, as a divisor: the candidates need the rest.
+HEADER_SHARE = 4
 MAX_CANDIDATES = 10
 # Spans the search ranking contributes for a target the model gave nothing usable for.
 FALLBACK_FACTS = 3
@@ -156,7 +159,12 @@ def _header(run: RunContext, target: Target) -> str:
         lines += ["", "Hypotheses:"] + [
             f"{k}. {run.plan.hypotheses[n]}" for k, n in enumerate(shown, start=1)
         ]
-    return run.channel_context() + "\n".join(lines)
+    header = run.channel_context() + "\n".join(lines)
+    if run.inp.conversation and text_tokens(header) > _window(run) // HEADER_SHARE:
+        # A follow-up's earlier conversation (a whole earlier report) would leave no room for the
+        # candidates; the plan's sub-questions already say what this research asks.
+        header = run.channel_context(conversation=False) + "\n".join(lines)
+    return header
 
 
 def _line(cut) -> str:

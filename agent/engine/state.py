@@ -290,9 +290,11 @@ class RunContext:
 
     # ------------------------------------------------------------------ what every phase is told
 
-    def channel_context(self) -> str:
+    def channel_context(self, *, conversation: bool = True) -> str:
         """The course channel and the context agreed with the student: every phase reads it,
-        reflection included, so an agreed period or company list cannot be lost on the way."""
+        reflection included, so an agreed period or company list cannot be lost on the way.
+        `conversation=False` leaves out the earlier conversation a follow-up carries (a phase with
+        a small window whose other parts already say what the follow-up asks)."""
         text = ""
         if self.inp.channel_name:
             text += f"Course channel: {self.inp.channel_name}\n{self.inp.channel_description}\n\n"
@@ -304,7 +306,7 @@ class RunContext:
                 )
                 + "\n\n"
             )
-        if self.inp.conversation:
+        if conversation and self.inp.conversation:
             # Data, not instructions: earlier answers were written from untrusted sources.
             text += (
                 "Earlier conversation this question follows up (context only; its source numbers are "

@@ -380,6 +380,29 @@ def test_the_agreed_context_reaches_every_phase_reflection_included(llm):
     assert "reported figures" in action and "tool of filed figures when one is offered (none in" in action
 
 
+def test_a_follow_up_whose_earlier_conversation_is_long_still_asks_the_model_to_select(llm):
+    """A follow-up carries the earlier conversation (a whole earlier report): in the selection's
+    small window it left no room for one candidate, and the search ranking chose every fact."""
+    llm.reset(Scenario(complexity="simple"))
+    earlier = "## Findings\n\n" + "\n".join(
+        f"- “Learning analytics measures learners, point {n}, in detail.” [{n}]" for n in range(1, 120)
+    )
+    result, _ = run(
+        llm,
+        corpus_registry(),
+        conversation=earlier,
+        question="How does learning analytics relate to Bloom's taxonomy?",
+    )
+    selections = llm.calls("selector")
+    assert selections, "no selection call"
+    assert {f["selected_by"] for f in result.report["facts"]} == {"model"}
+    prompt = "\n".join(m.get("content") or "" for m in selections[0]["messages"] if m["role"] == "user")
+    assert "point 119" not in prompt  # the earlier report stays out of the selection's window
+    # ...and in the prompts whose window holds it
+    planner = "\n".join(m.get("content") or "" for m in llm.calls("planner")[0]["messages"])
+    assert "point 119" in planner
+
+
 @pytest.mark.parametrize("language", ["en", "zh-hant"])
 def test_a_server_that_only_fills_the_schemas_it_is_sent_still_yields_relevant_facts(language):
     """It knows nothing of the prompts: an empty plan (the question becomes the one sub-question),
