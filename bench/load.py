@@ -25,8 +25,9 @@ stored before the student's socket was asked for (the first status changes, whil
 is on its way) cannot reach anyone earlier; the connect, authentication and catch-up from the
 table count. `p95_event_latency_from_creation_ms` is the same without that correction.
 
-A start that gets no answer within 60 s is counted by exception in `start_errors` (the client's
-pool holds a connection per student, so it never queues a start itself); failed socket attempts
+A start that gets no answer within 60 s is counted by exception in `start_errors` (each student
+has a client and a connection of their own, as each has a browser; the client never queues a
+start itself), with what the client saw of it in `start_error_details`; failed socket attempts
 in `socket_errors`: a student's socket is opened again with its last seq, backing off, until its
 research's terminal event has come, as the page's client does (static/js/stream.js); a socket
 still open 300 s after the last start, closed then, in `streams_unfinished` (what it missed counts
@@ -55,6 +56,7 @@ import json
 import logging
 import os
 import random
+import ssl
 import statistics
 import sys
 import threading
@@ -159,7 +161,12 @@ def main() -> int:
 
         web = [psutil.Process(proc.pid) for proc in stack.processes if "daphne" in str(proc.args)]
         web_before = sum(p.cpu_times().user + p.cpu_times().system for p in web)
+        ports = [int(base.rsplit(":", 1)[1]) for base in bases]
+        queues = _ListenQueues(ports)
+        counters_before = _tcp_counters()
         result = asyncio.run(_run(bases, users, channel_id, args))
+        queues.stop()
+        counters_after = _tcp_counters()
         web_cpu = sum(p.cpu_times().user + p.cpu_times().system for p in web) - web_before
         reference_after = reference_cpu_ms()
         codes = result.pop("codes")
@@ -186,6 +193,11 @@ def main() -> int:
         result.update(_verify(result.pop("tasks"), result.pop("received"), starts, cap, worst))
         # The web processes' CPU over the run (starts, refusals, sockets and their events), per
         # start answered and per accepted research (docs/capacity.md).
+        # Connections waiting for daphne to accept them (its listen queue), and the kernel's
+        # counters of overflowing listen queues and reset connections over the run (the whole
+        # machine's: other work on it counts too).
+        result["listen_queue_max"] = queues.peaks()
+        result["tcp_counters"] = {k: counters_after[k] - counters_before.get(k, 0) for k in counters_after}
         result["web_cpu_ms_per_start"] = round(web_cpu * 1000 / max(1, len(codes)), 1)
         result["web_cpu_ms_per_accepted"] = round(web_cpu * 1000 / max(1, result["accepted"]), 1)
         result.update(
@@ -231,6 +243,9 @@ def main() -> int:
             "latency_s",
             "statuses",
             "start_errors",
+            "start_error_details",
+            "listen_queue_max",
+            "tcp_counters",
             "socket_errors",
             "streams_unfinished",
             "concurrency",
@@ -343,6 +358,7 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
     committed: list[float] = []
     start_errors: dict[str, int] = {}  # exception name -> starts that got no answer
     socket_errors: dict[str, int] = {}  # exception name -> socket attempts that failed
+    start_error_details: list[dict] = []  # what the client saw of each start without an answer
     stop = threading.Event()
     threading.Thread(target=_watch_cap, args=(committed, stop), daemon=True).start()
 
@@ -378,13 +394,21 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
             # The server closed the socket without a terminal event (a restart, a drop): again.
             await asyncio.sleep(0.5)
 
-    async def student(
-        number: int, user: dict, delay: float, client: httpx.AsyncClient, streams: list
-    ) -> None:
+    async def student(number: int, user: dict, delay: float, streams: list) -> None:
         # Starts go to one daphne, the student's socket to the next: events cross processes.
         base, stream_base = bases[number % len(bases)], bases[(number + 1) % len(bases)]
         await asyncio.sleep(delay)
+        # Each student is a browser of their own: a client with its own connection. One pool
+        # shared by every student loses starts by itself when its event loop falls behind: a
+        # pass of the pool closes an idle connection it has just handed to another request,
+        # under that request (httpcore issue 1110: 3-4 starts per 1,000-start run ended in
+        # ReadError from the client's own close, not the server's; docs/performance.md).
+        async with httpx.AsyncClient(timeout=httpx.Timeout(60, pool=None), verify=tls) as client:
+            await attempts(user, base, stream_base, client, streams)
+
+    async def attempts(user: dict, base: str, stream_base: str, client, streams: list) -> None:
         for attempt in range(2):  # the second attempt is over the quota of one
+            trace = _StartTrace(base, attempt)
             try:
                 response = await client.post(
                     f"{base}/api/deep_research/start",
@@ -393,10 +417,12 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
                         "question": f"請比較學習分析與布魯姆分類法（第 {attempt + 1} 次）",
                         "channel_id": channel_id,
                     },
+                    extensions={"trace": trace},
                 )
             except httpx.HTTPError as exc:
                 # No answer within the client's timeout: a failure of the run, counted, not a crash.
                 start_errors[type(exc).__name__] = start_errors.get(type(exc).__name__, 0) + 1
+                start_error_details.append(trace.failure(exc))
                 continue
             codes.append(response.status_code)
             if response.status_code == 201:
@@ -416,13 +442,12 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
     logging.getLogger("websockets").setLevel(logging.CRITICAL)
     random.seed(7)
     streams: list = []
-    # One connection per student at most, so that the client's own pool never queues a start:
-    # what is timed is the product's answer.
-    limits = httpx.Limits(max_connections=len(users), max_keepalive_connections=len(users))
-    async with httpx.AsyncClient(timeout=httpx.Timeout(60, pool=None), limits=limits) as client:
-        await asyncio.gather(
-            *(student(i, u, random.uniform(0, args.window), client, streams) for i, u in enumerate(users))
-        )
+    # One TLS context for every client (httpx loads the CA bundle for each otherwise; the
+    # daphne processes speak plain HTTP).
+    tls = ssl.create_default_context()
+    await asyncio.gather(
+        *(student(i, u, random.uniform(0, args.window), streams) for i, u in enumerate(users))
+    )
     # Every research has finished long before this (the scripted model answers in seconds): a
     # socket still open after the grace has missed its terminal event. It is closed, and what it
     # did not deliver is counted as lost.
@@ -441,9 +466,93 @@ async def _run(bases: list[str], users: list[dict], channel_id: int, args) -> di
         "received": received,
         "committed": committed,
         "start_errors": start_errors,
+        "start_error_details": start_error_details,
         "socket_errors": socket_errors,
         "streams_unfinished": unfinished,
     }
+
+
+_TCP_COUNTERS = ("ListenOverflows", "ListenDrops", "TCPAbortOnData", "TCPAbortOnClose", "TCPAbortOnTimeout")
+
+
+def _tcp_counters() -> dict[str, int]:
+    """The kernel's TCP counters (TcpExt of /proc/net/netstat) that tell a full listen queue and
+    a connection reset by this host; empty where there is no such file."""
+    try:
+        lines = [line.split() for line in Path("/proc/net/netstat").read_text().splitlines()]
+    except OSError:
+        return {}
+    names, values = next(((a, b) for a, b in zip(lines, lines[1:]) if a[0] == "TcpExt:" == b[0]), ([], []))
+    return {n: int(v) for n, v in zip(names[1:], values[1:]) if n in _TCP_COUNTERS}
+
+
+class _ListenQueues:
+    """Samples the listen queue (connections not yet accepted) of each daphne port with `ss`."""
+
+    def __init__(self, ports: list[int]):
+        self.ports = ports
+        self.max = {port: 0 for port in ports}
+        self.backlog: dict[int, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        import subprocess
+
+        while not self._stop.wait(0.25):
+            try:
+                out = subprocess.run(["ss", "-ltnH"], capture_output=True, text=True, timeout=5).stdout
+            except (OSError, subprocess.SubprocessError):
+                return
+            for line in out.splitlines():
+                fields = line.split()
+                if len(fields) < 4:
+                    continue
+                port = int(fields[3].rsplit(":", 1)[1])
+                if port in self.max:
+                    self.max[port] = max(self.max[port], int(fields[1]))
+                    self.backlog[port] = int(fields[2])
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def peaks(self) -> list[dict]:
+        return [{"max": self.max[p], "backlog": self.backlog.get(p)} for p in self.ports]
+
+
+class _StartTrace:
+    """httpx's trace hook for one start: was a connection opened for it (and from which local
+    port, to find it in daphne's access log), when its request was sent, where it failed."""
+
+    def __init__(self, base: str, attempt: int):
+        self.base, self.attempt = base, attempt
+        self.began = time.monotonic()
+        self.events: list[tuple[str, float]] = []
+        self.local_port = None
+
+    async def __call__(self, name: str, info: dict) -> None:
+        self.events.append((name, round(time.monotonic() - self.began, 3)))
+        if name == "connection.connect_tcp.complete":
+            address = info["return_value"].get_extra_info("client_addr")
+            self.local_port = address[1] if address else None
+
+    def failure(self, exc: BaseException) -> dict:
+        causes, cause = [], exc
+        while cause is not None:
+            causes.append(f"{type(cause).__name__}: {cause}"[:160])
+            cause = cause.__cause__ or cause.__context__
+        return {
+            "base": self.base,
+            "attempt": self.attempt,
+            "at": datetime.now().isoformat(timespec="milliseconds"),
+            "new_connection": any(name.startswith("connection.connect_tcp") for name, _ in self.events),
+            "local_port": self.local_port,
+            "after_s": round(time.monotonic() - self.began, 3),
+            "steps": self.events,
+            "causes": causes,
+        }
 
 
 def _watch_cap(samples: list[float], stop: threading.Event) -> None:
