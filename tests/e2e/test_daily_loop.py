@@ -389,3 +389,13 @@ def test_a_decision_is_explained_beside_its_field_and_closes_the_review(
     expect(teacher.locator(".queue-row")).to_have_count(0)  # decided: reviewed
     task.refresh_from_db()
     assert task.conflicts_decided_at is not None and task.conflict_decisions.count() == 1
+    # The student's page shows the decision beside the conflict's two sides.
+    teacher.goto(result)
+    conflict = teacher.locator("#conflicts")
+    expect(conflict.locator(".conflict-decision-reason").first).to_have_text(
+        "The filing is the primary source."
+    )
+    expect(conflict.locator(".conflict-side")).to_have_count(2)
+    assert_no_sideways_scrolling(teacher)
+    if language == "zh" and os.environ.get("UEDU_WRITE_SCREENSHOTS"):
+        conflict.screenshot(path=str(DOCS / "decided-conflict.png"))

@@ -15,6 +15,7 @@ import copy
 from django.utils import timezone
 
 from agent.engine import report_types as R
+from agent.engine.report_legacy import from_v1
 from agent.engine.events import TERMINAL
 from channels_app.models import ChatLog
 from research.models import ResearchStep, ResearchTask
@@ -662,7 +663,7 @@ def stored_report(
     step that read `passages` (default: PASSAGES) and its chat rows, written as
     research.services.ending.end_task writes them (its final answer included)."""
     data = report.to_json() if isinstance(report, R.Report) else report
-    typed = R.Report.from_json(data)
+    typed = report if isinstance(report, R.Report) else from_v1(data)
     language = language or ("en" if typed.language == "en" else "zh-hant")
     now = timezone.now()
     task = ResearchTask.objects.create(
