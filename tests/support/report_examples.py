@@ -15,8 +15,8 @@ import copy
 from django.utils import timezone
 
 from agent.engine import report_types as R
-from agent.engine.report_legacy import from_v1
 from agent.engine.events import TERMINAL
+from agent.engine.report_legacy import from_v1
 from channels_app.models import ChatLog
 from research.models import ResearchStep, ResearchTask
 from research.services import events, replies
