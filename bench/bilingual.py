@@ -70,7 +70,7 @@ def main() -> int:
 
         from agent.tools import load
         from agent.tools.registry import ToolContext
-        from channels_app.retrieval import hybrid_search
+        from materials.retrieval import hybrid_search
         from research.services.questions import question_language
         from tests.support.bilingual_slice import (
             build_channel,

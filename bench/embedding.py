@@ -6,7 +6,7 @@ give the same vectors.
 The case a research meets: one search query encoded alone, after the research's thread waited
 for the model (`--wait` seconds asleep before each encoding), for the demo questions (English,
 and a Chinese one of 28 word pieces). Also timed back to back, and eight queries in one batch
-(what the backend's queue does under a burst). Both runtimes (channels_app.local_encoders) are
+(what the backend's queue does under a burst). Both runtimes (materials.local_encoders) are
 loaded in this process with one intra-op thread, as workers run them, and timed in turns, query
 by query, so that a slow moment of the machine falls on both. CPU is the process's (the
 tokenizer's own threads included), the median per query.
@@ -52,7 +52,7 @@ def main() -> int:
     )
     args = parser.parse_args()
 
-    from channels_app import local_encoders
+    from materials import local_encoders
 
     cache = Path(os.environ.get("UEDU_EMBEDDING_CACHE_DIR", ROOT / "var" / "models"))
     runtimes = {

@@ -17,7 +17,7 @@ For each case and query, side by side in one run:
   and the baseline time;
 - exact hybrid ranking, the slow way: exact vector ranking of the channel's pool, the lexical
   ranking (the GIN index is exact), fused by the same RRF in Python;
-- `channels_app.retrieval.hybrid_search` as the tool runs it: its recall@10 against the exact
+- `materials.retrieval.hybrid_search` as the tool runs it: its recall@10 against the exact
   hybrid ranking, and its vector side alone (`use_lexical=False`) against the exact scan.
 
 The 10 % channel of the 1M platform is made of as many distinct passages as chunks, each with
@@ -110,7 +110,7 @@ def use_database(db_name: str) -> None:
     if connection.settings_dict.get("NAME") != db_name:
         connection.close()
         connection.settings_dict["NAME"] = db_name
-    from channels_app import retrieval
+    from materials import retrieval
 
     retrieval.forget_strategies()
     retrieval.forget_term_statistics()
@@ -144,8 +144,8 @@ def build(admin_url: str, db_name: str, state: str, n: int) -> dict:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from channels_app import embeddings, lexical, vector_index
     from channels_app.models import Channel, Material
+    from materials import embeddings, lexical, vector_index
 
     t = time.monotonic()
     log("embedding the real passages with the local model (cached under var/bench) …")
@@ -268,11 +268,11 @@ def build(admin_url: str, db_name: str, state: str, n: int) -> dict:
 
 def ensure_term_shares(db_name: str) -> dict:
     """Bring a cached data set up to the current schema and give every big channel the lexeme
-    shares indexing would have given it (channels_app.term_shares); only the missing ones."""
+    shares indexing would have given it (materials.term_shares); only the missing ones."""
     from django.conf import settings
     from django.db import connection
 
-    from channels_app import term_shares
+    from materials import term_shares
 
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True, env=dict(os.environ)
@@ -293,11 +293,11 @@ def ensure_term_shares(db_name: str) -> dict:
 
 
 def ensure_channel_text_indexes() -> None:
-    """The big channels' own GIN indexes (channels_app.channel_text_index), as indexing their
+    """The big channels' own GIN indexes (materials.channel_text_index), as indexing their
     materials would have built them; only the missing ones."""
     from django.db import connection
 
-    from channels_app import channel_text_index
+    from materials import channel_text_index
 
     missing = channel_text_index.channels_needing_one()
     with connection.cursor() as cursor:
@@ -353,7 +353,7 @@ def main() -> int:
         )
         return 0
 
-    from channels_app import embeddings, retrieval
+    from materials import embeddings, retrieval
 
     if args.strategy:
         retrieval.semantic_strategy = lambda channel_id, dim: args.strategy
@@ -496,7 +496,7 @@ def main() -> int:
 def distance_recall(got: list[int], exact_pool: list[int], vector) -> float:
     from django.db import connection
 
-    from channels_app import retrieval
+    from materials import retrieval
 
     with connection.cursor() as cursor:
         cursor.execute(
@@ -560,7 +560,7 @@ def exact_scan(channel_id: int, vector) -> tuple[list[int], float]:
     computed; the vector ground truth and the reference time."""
     from django.db import connection, transaction
 
-    from channels_app import embeddings, retrieval
+    from materials import embeddings, retrieval
 
     t = time.perf_counter()
     with transaction.atomic(), connection.cursor() as cursor:
@@ -576,7 +576,7 @@ def exact_hybrid(channel_id: int, text: str, vector_pool: list[int]) -> list[int
     """RRF over the exact vector pool and the lexical ranking, computed in Python."""
     from django.db import connection, transaction
 
-    from channels_app import retrieval
+    from materials import retrieval
 
     scores: dict[int, float] = {}
     for rank, chunk_id in enumerate(vector_pool, 1):

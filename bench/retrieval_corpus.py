@@ -7,7 +7,7 @@ What is real and what is derived (embedding a million texts on two shared cores 
    ("week", "assignment", "students"). `BASE_PASSAGES` such passages (and, for each of
    `PAIRS` of them, an edited copy with two terms swapped for other terms of the same subject
    and one sentence reworded) are embedded with the product's own local model
-   (all-MiniLM-L6-v2 through channels_app.embeddings, normalised, 384 dimensions).
+   (all-MiniLM-L6-v2 through materials.embeddings, normalised, 384 dimensions).
 2. A fitted perturbation. The differences `e(edited) − e(original)` of the real pairs give the
    distribution of a near-duplicate's displacement: their mean and their covariance, kept as
    the top 96 principal components plus an isotropic remainder of the same total variance.

@@ -385,7 +385,7 @@ class MaterialChunkAdmin(PlatformPermissionOnly, GuardedModelAdmin):
 
 @admin.register(ChannelTermShare)
 class ChannelTermShareAdmin(PlatformPermissionOnly, GuardedModelAdmin):
-    """Read-only: written by indexing (channels_app.term_shares); shown to explain a search."""
+    """Read-only: written by indexing (materials.term_shares); shown to explain a search."""
 
     platform_permission = RETRIEVAL_INSPECT
 
@@ -406,7 +406,7 @@ class ChannelTermShareAdmin(PlatformPermissionOnly, GuardedModelAdmin):
 
 @admin.register(GlossaryTerm)
 class GlossaryTermAdmin(PlatformPermissionOnly, GuardedModelAdmin):
-    """Read-only: mined by indexing (channels_app.glossary); shown to explain a bilingual search."""
+    """Read-only: mined by indexing (materials.glossary); shown to explain a bilingual search."""
 
     platform_permission = RETRIEVAL_INSPECT
 

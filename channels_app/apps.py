@@ -9,11 +9,12 @@ class ChannelsAppConfig(AppConfig):
     def ready(self) -> None:
         from celery.signals import worker_ready
 
+        from materials.embeddings import warm_local_model
+
         from . import (
             signals,  # noqa: F401  (connects the file clean-up receiver)
             tasks,  # noqa: F401  (registered: materials queues them by name, uedu_dr.jobs)
         )
-        from .embeddings import warm_local_model
 
         worker_ready.connect(warm_local_model, dispatch_uid="channels_app.warm_local_model")
 

@@ -21,9 +21,7 @@ from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from uedu_dr import jobs
-
-from . import (
+from materials import (
     bilingual,
     channel_text_index,
     embeddings,
@@ -34,12 +32,14 @@ from . import (
     term_shares,
     vector_index,
 )
-from .chunking import chunk_units
-from .extraction import MaterialError, ParserBusy, extract, kind_from_name, sniff
+from materials.chunking import chunk_units
+from materials.extraction import MaterialError, ParserBusy, extract, kind_from_name, sniff
+from uedu_dr import jobs
+
 from .models import Channel, GlossaryTerm, Material, MaterialChunk
 
 log = logging.getLogger(__name__)
-# When every parse slot stayed taken (channels_app.extraction.ParserBusy), the job comes back after this.
+# When every parse slot stayed taken (materials.extraction.ParserBusy), the job comes back after this.
 BUSY_RETRY_SECONDS = 60
 
 
@@ -279,7 +279,7 @@ def index_material(material_id: int) -> Material | None:
 
 
 def _refresh_term_shares(channel_id: int) -> None:
-    """The channel's own lexeme shares (channels_app.term_shares) follow its materials. Searches
+    """The channel's own lexeme shares (materials.term_shares) follow its materials. Searches
     work without them (on the platform's statistics), so a failure is logged, not raised."""
     try:
         term_shares.refresh(channel_id)
@@ -296,7 +296,7 @@ def _ensure_channel_index(dim: int, channel_id: int) -> None:
             retrieval.forget_strategies()
     except Exception:
         log.exception("could not create the HNSW index of channel %s", channel_id)
-    # Its own full-text index too (channels_app.channel_text_index); without it the lexical side
+    # Its own full-text index too (materials.channel_text_index); without it the lexical side
     # reads the platform-wide one, slower but correct.
     try:
         channel_text_index.ensure(channel_id)

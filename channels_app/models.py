@@ -68,7 +68,7 @@ class Channel(models.Model):
     )
 
     # The languages its ready materials are written in ("en", "zh"), kept by indexing
-    # (channels_app.bilingual.refresh_languages): a question in a language not alone here is
+    # (materials.bilingual.refresh_languages): a question in a language not alone here is
     # searched in the others too.
     material_languages = ArrayField(
         models.CharField(max_length=8), verbose_name=_("languages of its materials"), default=list, blank=True
@@ -316,7 +316,7 @@ class MaterialChunk(models.Model):
     `channel` is denormalised from the material so that every search filters on one column of
     this table. The embedding column is an untyped `vector`: its dimension follows the backend
     (`embedding_dim`), and each dimension in use gets its own partial HNSW expression index
-    (see channels_app.vector_index)."""
+    (see materials.vector_index)."""
 
     material = models.ForeignKey(Material, on_delete=models.CASCADE, related_name="chunks")
     # No index of its own: (channel, embedding_dim) below serves every lookup by channel.
@@ -335,7 +335,7 @@ class MaterialChunk(models.Model):
     embedding = VectorField()
     embedding_model = models.CharField(max_length=200)
     embedding_dim = models.PositiveSmallIntegerField()
-    # The languages the passage is written in, by script (channels_app.languages).
+    # The languages the passage is written in, by script (materials.languages).
     languages = ArrayField(models.CharField(max_length=8), default=list, blank=True)
 
     class Meta:
@@ -358,7 +358,7 @@ class ChannelTermShare(models.Model):
     Retrieval's common-terms rule reads these instead of the platform-wide statistics: a course
     about music theory holds "counterpoint" in a third of its passages although the platform as
     a whole hardly does, and a lexical side selecting on it would rank thousands of the channel's
-    passages per query. Rewritten whole by `channels_app.term_shares.refresh` when a material of
+    passages per query. Rewritten whole by `materials.term_shares.refresh` when a material of
     the channel is indexed or deleted; channels below UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS have
     none and use the platform-wide statistics."""
 
@@ -379,7 +379,7 @@ class ChannelTermShare(models.Model):
 
 class GlossaryTerm(models.Model):
     """A term one of the channel's materials writes in both languages (學習分析（learning
-    analytics）), mined by code when the material is indexed (channels_app.glossary). A search
+    analytics）), mined by code when the material is indexed (materials.glossary). A search
     whose query has no model translation carries it into the materials' other language with
     these. Deleted with its material."""
 

@@ -29,7 +29,7 @@ def material_pages(material: Material) -> list[tuple[int, str]]:
 
 
 def _merge_overlap(previous: str, following: str) -> str:
-    # A chunk starts with the whole sentences its predecessor ended with (see channels_app.chunking),
+    # A chunk starts with the whole sentences its predecessor ended with (see materials.chunking),
     # so the overlap is a prefix of `following` that ends a sentence and is a suffix of `previous`.
     # (A chunk's text is stripped, so a carried paragraph's final newline is not in `previous`.)
     for end in range(min(len(previous), len(following)), 0, -1):

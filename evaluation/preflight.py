@@ -18,7 +18,7 @@ from django.conf import settings
 
 from agent.engine.llm import LLMConfig, LLMError, list_models
 from agent.llm_factory import llm_config
-from channels_app import embeddings
+from materials import embeddings
 from quotas import services as quotas
 
 from .judge import ANSWER_TOKENS, BATCH, JudgeSettings

@@ -7,7 +7,7 @@ class QuotasConfig(AppConfig):
     verbose_name = _("Quotas and cost")
 
     def ready(self) -> None:
-        from channels_app import embeddings
+        from materials import embeddings
 
         from .roles import check_settings
         from .services import EmbeddingCostMeter

@@ -384,7 +384,7 @@ def send_cost_alert(day: date | None = None) -> CostAlert | None:
 
 
 class EmbeddingCostMeter:
-    """Pays for the "openai" embedding backend (channels_app.embeddings) like a model call: each
+    """Pays for the "openai" embedding backend (materials.embeddings) like a model call: each
     batch's token bound is reserved against the cap (kind "embedding", nobody's share: indexing
     and retrieval serve a whole channel) and settled at the tokens the server reports."""
 
@@ -395,7 +395,7 @@ class EmbeddingCostMeter:
         )
 
     def reserve(self, tokens: int) -> str:
-        from channels_app.embeddings import EmbeddingError
+        from materials.embeddings import EmbeddingError
 
         try:
             return reserve_call(None, CostReservation.Kind.EMBEDDING, self._usd(tokens))

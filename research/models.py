@@ -655,7 +655,7 @@ class MaterialGap(models.Model):
     text = models.TextField(_("text"))
     by_model = models.BooleanField(_("written by the AI"), default=True)
     language = models.CharField(_("language"), max_length=2)
-    # Untyped, like the material chunks' (channels_app.vector_index): its size follows the model.
+    # Untyped, like the material chunks' (materials.vector_index): its size follows the model.
     embedding = VectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True)
     topic = models.ForeignKey(

@@ -1,5 +1,5 @@
 """What the result page shows of a research's material searches across languages: per
-search, every query that ran and which passages each one found (channels_app.bilingual).
+search, every query that ran and which passages each one found (materials.bilingual).
 
 A query the model wrote (the researcher's own query, the AI's translation of the question) is the
 AI's words: the page marks it `data-by="model"` with its label. The question's translation as the

@@ -1,5 +1,5 @@
 """The hand-written SQL of the hot write paths names its columns by hand (research/services/runner.py,
-events.py, credibility.py, channels_app/term_shares.py, channels_app/bilingual.py). Its column lists are compared here with
+events.py, credibility.py, materials/term_shares.py, materials/bilingual.py). Its column lists are compared here with
 the models' concrete fields, so a new field (a new NOT NULL column above all, which such an INSERT
 would leave NULL) fails this test, not a research at run time."""
 
@@ -20,8 +20,8 @@ MODULES = [
     "research.services.runner",
     "research.services.events",
     "research.services.credibility",
-    "channels_app.term_shares",
-    "channels_app.bilingual",
+    "materials.term_shares",
+    "materials.bilingual",
 ]
 # The tables those statements must be found for: the scan cannot pass by finding nothing.
 EXPECTED_INSERTS = {

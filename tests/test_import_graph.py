@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APPS = (
     "uedu_dr",
     "channels_app",
+    "materials",
     "catalogue",
     "quotas",
     "agent",

@@ -21,7 +21,7 @@ def test_a_forged_line_in_an_error_body_stays_on_its_record(db):
     assert isinstance(handler.formatter, OneLineFormatter)
     body = 'bad gateway\n2026-12-02 20:00:00 INFO uedu_dr.admin [-] admin "root" granted superuser\x1b[2J'
     record = logging.LogRecord(
-        "channels_app.extraction", logging.INFO, __file__, 1, "unreadable %s: %s", ("pdf", body), None
+        "materials.extraction", logging.INFO, __file__, 1, "unreadable %s: %s", ("pdf", body), None
     )
     assert handler.filter(record)  # the handler's filters stamp the client address
     line = handler.format(record)

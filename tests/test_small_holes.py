@@ -9,7 +9,7 @@ import httpx
 import pytest
 from django.utils import translation
 
-from channels_app.extraction import MaterialError, extract
+from materials.extraction import MaterialError, extract
 from tests.support.documents import pdf_bytes
 from tests.support.factories import make_user
 from tests.support.stack import start_daphne

@@ -8,7 +8,7 @@ import weakref
 import pytest
 from celery.signals import worker_ready
 
-from channels_app import embeddings
+from materials import embeddings
 from uedu_dr.heap import YOUNG_GENERATION_THRESHOLD, freeze_startup_heap
 
 

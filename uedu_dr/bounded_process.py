@@ -3,7 +3,7 @@ when it passes either.
 
 Celery workers run many researches and indexings in threads of one process: a crafted PDF or page
 that makes a parser allocate without end or loop for ever must fail that one file, never hold or
-kill the worker. Uploaded course materials (channels_app/extraction.py) and fetched web pages and
+kill the worker. Uploaded course materials (materials/extraction.py) and fetched web pages and
 PDFs (agent/connectors/webparse.py) are both parsed here.
 
 The child is a fresh interpreter ("spawn": a threaded worker must never fork), so `target` must be

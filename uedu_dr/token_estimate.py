@@ -1,5 +1,5 @@
 """How many tokens a text can cost, counted per script, for the bounds reserved before a model or
-embedding call (agent/llm_factory.py, channels_app/embeddings.py).
+embedding call (agent/llm_factory.py, materials/embeddings.py).
 
 A fixed "about 3 characters a token" holds for English and undercounts Chinese several times: a
 Han character is one token at best and two or three in byte-level vocabularies (cl100k splits

@@ -9,7 +9,7 @@ other than the question's, the engine asks the model once per research for the q
 each sub-question in those languages (one structured call, strict json_schema, role
 "translation": a gathering call, bounded by the research's token and time limits like an action
 turn). Each later search of such a tool gets the versions of the planned question its query is
-closest to; the tool runs them beside the query and fuses the rankings (channels_app.bilingual).
+closest to; the tool runs them beside the query and fuses the rankings (materials.bilingual).
 
 The translations are the model's words: the plan keeps them marked `"by": "model"`, and they only
 ever choose what is searched, never what a report says. When the call fails (a weak model's
@@ -43,7 +43,7 @@ _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 def written_in(text: str, code: str) -> bool:
     """Whether most of `text` is in the script of `code` (a Han character weighs two thirds of a
-    word, as channels_app.languages weighs them): a small model asked for Chinese may answer in
+    word, as materials.languages weighs them): a small model asked for Chinese may answer in
     English, or repeat the question."""
     han, words = len(_HAN.findall(text)), len(_LATIN_WORD.findall(text))
     return han / 1.5 >= words if code == "zh" else words > han / 1.5

@@ -1,6 +1,6 @@
 """search_channel_materials: the channel's own course materials (lecture PDFs, notes, slides).
 
-Thin: retrieval is channels_app.bilingual.search (channels_app.retrieval.hybrid_search, run in
+Thin: retrieval is materials.bilingual.search (materials.retrieval.hybrid_search, run in
 each language of the channel's materials and fused). The channel comes from the ToolContext only;
 the tool has no channel parameter, so neither the model nor a prompt can point it elsewhere. The
 engine hands it the research's question in the materials' other languages (`translations`,
@@ -13,9 +13,9 @@ from __future__ import annotations
 from django.urls import reverse
 
 from agent.engine.types import Source, ToolResult
-from channels_app import bilingual
 from channels_app.models import Channel
-from channels_app.retrieval import snippet
+from materials import bilingual
+from materials.retrieval import snippet
 
 from . import REGISTRY
 from .registry import ToolContext

@@ -84,7 +84,7 @@ class Migration(migrations.Migration):
         # The column is an untyped `vector`, so the index is on a cast expression and only covers
         # rows of that dimension; retrieval queries repeat the same expression and predicate.
         # Other dimensions get their index from `manage.py reembed_materials`
-        # (channels_app.vector_index writes the same statement for any dimension).
+        # (materials.vector_index writes the same statement for any dimension).
         migrations.RunSQL(
             sql=(
                 "CREATE INDEX chunk_embedding_hnsw_384 ON channels_app_materialchunk "

@@ -17,7 +17,7 @@ BATCH = 2000
 def backfill(apps, schema_editor):
     # The rules of today's code: a backfill that used a frozen copy would record what search no
     # longer reads.
-    from channels_app import glossary, languages
+    from materials import glossary, languages
 
     Chunk = apps.get_model("channels_app", "MaterialChunk")
     Channel = apps.get_model("channels_app", "Channel")

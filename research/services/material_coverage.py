@@ -36,7 +36,7 @@ from django.urls import Resolver404, resolve
 
 from agent.engine.report_types import Report
 from agent.tools.materials import search_channel_materials
-from channels_app import embeddings
+from materials import embeddings
 from research.legacy_reports import typed_report
 from research.models import MaterialCoverage, MaterialGap, ResearchTask
 from research.topics import Text, TopicIndex, language_of

@@ -475,8 +475,8 @@ def demo_chunks() -> list[tuple[str, int, str]]:
     from django.conf import settings as django_settings
 
     from channels_app import demo_materials
-    from channels_app.chunking import chunk_units
-    from channels_app.extraction import extract
+    from materials.chunking import chunk_units
+    from materials.extraction import extract
 
     out = []
     for kind, data in (

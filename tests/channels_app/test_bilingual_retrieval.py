@@ -18,9 +18,10 @@ from django.apps import apps as django_apps
 
 from agent.tools import load
 from agent.tools.registry import ToolContext
-from channels_app import bilingual, glossary, languages, materials
+from channels_app import materials
 from channels_app.models import Channel, GlossaryTerm, MaterialChunk
-from channels_app.retrieval import hybrid_search
+from materials import bilingual, glossary, languages
+from materials.retrieval import hybrid_search
 from research.services.questions import question_language
 from tests.support.bilingual_slice import (
     build_channel,

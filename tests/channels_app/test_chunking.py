@@ -1,8 +1,8 @@
 """Sentence splitting that respects Chinese punctuation, overlap, page boundaries, and the bigram lexical form."""
 
-from channels_app import lexical
-from channels_app.chunking import approx_tokens, chunk_units, normalise, sentences
-from channels_app.extraction import Unit
+from materials import lexical
+from materials.chunking import approx_tokens, chunk_units, normalise, sentences
+from materials.extraction import Unit
 
 
 def test_sentences_end_at_chinese_and_english_terminators():

@@ -9,9 +9,9 @@ import time
 import pytest
 from django.core.management import call_command
 
-from channels_app import embeddings, vector_index
 from channels_app.models import Material, MaterialChunk
-from channels_app.retrieval import hybrid_search
+from materials import embeddings, vector_index
+from materials.retrieval import hybrid_search
 from tests.support.documents import pdf_bytes
 from tests.support.fake_embeddings import bag_of_words_vector
 

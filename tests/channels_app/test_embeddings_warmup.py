@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery.signals import worker_ready
 
-from channels_app import embeddings
+from materials import embeddings
 
 
 def test_a_ready_worker_has_the_local_model_loaded(monkeypatch, settings):

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from channels_app import embeddings, local_encoders
+from materials import embeddings, local_encoders
 
 TEXTS = [
     "students stopped submitting homework",
@@ -84,7 +84,7 @@ def test_an_export_that_differs_from_torch_is_not_kept_and_the_model_runs_on_tor
     tmp_path, monkeypatch, caplog, torch_vectors
 ):
     monkeypatch.setattr(local_encoders, "EXPORT_TOLERANCE", -1.0)  # no export can pass the check
-    with caplog.at_level(logging.WARNING, logger="channels_app.local_encoders"):
+    with caplog.at_level(logging.WARNING, logger="materials.local_encoders"):
         encoder = local_encoders.load("onnx", 1, 8, tmp_path)
     assert encoder.runtime == "torch"
     assert [p.name for p in tmp_path.iterdir()] == [
@@ -97,7 +97,7 @@ def test_an_export_that_differs_from_torch_is_not_kept_and_the_model_runs_on_tor
 def test_an_unwritable_cache_falls_back_to_torch(tmp_path, caplog):
     blocked = tmp_path / "not-a-directory"
     blocked.write_text("a file where the cache directory should be")
-    with caplog.at_level(logging.WARNING, logger="channels_app.local_encoders"):
+    with caplog.at_level(logging.WARNING, logger="materials.local_encoders"):
         encoder = local_encoders.load("onnx", 1, 8, blocked)
     assert encoder.runtime == "torch" and "runs on torch" in caplog.text
     assert len(encoder.encode(["still answers"])[0]) == 384

@@ -12,8 +12,9 @@ from django.core.files.storage import default_storage
 from django.template.defaultfilters import filesizeformat
 from django.utils import translation
 
-from channels_app import extraction, materials
+from channels_app import materials
 from channels_app.models import Material, MaterialChunk
+from materials import extraction
 from tests.support.documents import docx_bytes, pdf_bytes, pptx_bytes, upload
 from tests.support.factories import make_channel
 from tests.support.slow_parse import take

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from channels_app import bilingual, embeddings, vector_index
 from channels_app.models import MaterialChunk
-from channels_app.retrieval import hybrid_search
+from materials import bilingual, embeddings, vector_index
+from materials.retrieval import hybrid_search
 from tests.support.documents import pdf_bytes
 from tests.support.fake_embeddings import FakeEmbeddingServer
 

@@ -6,9 +6,10 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from channels_app import channel_text_index, lexical, materials, retrieval, vector_index
+from channels_app import materials
 from channels_app.models import ChannelTermShare
-from channels_app.retrieval import hybrid_search, snippet
+from materials import channel_text_index, lexical, retrieval, vector_index
+from materials.retrieval import hybrid_search, snippet
 from tests.support.documents import docx_bytes, pdf_bytes
 from tests.support.factories import make_channel
 
@@ -211,7 +212,7 @@ def test_snippet_centres_on_the_first_query_term():
 
 
 def test_the_migrations_index_is_the_one_vector_index_creates(db):
-    # reembed_materials creates indexes with channels_app.vector_index; the migration wrote its own
+    # reembed_materials creates indexes with materials.vector_index; the migration wrote its own
     # SQL. Both must be the same index, or a re-created one would differ from a migrated one.
     def definition():
         with connection.cursor() as cursor:

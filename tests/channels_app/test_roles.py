@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 APPS = (
     "uedu_dr",
     "channels_app",
+    "materials",
     "catalogue",
     "quotas",
     "agent",

@@ -15,13 +15,13 @@ from decimal import Decimal
 
 import pytest
 
-from channels_app.extraction import extract
 from evaluation import dataset as datasets
 from evaluation import world
 from evaluation.datasets import build_v3
 from evaluation.datasets.build_v3_attacks import ATTACKS as V3_ATTACKS
 from evaluation.datasets.build_v3_attacks import CATEGORIES as V3_CATEGORIES
 from evaluation.datasets.build_v3_common import half_up
+from materials.extraction import extract
 from tests.support.attacks import CATEGORIES as ATTACK_LETTERS
 
 PATH = datasets.DATASETS / "uedu_eval_v3.jsonl"

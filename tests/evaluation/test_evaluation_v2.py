@@ -14,11 +14,11 @@ from collections import Counter
 import pytest
 from django.core.management import CommandError, call_command
 
-from channels_app.extraction import extract
 from evaluation import dataset as datasets
 from evaluation import observed, world
 from evaluation.observed import body, sentence_units, table_units
 from evaluation.scoring import HIGHER_IS_BETTER, METRICS
+from materials.extraction import extract
 from tests.support import eval_judge
 from tests.support.eval_judge import read_results
 from tests.support.eval_model import PADDING, behaviour, install

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from channels_app import embeddings
+from materials import embeddings
 from quotas.models import CostReservation
 from uedu_dr.token_estimate import token_bound
 

@@ -15,8 +15,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection
 
-from channels_app import retrieval
 from channels_app.models import Channel
+from materials import retrieval
 from research.services import lifecycle, runner
 from tests.support.demo_relevance import QUESTIONS, relevant_facts, relevant_span
 from tests.support.scripted_llm import Scenario, ScriptedLLM

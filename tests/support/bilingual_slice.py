@@ -14,10 +14,11 @@ from agent.engine import LLMClient, LLMConfig, NullSink, ResearchInput, UsageMet
 from agent.engine.state import RunContext
 from agent.engine.translation import QueryTranslations
 from agent.engine.types import Limits
-from channels_app import demo_materials, languages, materials
+from channels_app import demo_materials, materials
 from channels_app.models import Channel
 from evaluation import dataset as datasets
 from evaluation import world
+from materials import languages
 
 V3 = datasets.DATASETS / "uedu_eval_v3.jsonl"
 

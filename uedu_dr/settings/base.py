@@ -717,7 +717,7 @@ if EDGAR_USER_AGENT and "@" not in EDGAR_USER_AGENT:
 UEDU_MATERIALS_MAX_UPLOAD_MB = _positive_int("UEDU_MATERIALS_MAX_UPLOAD_MB", 25)
 UEDU_MATERIALS_MAX_UPLOAD_BYTES = UEDU_MATERIALS_MAX_UPLOAD_MB * 1024 * 1024
 # Text extraction of one uploaded file runs in a child process within these bounds
-# (channels_app.extraction): a crafted file fails alone instead of taking the worker down.
+# (materials.extraction): a crafted file fails alone instead of taking the worker down.
 UEDU_EXTRACTION_MAX_MEMORY_MB = _positive_int("UEDU_EXTRACTION_MAX_MEMORY_MB", 1024)
 UEDU_EXTRACTION_TIMEOUT_SECONDS = _positive_int("UEDU_EXTRACTION_TIMEOUT_SECONDS", 120)
 # How many of those children (materials and fetched pages alike) run at once, per process and
@@ -772,7 +772,7 @@ UEDU_EMBEDDING_TORCH_THREADS = _positive_int(
     "UEDU_EMBEDDING_TORCH_THREADS", 1
 )  # local backend: CPU threads per encoding (torch or ONNX Runtime)
 # Local backend: "onnx" runs the model by ONNX Runtime from an export made once into
-# UEDU_EMBEDDING_CACHE_DIR (same vectors, less CPU per query; channels_app.local_encoders);
+# UEDU_EMBEDDING_CACHE_DIR (same vectors, less CPU per query; materials.local_encoders);
 # "torch" runs it by sentence-transformers. "onnx" falls back to torch when it cannot export.
 UEDU_EMBEDDING_LOCAL_RUNTIME = env.str("UEDU_EMBEDDING_LOCAL_RUNTIME", default="onnx").strip().lower()
 if UEDU_EMBEDDING_LOCAL_RUNTIME not in ("onnx", "torch"):
@@ -791,7 +791,7 @@ UEDU_EMBEDDING_PRICE_USD_PER_MTOK = _decimal("UEDU_EMBEDDING_PRICE_USD_PER_MTOK"
 # Retrieval: HNSW candidate list size per query (recall against speed; see bench/retrieval.py).
 UEDU_RETRIEVAL_EF_SEARCH = _positive_int("UEDU_RETRIEVAL_EF_SEARCH", 100)
 # A channel with fewer chunks (of one dimension) is searched by an exact scan of its own rows; from
-# this size on it gets a partial HNSW index of its own (channels_app.vector_index, docs/retrieval.md).
+# this size on it gets a partial HNSW index of its own (materials.vector_index, docs/retrieval.md).
 UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS = _positive_int("UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS", 5000)
 # Lexemes found in more than this share of all chunks only rank passages, they do not select them
 # (Elasticsearch's cutoff_frequency idea); 1 turns the cut-off off.
@@ -799,7 +799,7 @@ UEDU_RETRIEVAL_COMMON_TERM_CUTOFF = env.float("UEDU_RETRIEVAL_COMMON_TERM_CUTOFF
 if not 0 < UEDU_RETRIEVAL_COMMON_TERM_CUTOFF <= 1:
     raise ImproperlyConfigured("UEDU_RETRIEVAL_COMMON_TERM_CUTOFF must be a fraction in (0, 1]")
 # From this many chunks on, a channel's own lexeme shares decide which terms are common in it
-# (channels_app.term_shares); smaller channels use the platform-wide statistics.
+# (materials.term_shares); smaller channels use the platform-wide statistics.
 UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS = _positive_int("UEDU_RETRIEVAL_CHANNEL_TERMS_MIN_ROWS", 1000)
 
 LOGGING = {

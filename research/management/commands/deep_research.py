@@ -17,9 +17,9 @@ from agent.engine.events import EVENTS, short
 from agent.llm_factory import llm_configured
 from channels_app.models import Channel
 from research.models import ResearchTask
-from research.pages import task_url
 from research.presentation import task_markdown
 from research.services import events, lifecycle
+from research.views import task_url
 from uedu_dr.celery import app as celery_app
 from uedu_dr.errors import ServiceError
 

