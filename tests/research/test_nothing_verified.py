@@ -182,7 +182,9 @@ def post_retry(client: Client, task: ResearchTask, page: str, **headers):
     return client.post(action, {"csrfmiddlewaretoken": token}, **headers)
 
 
-def test_the_retry_with_the_web_on_starts_a_new_research_when_the_server_allows_it(nothing, settings):
+def test_the_retry_with_the_web_on_starts_a_new_research_when_the_server_allows_it(
+    nothing, settings, monkeypatch
+):
     task = nothing
     student, channel = task.user, task.channel
     url = f"/deep_research/task/{task.task_uuid}/retry_with_web"
@@ -225,11 +227,14 @@ def test_the_retry_with_the_web_on_starts_a_new_research_when_the_server_allows_
     assert ResearchTask.objects.count() == 1
 
     # the student's post starts the new research: the same question, the web on, charged
+    # (its enqueue is held back: a worker another test left running must not claim it)
+    held: list[int] = []
+    monkeypatch.setattr(lifecycle, "enqueue", held.append)
     started = post_retry(browser, task, page, **EN)
     assert started.status_code == 302 and started["Location"] == f"/channels/{channel.slug}/"
     new = ResearchTask.objects.exclude(pk=task.pk).get()
     assert (new.user, new.channel, new.user_question, new.status) == (student, channel, QUESTION, "queued")
-    assert new.web_tools is True
+    assert new.web_tools is True and held == [new.pk]  # handed to the workers' queue
     assert {"web_search", "fetch_url"} <= set(runner.toolbox_for(new).names())
     assert "web_search" not in runner.toolbox_for(task).names()  # the first ran, and stays, without
     assert CostReservation.objects.filter(reference=str(new.task_uuid)).exists()
