@@ -22,6 +22,12 @@ from tests.support.scripted_llm import Scenario
 AI_BLOCKS = ("plan", "interpretation", "translations", "suggestions")
 
 
+def outside_labelled_quotes(text: str) -> str:
+    """A text surface (Markdown, terminal, e-mail) without its blockquotes labelled as the AI's,
+    in either language."""
+    return "\n".join(text_outside_model("\n".join(text_outside_model(text, EN_LABEL)), ZH_LABEL))
+
+
 @pytest.fixture(params=["en", "zh"])
 def planted(request, transactional_db, personas, llm, django_capture_on_commit_callbacks):
     lang = request.param
@@ -88,8 +94,7 @@ def test_no_lie_is_served_by_the_api_and_none_stating_a_figure_year_name_or_nega
         for block in AI_BLOCKS:
             data.pop(block, None)
         if "answer" in data:  # the report's Markdown: the AI's words are in its labelled quotes
-            answer = "\n".join(text_outside_model(data.pop("answer"), EN_LABEL))
-            data["answer outside the AI's quotes"] = "\n".join(text_outside_model(answer, ZH_LABEL))
+            data["answer outside the AI's quotes"] = outside_labelled_quotes(data.pop("answer"))
         leaked = leaked_holes(json.dumps(data, ensure_ascii=False), lang)
         assert not leaked, f"{url} serves the planted {leaked}"
     client.cookies["django_language"] = "en" if lang == "en" else "zh-hant"
@@ -122,9 +127,6 @@ def test_no_lie_reaches_the_text_surfaces_the_chat_or_the_e_mail_outside_the_ais
     from tests.support.planted import HOLES
 
     lang, task = planted
-
-    def outside_labelled_quotes(text: str) -> str:
-        return "\n".join(text_outside_model("\n".join(text_outside_model(text, EN_LABEL)), ZH_LABEL))
 
     client.force_login(personas.student)
     texts = {"the Markdown download": client.get(f"/deep_research/task/{task.task_uuid}/answer.md")}
